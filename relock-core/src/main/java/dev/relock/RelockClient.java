@@ -1,0 +1,60 @@
+package dev.relock;
+
+/**
+ * The entry point: a connection to Redis that hands out distributed locks.
+ *
+ * <p>One client holds one multiplexed connection for commands, one for wake-up messages and one
+ * lease-keeper thread that renews every lease it holds. Create one per application and share it;
+ * it is safe for use by any number of threads. Closing it releases the locks it still holds.
+ *
+ * <pre>{@code
+ * try (RelockClient client = RelockClient.create("redis://127.0.0.1:6379")) {
+ *     Lock lock = client.lock("orders:42");
+ *     ...
+ * }
+ * }</pre>
+ */
+public interface RelockClient extends AutoCloseable {
+
+    /**
+     * Connects to the Redis at {@code redisUri} with default settings.
+     *
+     * @param redisUri a Lettuce URI: {@code redis://[user:password@]host[:port][/database]} or
+     *     {@code rediss://…} for TLS
+     * @throws RelockException if Redis cannot be reached within the command timeout
+     */
+    static RelockClient create(String redisUri) {
+        return builder().redisUri(redisUri).build();
+    }
+
+    /** Starts a builder for a client with a key prefix, lease, timeouts or an existing Lettuce client. */
+    static RelockClientBuilder builder() {
+        return new RelockClientBuilder();
+    }
+
+    /**
+     * The reentrant exclusive lock with this name. Cheap: the returned object holds no state of its
+     * own beyond the name, and any number of them may exist for one name.
+     *
+     * @param name any string of 1 to {@value RelockClientBuilder#MAX_NAME_LENGTH} characters that is
+     *     not blank
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalStateException if the client is closed
+     */
+    RelockLock lock(String name);
+
+    /** The random 128-bit id (32 hex digits) that makes this client's owner ids unique. */
+    String clientId();
+
+    /** The configuration this client runs with. */
+    RelockSettings settings();
+
+    /**
+     * Stops the lease keeper, wakes every waiting thread (they fail with IllegalStateException),
+     * releases the locks this client still holds, and closes its connections. A Lettuce client
+     * passed to the builder is left open. Idempotent.
+     */
+    @Override
+    void close();
+}

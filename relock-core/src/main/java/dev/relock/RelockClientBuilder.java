@@ -1,0 +1,139 @@
+package dev.relock;
+
+import dev.relock.internal.LettuceRelockClient;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Configures a {@link RelockClient}. Not thread-safe; build once.
+ *
+ * <table>
+ *   <caption>Settings</caption>
+ *   <tr><th>setting</th><th>default</th></tr>
+ *   <tr><td>{@link #redisUri(String)} or {@link #redisClient(RedisClient)}</td><td>required</td></tr>
+ *   <tr><td>{@link #keyPrefix(String)}</td><td>{@code relock}</td></tr>
+ *   <tr><td>{@link #defaultLease(Duration)}</td><td>30 s</td></tr>
+ *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
+ *   <tr><td>{@link #handoffGrace(Duration)}</td><td>1 s</td></tr>
+ * </table>
+ */
+public final class RelockClientBuilder {
+
+    /** The longest lock name accepted, in characters. */
+    public static final int MAX_NAME_LENGTH = 1024;
+
+    /** The shortest default lease accepted: the lease keeper renews every third of it. */
+    public static final Duration MIN_DEFAULT_LEASE = Duration.ofMillis(30);
+
+    private String redisUri;
+    private RedisClient redisClient;
+    private String keyPrefix = "relock";
+    private Duration defaultLease = Duration.ofSeconds(30);
+    private Duration commandTimeout = Duration.ofSeconds(3);
+    private Duration handoffGrace = Duration.ofSeconds(1);
+    private final List<LeaseLostListener> leaseLostListeners = new ArrayList<>();
+
+    RelockClientBuilder() {}
+
+    /** The Redis to connect to, as a Lettuce URI ({@code redis://}, {@code rediss://}, with user and password). */
+    public RelockClientBuilder redisUri(String redisUri) {
+        this.redisUri = Objects.requireNonNull(redisUri, "redisUri");
+        return this;
+    }
+
+    /**
+     * An existing Lettuce client to open relock's two connections with, instead of a URI. relock
+     * does not shut it down; its options (timeouts, reconnects, TLS) are the caller's.
+     */
+    public RelockClientBuilder redisClient(RedisClient redisClient) {
+        this.redisClient = Objects.requireNonNull(redisClient, "redisClient");
+        return this;
+    }
+
+    /**
+     * The prefix of every key and channel, so several applications can share one Redis.
+     *
+     * @throws IllegalArgumentException if blank, or if it contains '{' or '}' (which would break the
+     *     hash tag that keeps a lock's keys in one cluster slot)
+     */
+    public RelockClientBuilder keyPrefix(String keyPrefix) {
+        Objects.requireNonNull(keyPrefix, "keyPrefix");
+        if (keyPrefix.isBlank()) {
+            throw new IllegalArgumentException("keyPrefix must not be blank");
+        }
+        if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("keyPrefix must not contain '{' or '}': " + keyPrefix);
+        }
+        this.keyPrefix = keyPrefix;
+        return this;
+    }
+
+    /**
+     * The lease of holds taken without an explicit lease. The lease keeper renews them every third
+     * of it, so a crashed holder's lock frees itself after at most this long.
+     *
+     * @throws IllegalArgumentException if shorter than {@link #MIN_DEFAULT_LEASE}
+     */
+    public RelockClientBuilder defaultLease(Duration defaultLease) {
+        Objects.requireNonNull(defaultLease, "defaultLease");
+        if (defaultLease.compareTo(MIN_DEFAULT_LEASE) < 0) {
+            throw new IllegalArgumentException(
+                    "defaultLease must be at least " + MIN_DEFAULT_LEASE.toMillis() + " ms: " + defaultLease);
+        }
+        this.defaultLease = defaultLease;
+        return this;
+    }
+
+    /**
+     * How long one Redis command may take. A caller never waits longer than this for one reply;
+     * {@code tryLock(wait)} never returns later than its wait plus this.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public RelockClientBuilder commandTimeout(Duration commandTimeout) {
+        this.commandTimeout = positive(commandTimeout, "commandTimeout");
+        return this;
+    }
+
+    /**
+     * How long the waiter at the head of a lock's queue keeps its turn after a release. A waiter
+     * that crashed holds up the others for at most this long.
+     *
+     * @throws IllegalArgumentException if not positive
+     */
+    public RelockClientBuilder handoffGrace(Duration handoffGrace) {
+        this.handoffGrace = positive(handoffGrace, "handoffGrace");
+        return this;
+    }
+
+    /** Adds a listener told of every hold whose lease is lost while held. */
+    public RelockClientBuilder leaseLostListener(LeaseLostListener listener) {
+        leaseLostListeners.add(Objects.requireNonNull(listener, "listener"));
+        return this;
+    }
+
+    /**
+     * Connects and returns the client.
+     *
+     * @throws IllegalStateException if neither or both of a URI and a Lettuce client were given
+     * @throws RelockException if Redis cannot be reached
+     */
+    public RelockClient build() {
+        if ((redisUri == null) == (redisClient == null)) {
+            throw new IllegalStateException("set exactly one of redisUri(...) and redisClient(...)");
+        }
+        RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace);
+        return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners));
+    }
+
+    private static Duration positive(Duration value, String what) {
+        Objects.requireNonNull(value, what);
+        if (value.isZero() || value.isNegative()) {
+            throw new IllegalArgumentException(what + " must be positive: " + value);
+        }
+        return value;
+    }
+}

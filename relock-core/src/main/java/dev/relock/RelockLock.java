@@ -1,0 +1,135 @@
+package dev.relock;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A reentrant, fair, distributed exclusive lock held in Redis.
+ *
+ * <p>The owner of a hold is the thread that acquired it (with the client's id, so threads of
+ * different clients never share a hold). A thread may acquire a lock it holds again; it must
+ * release it as many times. Waiters from every client are served first come, first served.
+ *
+ * <p>A hold has a lease kept by Redis. Without an explicit lease, the client's lease keeper
+ * renews it every lease/3 for as long as it is held. With an explicit lease
+ * ({@link #lock(long, TimeUnit)}, {@link #tryLock(long, long, TimeUnit)}) it is not renewed and
+ * ends when the lease runs out. A hold whose lease was lost while held is reported to the
+ * client's {@link LeaseLostListener}, makes {@link #isHeldByCurrentThread()} false and makes
+ * {@link #unlock()} throw {@link LeaseLostException}.
+ *
+ * <p>Every fresh acquisition gets a fencing token greater than that of every earlier acquisition
+ * of this name: pass it to the resource you protect so it can reject a stale holder.
+ *
+ * <p>Redis trouble surfaces as {@link RelockException} (unchecked) after at most the command
+ * timeout, except in {@link #lock()} and {@link #lockInterruptibly()}, which keep trying.
+ */
+public interface RelockLock extends Lock {
+
+    /** The lock's name as given to {@link RelockClient#lock(String)}. */
+    String name();
+
+    /**
+     * Acquires the lock, waiting as long as it takes, with a lease renewed while held. Interrupts
+     * do not stop the wait; the thread's interrupt status is kept. Redis trouble is retried.
+     */
+    @Override
+    void lock();
+
+    /**
+     * Acquires the lock with a lease of {@code lease} that is not renewed.
+     *
+     * @throws IllegalArgumentException if lease is not positive
+     */
+    void lock(long lease, TimeUnit unit);
+
+    /** As {@link #lock()}, but stops with InterruptedException when the thread is interrupted. */
+    @Override
+    void lockInterruptibly() throws InterruptedException;
+
+    /**
+     * Acquires the lock if it is free and nobody is queued for it, without waiting.
+     *
+     * @throws RelockException if Redis cannot be reached within the command timeout
+     */
+    @Override
+    boolean tryLock();
+
+    /**
+     * Acquires the lock, waiting up to {@code wait}; a wait of zero or less tries once.
+     *
+     * @return whether the lock was acquired
+     * @throws RelockException if Redis fails; never later than the wait plus the command timeout
+     */
+    @Override
+    boolean tryLock(long wait, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Acquires the lock with a lease that is not renewed, waiting up to {@code wait}.
+     *
+     * @throws IllegalArgumentException if lease is not positive
+     */
+    boolean tryLock(long wait, long lease, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Releases one hold of the current thread.
+     *
+     * @throws IllegalMonitorStateException if the current thread does not hold the lock
+     * @throws LeaseLostException if it held the lock but the lease was lost meanwhile
+     */
+    @Override
+    void unlock();
+
+    /** Not supported: a distributed lock has no condition variables. */
+    @Override
+    default Condition newCondition() {
+        throw new UnsupportedOperationException(
+                "relock locks do not support conditions (lock '" + name() + "')");
+    }
+
+    /**
+     * Acquires the lock as {@link #lock()} does and returns a handle whose {@code close()} releases
+     * it, for try-with-resources.
+     */
+    LockHandle acquire();
+
+    /**
+     * Acquires the lock as {@link #tryLock(long, TimeUnit)} does.
+     *
+     * @return the handle, or empty if the lock was not acquired within {@code wait}
+     */
+    Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException;
+
+    /**
+     * Acquires the lock with a lease that is not renewed, as {@link #tryLock(long, long, TimeUnit)}.
+     *
+     * @return the handle, or empty if the lock was not acquired within {@code wait}
+     */
+    Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException;
+
+    /** Whether any owner, in any client, holds the lock now. One round trip. */
+    boolean isLocked();
+
+    /** Whether the current thread holds the lock and its lease is not known to be lost. No round trip. */
+    boolean isHeldByCurrentThread();
+
+    /** How many holds the current thread has on this lock (0 if none). No round trip. */
+    int getHoldCount();
+
+    /** The lease left on the lock in Redis, whoever holds it; empty if it is not held. */
+    Optional<Duration> remainingLease();
+
+    /** The fencing token of the current holder, whoever it is; empty if the lock is not held. */
+    OptionalLong fencingToken();
+
+    /**
+     * Deletes the lock whoever holds it and wakes the next waiter: an operator's tool for a lock
+     * left by a stuck process. The former holder finds out at its next renewal or unlock.
+     *
+     * @return whether the lock was held
+     */
+    boolean forceUnlock();
+}

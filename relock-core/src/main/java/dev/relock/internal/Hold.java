@@ -1,0 +1,124 @@
+package dev.relock.internal;
+
+import dev.relock.LeaseLost;
+import dev.relock.LeaseState;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One owner's hold on one lock, as this client knows it: the fencing token, how many times the
+ * owner holds it, the lease, and whether the lease keeper renews it.
+ *
+ * <p>Threads: the owner changes the hold count; the lease keeper thread confirms leases and may
+ * mark the hold lost; any thread reads. State moves only HELD -> RELEASED or HELD -> LOST.
+ * {@code leaseStartNanos} is when the request that last set the lease was <em>sent</em>, so the
+ * lease as seen here never outlives the one Redis keeps.
+ */
+final class Hold {
+
+    final String lockName;
+    final LockKeys keys;
+    final String owner;
+    final long fencingToken;
+
+    private final AtomicInteger holds = new AtomicInteger(1);
+    private final AtomicReference<LeaseState> state = new AtomicReference<>(LeaseState.HELD);
+    private final CompletableFuture<LeaseLost> lost = new CompletableFuture<>();
+    private volatile boolean renewed;
+    private volatile long leaseMillis;
+    private volatile long leaseStartNanos;
+    // set before the release of the last hold is sent: a renewal that fails after it is no loss
+    private volatile boolean releasing;
+
+    Hold(String lockName, LockKeys keys, String owner, long fencingToken,
+            long leaseMillis, boolean renewed, long leaseStartNanos) {
+        this.lockName = lockName;
+        this.keys = keys;
+        this.owner = owner;
+        this.fencingToken = fencingToken;
+        this.leaseMillis = leaseMillis;
+        this.renewed = renewed;
+        this.leaseStartNanos = leaseStartNanos;
+    }
+
+    int holds() {
+        return holds.get();
+    }
+
+    /** Another hold by the same owner; Redis has already extended the lease to at least leaseMillis. */
+    void reenter(long leaseMillis, boolean renew, long sentNanos) {
+        holds.incrementAndGet();
+        if (renew) {
+            renewed = true;
+        }
+        if (sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis) - leaseEndNanos() > 0) {
+            this.leaseMillis = leaseMillis;
+            this.leaseStartNanos = sentNanos;
+        }
+    }
+
+    /** Gives up one hold locally; returns how many are left. */
+    int drop() {
+        return holds.updateAndGet(n -> Math.max(0, n - 1));
+    }
+
+    boolean renewed() {
+        return renewed;
+    }
+
+    long leaseMillis() {
+        return leaseMillis;
+    }
+
+    /** Redis confirmed a renewal of leaseMillis sent at sentNanos. Lease keeper thread. */
+    void leaseRenewed(long sentNanos) {
+        if (sentNanos - leaseStartNanos > 0) {
+            leaseStartNanos = sentNanos;
+        }
+    }
+
+    long leaseEndNanos() {
+        return leaseStartNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    }
+
+    boolean leaseEndedBy(long nowNanos) {
+        return nowNanos - leaseEndNanos() >= 0;
+    }
+
+    LeaseState state() {
+        return state.get();
+    }
+
+    void beginRelease() {
+        releasing = true;
+    }
+
+    boolean releasing() {
+        return releasing;
+    }
+
+    void released() {
+        state.compareAndSet(LeaseState.HELD, LeaseState.RELEASED);
+    }
+
+    /** Marks the lease lost; returns false if it was already lost or released. */
+    boolean lose(String reason) {
+        if (!state.compareAndSet(LeaseState.HELD, LeaseState.LOST)) {
+            return false;
+        }
+        lost.complete(new LeaseLost(lockName, fencingToken, reason));
+        return true;
+    }
+
+    /** Why the lease was lost, or null while it is not. */
+    String lostReason() {
+        LeaseLost event = lost.getNow(null);
+        return event == null ? null : event.reason();
+    }
+
+    CompletableFuture<LeaseLost> whenLost() {
+        return lost;
+    }
+}

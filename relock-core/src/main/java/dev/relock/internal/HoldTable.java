@@ -1,0 +1,36 @@
+package dev.relock.internal;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Every hold of one client that is not yet given up, by lock key and owner. The owner threads add
+ * and remove their holds; the lease keeper walks the table to renew them. Thread-safe.
+ */
+final class HoldTable {
+
+    private record Id(String lockKey, String owner) {}
+
+    private final Map<Id, Hold> holds = new ConcurrentHashMap<>();
+
+    Hold get(String lockKey, String owner) {
+        return holds.get(new Id(lockKey, owner));
+    }
+
+    void add(Hold hold) {
+        holds.put(new Id(hold.keys.lock(), hold.owner), hold);
+    }
+
+    void remove(Hold hold) {
+        holds.remove(new Id(hold.keys.lock(), hold.owner), hold);
+    }
+
+    Collection<Hold> all() {
+        return holds.values();
+    }
+
+    int size() {
+        return holds.size();
+    }
+}

@@ -1,0 +1,255 @@
+package dev.relock.internal;
+
+import dev.relock.LeaseLost;
+import dev.relock.LeaseLostListener;
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockClient;
+import dev.relock.RelockClientBuilder;
+import dev.relock.RelockException;
+import dev.relock.RelockLock;
+import dev.relock.RelockSettings;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
+ * connection subscribed to this client's own wake-up channel, one {@link LeaseKeeper} thread.
+ *
+ * <p>Owner ids are {@code <client id>:<thread id>}; the client id is 128 bits from a
+ * {@link SecureRandom}, so no other client can guess an owner and release its lock. Every
+ * public method may be called from any thread. After {@link #close()} they throw
+ * IllegalStateException.
+ */
+public final class LettuceRelockClient implements RelockClient {
+
+    private static final Logger log = LoggerFactory.getLogger(LettuceRelockClient.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final String clientId;
+    private final RelockSettings settings;
+    private final List<LeaseLostListener> listeners;
+    private final RedisClient redisClient;
+    private final boolean ownsRedisClient;
+    private final StatefulRedisConnection<String, String> connection;
+    private final StatefulRedisPubSubConnection<String, String> pubSub;
+    private final RedisCalls calls;
+    private final HoldTable holds = new HoldTable();
+    private final WaitingRoom waitingRoom = new WaitingRoom();
+    private final LeaseKeeper leaseKeeper;
+    private final String wakeChannelPrefix;
+    private final String graceMillis;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
+            RedisClient redisClient, boolean ownsRedisClient, String address) {
+        this.clientId = newClientId();
+        this.settings = settings;
+        this.listeners = listeners;
+        this.redisClient = redisClient;
+        this.ownsRedisClient = ownsRedisClient;
+        this.wakeChannelPrefix = settings.keyPrefix() + ":wake:";
+        this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
+        StatefulRedisConnection<String, String> commands = null;
+        StatefulRedisPubSubConnection<String, String> wakeUps = null;
+        try {
+            commands = redisClient.connect(StringCodec.UTF8);
+            commands.setTimeout(settings.commandTimeout());
+            wakeUps = redisClient.connectPubSub(StringCodec.UTF8);
+            wakeUps.setTimeout(settings.commandTimeout());
+            wakeUps.addListener(waitingRoom);
+            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address);
+            calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
+        } catch (RuntimeException e) {
+            closeQuietly(wakeUps);
+            closeQuietly(commands);
+            if (ownsRedisClient) {
+                redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+            if (e instanceof RelockException) {
+                throw e;
+            }
+            throw new RedisUnavailableException("cannot connect to Redis at " + address + ": " + e.getMessage(), e);
+        }
+        this.connection = commands;
+        this.pubSub = wakeUps;
+        this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
+        log.debug("relock client {} connected to {}", clientId, address);
+    }
+
+    /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
+    public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
+            List<LeaseLostListener> listeners) {
+        if (redisClient != null) {
+            return new LettuceRelockClient(settings, listeners, redisClient, false, "(caller's Lettuce client)");
+        }
+        RedisURI uri;
+        try {
+            uri = RedisURI.create(redisUri);
+        } catch (RuntimeException e) {
+            // Lettuce's message may repeat the URI, password included
+            throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + withoutCredentials(redisUri));
+        }
+        uri.setTimeout(settings.commandTimeout());
+        String address = uri.getSentinels().isEmpty()
+                ? uri.getHost() + ":" + uri.getPort()
+                : "sentinel master " + uri.getSentinelMasterId();
+        RedisClient created = RedisClient.create(uri);
+        created.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                // fail fast while disconnected instead of queueing commands for later
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+                .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
+                .build());
+        return new LettuceRelockClient(settings, listeners, created, true, address);
+    }
+
+    @Override
+    public RelockLock lock(String name) {
+        Objects.requireNonNull(name, "lock name");
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("lock name must not be blank");
+        }
+        if (name.length() > RelockClientBuilder.MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("lock name is " + name.length() + " characters long; at most "
+                    + RelockClientBuilder.MAX_NAME_LENGTH + " are allowed");
+        }
+        ensureOpen();
+        return new ExclusiveLock(this, name, LockKeys.of(settings.keyPrefix(), name));
+    }
+
+    @Override
+    public String clientId() {
+        return clientId;
+    }
+
+    @Override
+    public RelockSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        leaseKeeper.close();
+        waitingRoom.wakeAll();
+        List<CompletableFuture<Long>> releases = new ArrayList<>();
+        for (Hold hold : holds.all()) {
+            hold.beginRelease();
+            releases.add(calls.run(LuaScript.RELEASE, ScriptOutputType.INTEGER,
+                    new String[] {hold.keys.lock(), hold.keys.queue(), hold.keys.expiry()},
+                    hold.owner, "all", graceMillis, wakeChannelPrefix));
+            hold.released();
+        }
+        try {
+            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
+                    .get(settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("relock client {}: not every held lock could be released at close; their leases run out"
+                    + " by themselves: {}", clientId, e.toString());
+        }
+        closeQuietly(pubSub);
+        closeQuietly(connection);
+        if (ownsRedisClient) {
+            redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+        log.debug("relock client {} closed", clientId);
+    }
+
+    // ---- for the locks of this client -------------------------------------------------------
+
+    void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("relock client " + clientId + " is closed");
+        }
+    }
+
+    String ownerOfCurrentThread() {
+        return clientId + ":" + Thread.currentThread().getId();
+    }
+
+    long defaultLeaseMillis() {
+        return settings.defaultLease().toMillis();
+    }
+
+    String graceMillis() {
+        return graceMillis;
+    }
+
+    String wakeChannelPrefix() {
+        return wakeChannelPrefix;
+    }
+
+    RedisCalls calls() {
+        return calls;
+    }
+
+    HoldTable holds() {
+        return holds;
+    }
+
+    WaitingRoom waitingRoom() {
+        return waitingRoom;
+    }
+
+    /** Marks a hold lost and tells the listeners, once. */
+    void reportLost(Hold hold, String reason) {
+        if (!hold.lose(reason)) {
+            return;
+        }
+        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
+                hold.lockName, hold.fencingToken, hold.owner, reason);
+        LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
+        for (LeaseLostListener listener : listeners) {
+            try {
+                listener.leaseLost(event);
+            } catch (RuntimeException e) {
+                log.error("relock: lease-lost listener {} failed", listener, e);
+            }
+        }
+    }
+
+    private static String newClientId() {
+        byte[] id = new byte[16];
+        RANDOM.nextBytes(id);
+        return HexFormat.of().formatHex(id);
+    }
+
+    static String withoutCredentials(String uri) {
+        return uri == null ? "null" : uri.replaceAll("//[^/@]*@", "//***@");
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable == null) {
+            return;
+        }
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            log.debug("closing {} failed", closeable, e);
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package dev.relock.internal;
+
+/**
+ * The Redis keys of one lock. All of them carry the hash tag {@code {<escaped name>}}, so they
+ * live in one Cluster slot and one script may touch them all.
+ *
+ * <p>Escaping keeps the tag intact whatever the name: '%', '{' and '}' become %25, %7B and %7D, so
+ * the first '}' after the prefix's ':{' always closes the tag, and {@link #nameOf} can undo it.
+ *
+ * @param lock hash owner -> hold count, plus '~token'; carries the lease as its TTL
+ * @param fence string: the last fencing token handed out
+ * @param queue zset of waiters in arrival order
+ * @param expiry hash waiter -> deadline of its queue entry
+ */
+public record LockKeys(String lock, String fence, String queue, String expiry) {
+
+    public static LockKeys of(String prefix, String name) {
+        String lock = prefix + ":{" + escape(name) + "}";
+        return new LockKeys(lock, lock + ":fence", lock + ":queue", lock + ":expiry");
+    }
+
+    /** The lock name in a lock key made by {@link #of}, or null if the key is not one. */
+    public static String nameOf(String prefix, String lockKey) {
+        String start = prefix + ":{";
+        if (!lockKey.startsWith(start) || !lockKey.endsWith("}")) {
+            return null;
+        }
+        String escaped = lockKey.substring(start.length(), lockKey.length() - 1);
+        return escaped.indexOf('}') >= 0 ? null : unescape(escaped);
+    }
+
+    static String escape(String name) {
+        StringBuilder out = new StringBuilder(name.length() + 8);
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            switch (c) {
+                case '%' -> out.append("%25");
+                case '{' -> out.append("%7B");
+                case '}' -> out.append("%7D");
+                default -> out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    static String unescape(String escaped) {
+        StringBuilder out = new StringBuilder(escaped.length());
+        for (int i = 0; i < escaped.length(); i++) {
+            char c = escaped.charAt(i);
+            if (c == '%' && i + 2 < escaped.length()) {
+                String code = escaped.substring(i + 1, i + 3);
+                switch (code) {
+                    case "25" -> { out.append('%'); i += 2; continue; }
+                    case "7B" -> { out.append('{'); i += 2; continue; }
+                    case "7D" -> { out.append('}'); i += 2; continue; }
+                    default -> { }
+                }
+            }
+            out.append(c);
+        }
+        return out.toString();
+    }
+}

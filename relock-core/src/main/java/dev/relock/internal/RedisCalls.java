@@ -1,0 +1,124 @@
+package dev.relock.internal;
+
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockException;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Sends commands on the client's one multiplexed connection and turns their replies into values
+ * or {@link RelockException}s that name the lock and the operation.
+ *
+ * <p>Everything here is asynchronous except {@link #await}, which blocks the calling thread for at
+ * most the command timeout. Commands sent from one thread reach Redis in the order they were sent.
+ * Thread-safe.
+ */
+final class RedisCalls {
+
+    private final RedisAsyncCommands<String, String> commands;
+    private final long timeoutNanos;
+    private final String address;
+
+    RedisCalls(RedisAsyncCommands<String, String> commands, Duration timeout, String address) {
+        this.commands = commands;
+        this.timeoutNanos = timeout.toNanos();
+        this.address = address;
+    }
+
+    RedisAsyncCommands<String, String> commands() {
+        return commands;
+    }
+
+    /** Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted) by EVAL, which reloads it. */
+    <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        CompletableFuture<T> bySha = commands.<T>evalsha(script.sha(), type, keys, args).toCompletableFuture();
+        return bySha.exceptionallyCompose(error -> unwrap(error) instanceof RedisNoScriptException
+                ? commands.<T>eval(script.body(), type, keys, args).toCompletableFuture()
+                : CompletableFuture.failedFuture(unwrap(error)));
+    }
+
+    /**
+     * Waits for a reply in the calling thread, at most the command timeout. An interrupt does not
+     * cut the wait short (the command may already be applied, and its caller must know the
+     * outcome); the interrupt status is restored before returning.
+     *
+     * @throws RedisUnavailableException on timeout or connection failure
+     * @throws RelockException when Redis refused the command
+     */
+    <T> T await(CompletionStage<T> reply, String operation, String lockName) {
+        CompletableFuture<T> future = reply.toCompletableFuture();
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException e) {
+                    throw new RedisUnavailableException(
+                            what(operation, lockName) + ": Redis at " + address + " did not answer within "
+                                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", e);
+                } catch (ExecutionException e) {
+                    throw failure(e.getCause(), operation, lockName);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The exception a caller sees for a failed command. */
+    RelockException failure(Throwable error, String operation, String lockName) {
+        Throwable cause = unwrap(error);
+        String what = what(operation, lockName);
+        if (cause instanceof RelockException relock) {
+            return relock;
+        }
+        if (cause instanceof RedisCommandTimeoutException) {
+            return new RedisUnavailableException(what + ": Redis at " + address + " did not answer within "
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", cause);
+        }
+        if (cause instanceof RedisCommandExecutionException) {
+            String message = String.valueOf(cause.getMessage());
+            if (message.contains("WRONGTYPE")) {
+                return new RelockException(what + ": a key of lock '" + lockName + "' at Redis " + address
+                        + " holds a value of another type (WRONGTYPE); relock left it untouched", cause);
+            }
+            return new RelockException(what + ": Redis at " + address + " refused the command: " + message, cause);
+        }
+        if (cause instanceof RedisConnectionException || cause instanceof RedisException) {
+            return new RedisUnavailableException(
+                    what + ": Redis at " + address + " is unreachable: " + cause.getMessage(), cause);
+        }
+        return new RelockException(what + " failed: " + cause, cause);
+    }
+
+    private static String what(String operation, String lockName) {
+        return lockName == null ? operation : operation + " of lock '" + lockName + "'";
+    }
+
+    static Throwable unwrap(Throwable error) {
+        Throwable cause = error;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+}

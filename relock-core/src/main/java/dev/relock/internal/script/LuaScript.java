@@ -1,0 +1,83 @@
+package dev.relock.internal.script;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * One Lua script of relock, read once from the resources beside this class. Scripts whose header
+ * says {@code -- uses queue.lua} get that file's functions prepended. Immutable; the SHA-1 is the
+ * one Redis computes for {@code EVALSHA}.
+ */
+public final class LuaScript {
+
+    public static final LuaScript ACQUIRE = load("acquire.lua");
+    public static final LuaScript RELEASE = load("release.lua");
+    public static final LuaScript WITHDRAW = load("withdraw.lua");
+    public static final LuaScript FORCE_UNLOCK = load("force-unlock.lua");
+    public static final LuaScript RENEW = load("renew.lua");
+
+    private static final String QUEUE_MARKER = "-- uses queue.lua";
+
+    private final String name;
+    private final String body;
+    private final String sha;
+
+    private LuaScript(String name, String body) {
+        this.name = name;
+        this.body = body;
+        this.sha = sha1(body);
+    }
+
+    /** The resource's file name, for messages. */
+    public String name() {
+        return name;
+    }
+
+    /** The full text sent by {@code EVAL}. */
+    public String body() {
+        return body;
+    }
+
+    /** The SHA-1 of {@link #body()} in lower-case hex, as {@code EVALSHA} wants it. */
+    public String sha() {
+        return sha;
+    }
+
+    private static LuaScript load(String file) {
+        String body = read(file);
+        if (body.contains(QUEUE_MARKER)) {
+            body = read("queue.lua") + body;
+        }
+        return new LuaScript(file, body);
+    }
+
+    private static String read(String file) {
+        try (InputStream in = LuaScript.class.getResourceAsStream(file)) {
+            if (in == null) {
+                throw new IllegalStateException("relock script resource missing: " + file);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read relock script " + file, e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-1");
+            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every JVM", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}
