@@ -1,5 +1,7 @@
 package dev.relock;
 
+import java.util.List;
+
 /**
  * The entry point: a connection to Redis that hands out distributed locks.
  *
@@ -43,6 +45,21 @@ public interface RelockClient extends AutoCloseable {
      * @throws IllegalStateException if the client is closed
      */
     RelockLock lock(String name);
+
+    /**
+     * What Redis holds for the lock with this name now, whether held or free. One round trip.
+     *
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank or too long
+     */
+    LockInfo inspect(String name);
+
+    /**
+     * The locks that are held now whose names match {@code nameGlob} (Redis glob syntax: {@code *},
+     * {@code ?}, {@code [abc]}; {@code "*"} for all), sorted by name. Walks the keyspace with SCAN,
+     * never KEYS, so it does not block Redis, and like SCAN it may miss a lock taken during the walk.
+     */
+    List<LockInfo> list(String nameGlob);
 
     /** The random 128-bit id (32 hex digits) that makes this client's owner ids unique. */
     String clientId();

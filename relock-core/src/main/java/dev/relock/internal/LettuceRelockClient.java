@@ -9,7 +9,11 @@ import dev.relock.RelockException;
 import dev.relock.RelockLock;
 import dev.relock.RelockSettings;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.LockInfo;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -20,9 +24,13 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -125,6 +133,68 @@ public final class LettuceRelockClient implements RelockClient {
 
     @Override
     public RelockLock lock(String name) {
+        checkName(name);
+        ensureOpen();
+        return new ExclusiveLock(this, name, LockKeys.of(settings.keyPrefix(), name));
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        checkName(name);
+        ensureOpen();
+        return calls.await(inspectAsync(name), "inspect", name);
+    }
+
+    @Override
+    public List<LockInfo> list(String nameGlob) {
+        Objects.requireNonNull(nameGlob, "nameGlob");
+        ensureOpen();
+        // the glob applies to names, so it is escaped like a name (its *, ? and [] stay globs)
+        ScanArgs match = ScanArgs.Builder
+                .matches(escapeGlob(settings.keyPrefix()) + ":{" + LockKeys.escape(nameGlob) + "}")
+                .limit(1000);
+        List<CompletableFuture<LockInfo>> found = new ArrayList<>();
+        KeyScanCursor<String> page = null;
+        do {
+            ScanCursor cursor = page == null ? ScanCursor.INITIAL : page;
+            page = calls.await(calls.commands().scan(cursor, match), "list", null);
+            for (String key : page.getKeys()) {
+                String name = LockKeys.nameOf(settings.keyPrefix(), key);
+                if (name != null) {
+                    // a key of another type that happens to match is not a lock: skip it
+                    found.add(inspectAsync(name).exceptionally(error -> null));
+                }
+            }
+        } while (!page.isFinished());
+        List<LockInfo> locks = new ArrayList<>();
+        for (CompletableFuture<LockInfo> info : found) {
+            LockInfo lock = calls.await(info, "list", null);
+            if (lock != null && lock.isHeld()) {
+                locks.add(lock);
+            }
+        }
+        locks.sort(Comparator.comparing(LockInfo::name));
+        return locks;
+    }
+
+    private CompletableFuture<LockInfo> inspectAsync(String name) {
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+        return calls.<List<Object>>run(LuaScript.INSPECT, ScriptOutputType.MULTI,
+                        new String[] {keys.lock(), keys.expiry()})
+                .thenApply(reply -> {
+                    long pttl = (Long) reply.get(0);
+                    Map<String, Integer> holders = new LinkedHashMap<>();
+                    for (int i = 3; i + 1 < reply.size(); i += 2) {
+                        holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
+                    }
+                    Duration lease = pttl == -1 ? ChronoUnit.FOREVER.getDuration()
+                            : Duration.ofMillis(Math.max(0, pttl));
+                    return new LockInfo(name, "lock", holders, (Long) reply.get(1), lease,
+                            ((Long) reply.get(2)).intValue());
+                });
+    }
+
+    private static void checkName(String name) {
         Objects.requireNonNull(name, "lock name");
         if (name.isBlank()) {
             throw new IllegalArgumentException("lock name must not be blank");
@@ -133,8 +203,19 @@ public final class LettuceRelockClient implements RelockClient {
             throw new IllegalArgumentException("lock name is " + name.length() + " characters long; at most "
                     + RelockClientBuilder.MAX_NAME_LENGTH + " are allowed");
         }
-        ensureOpen();
-        return new ExclusiveLock(this, name, LockKeys.of(settings.keyPrefix(), name));
+    }
+
+    /** Escapes Redis glob characters so the text matches only itself. */
+    private static String escapeGlob(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if ("*?[]\\".indexOf(c) >= 0) {
+                out.append('\\');
+            }
+            out.append(c);
+        }
+        return out.toString();
     }
 
     @Override
