@@ -351,7 +351,8 @@ final class ExclusiveLock implements RelockLock {
     @Override
     public boolean isHeldByCurrentThread() {
         Hold hold = client.holds().get(keys.lock(), client.ownerOfCurrentThread());
-        return hold != null && hold.state() == LeaseState.HELD;
+        // an explicit lease may have run out before the lease keeper's next pass noticed
+        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
     }
 
     @Override
