@@ -155,13 +155,15 @@ final class ExclusiveLock implements RelockLock {
         }
         // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
         long deadline = start + Math.min(waitNanos, Long.MAX_VALUE / 2);
-        Waiter waiter = client.waitingRoom().enter(owner, keys.lock());
+        Waiter waiter = client.waitingRoom().enter(owner, keys);
         boolean interrupted = false;
         long backoff = 0;
         try {
             while (true) {
-                client.ensureOpen();
                 waiter.reset();
+                // after reset(): a close() from now on leaves its wake-up in the waiter (and
+                // withdraws it from the queue)
+                client.ensureOpen();
                 long now = System.nanoTime();
                 long parkUntil;
                 try {
@@ -248,13 +250,24 @@ final class ExclusiveLock implements RelockLock {
     private Hold register(String owner, Attempt attempt, long lease, boolean renewed) {
         Hold hold = new Hold(name, keys, owner, attempt.token(), lease, renewed, attempt.sentNanos());
         client.holds().add(hold);
+        if (client.isClosed()) {
+            // close() may have released the table before this hold joined it
+            client.holds().remove(hold);
+            client.calls().runInOrder(LuaScript.RELEASE, ScriptOutputType.INTEGER, releaseKeys(),
+                    owner, "all", client.graceMillis(), client.wakeChannelPrefix());
+            client.ensureOpen();
+        }
         log.debug("lock '{}' acquired by {} with fencing token {}", name, owner, attempt.token());
         return hold;
     }
 
     /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
     private void withdraw(String owner, boolean undoFreshHold) {
-        client.calls().<Long>run(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, releaseKeys(),
+        if (client.isClosed()) {
+            // close() withdraws the waiters itself, before it closes the connection
+            return;
+        }
+        client.calls().<Long>runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, releaseKeys(),
                         owner, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix())
                 .whenComplete((undone, error) -> {
                     if (error != null) {
@@ -283,8 +296,10 @@ final class ExclusiveLock implements RelockLock {
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 client.holds().remove(hold);
-                // clean up in case the key outlived the local view of the lease; owner-checked
-                sendRelease(hold, "all");
+                // clean up in case the key outlived the local view of the lease; owner-checked, and
+                // in order, so it cannot overtake this thread's next acquisition
+                client.calls().runInOrder(LuaScript.RELEASE, ScriptOutputType.INTEGER, releaseKeys(),
+                        hold.owner, "all", client.graceMillis(), client.wakeChannelPrefix());
             }
             throw new LeaseLostException(name, hold.lostReason());
         }

@@ -234,14 +234,20 @@ public final class LettuceRelockClient implements RelockClient {
             return;
         }
         leaseKeeper.close();
-        waitingRoom.wakeAll();
         List<CompletableFuture<Long>> releases = new ArrayList<>();
+        // withdraw the waiters before waking them: a woken waiter leaves the room
+        waitingRoom.forEach((owner, waiter) -> releases.add(calls.runInOrder(LuaScript.WITHDRAW,
+                ScriptOutputType.INTEGER,
+                new String[] {waiter.keys.lock(), waiter.keys.queue(), waiter.keys.expiry()},
+                owner, "0", graceMillis, wakeChannelPrefix)));
+        waitingRoom.wakeAll();
         for (Hold hold : holds.all()) {
             hold.beginRelease();
             releases.add(calls.run(LuaScript.RELEASE, ScriptOutputType.INTEGER,
                     new String[] {hold.keys.lock(), hold.keys.queue(), hold.keys.expiry()},
                     hold.owner, "all", graceMillis, wakeChannelPrefix));
             hold.released();
+            holds.remove(hold);
         }
         try {
             CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
@@ -266,6 +272,10 @@ public final class LettuceRelockClient implements RelockClient {
         if (closed.get()) {
             throw new IllegalStateException("relock client " + clientId + " is closed");
         }
+    }
+
+    boolean isClosed() {
+        return closed.get();
     }
 
     String ownerOfCurrentThread() {
@@ -320,7 +330,8 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     static String withoutCredentials(String uri) {
-        return uri == null ? "null" : uri.replaceAll("//[^/@]*@", "//***@");
+        // everything between the scheme and the last '@' may be credentials, '@' and '/' included
+        return uri == null ? "null" : uri.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*:(//)?).*@", "$1***@");
     }
 
     private static void closeQuietly(AutoCloseable closeable) {

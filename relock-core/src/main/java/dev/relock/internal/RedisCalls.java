@@ -42,12 +42,44 @@ final class RedisCalls {
         return commands;
     }
 
-    /** Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted) by EVAL, which reloads it. */
+    /**
+     * Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted) by EVAL,
+     * which reloads it. The EVAL goes out only when the NOSCRIPT reply arrives, so commands sent
+     * meanwhile overtake it: the fallback is skipped once the caller has given up on the reply
+     * ({@link #await} timed out), and fire-and-forget scripts that must stay in order use
+     * {@link #runInOrder}.
+     */
     <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
-        CompletableFuture<T> bySha = commands.<T>evalsha(script.sha(), type, keys, args).toCompletableFuture();
-        return bySha.exceptionallyCompose(error -> unwrap(error) instanceof RedisNoScriptException
-                ? commands.<T>eval(script.body(), type, keys, args).toCompletableFuture()
-                : CompletableFuture.failedFuture(unwrap(error)));
+        CompletableFuture<T> reply = new CompletableFuture<>();
+        commands.<T>evalsha(script.sha(), type, keys, args).whenComplete((value, error) -> {
+            if (error == null) {
+                reply.complete(value);
+            } else if (unwrap(error) instanceof RedisNoScriptException) {
+                // reply's monitor orders this against the caller's giving up in await()
+                synchronized (reply) {
+                    if (!reply.isDone()) {
+                        commands.<T>eval(script.body(), type, keys, args).whenComplete((evaluated, failed) -> {
+                            if (failed == null) {
+                                reply.complete(evaluated);
+                            } else {
+                                reply.completeExceptionally(unwrap(failed));
+                            }
+                        });
+                    }
+                }
+            } else {
+                reply.completeExceptionally(unwrap(error));
+            }
+        });
+        return reply;
+    }
+
+    /**
+     * Runs a script by EVAL, so it reaches Redis after every command this thread sent before it
+     * and before every command it sends after: for fire-and-forget clean-ups whose order matters.
+     */
+    <T> CompletableFuture<T> runInOrder(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        return commands.<T>eval(script.body(), type, keys, args).toCompletableFuture();
     }
 
     /**
@@ -69,6 +101,10 @@ final class RedisCalls {
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
+                    synchronized (future) {
+                        // no NOSCRIPT fallback may follow once the caller has moved on
+                        future.cancel(false);
+                    }
                     throw new RedisUnavailableException(
                             what(operation, lockName) + ": Redis at " + address + " did not answer within "
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", e);

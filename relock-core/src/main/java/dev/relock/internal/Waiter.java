@@ -15,7 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class Waiter {
 
-    final String lockKey;
+    final LockKeys keys;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition signalled = lock.newCondition();
@@ -26,8 +26,8 @@ final class Waiter {
     private long checkBy;
     private boolean hasCheckBy;
 
-    Waiter(String lockKey) {
-        this.lockKey = lockKey;
+    Waiter(LockKeys keys) {
+        this.keys = keys;
     }
 
     /** Forgets earlier signals; called by the waiting thread just before each attempt. */

@@ -4,6 +4,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 /**
  * The client's waiting threads, found by owner id, and the listener that routes wake-up messages
@@ -17,8 +18,8 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     private final Map<String, Waiter> byOwner = new ConcurrentHashMap<>();
 
-    Waiter enter(String owner, String lockKey) {
-        Waiter waiter = new Waiter(lockKey);
+    Waiter enter(String owner, LockKeys keys) {
+        Waiter waiter = new Waiter(keys);
         byOwner.put(owner, waiter);
         return waiter;
     }
@@ -32,8 +33,9 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
         byOwner.values().forEach(Waiter::wake);
     }
 
-    int size() {
-        return byOwner.size();
+    /** Every waiter now, with its owner. */
+    void forEach(BiConsumer<String, Waiter> action) {
+        byOwner.forEach(action);
     }
 
     @Override
@@ -43,7 +45,7 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
             return;
         }
         Waiter waiter = byOwner.get(parts[2]);
-        if (waiter == null || !waiter.lockKey.equals(parts[1])) {
+        if (waiter == null || !waiter.keys.lock().equals(parts[1])) {
             return;
         }
         if (parts[0].equals("H")) {

@@ -1,0 +1,165 @@
+package dev.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relock.testredis.RedisServer;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Base of the behaviour tests: one real redis-server per test class, started by the fixture on a
+ * free loopback port (never the Redis of anybody else).
+ *
+ * <p>What every test gets: {@link #newClient} creates relock clients that are closed after the
+ * test; {@link #inNewThread} runs work on a fresh thread (a fresh thread is a fresh lock owner, so
+ * nothing is re-entered by accident as it could be on a pooled thread), and such threads must have
+ * ended shortly after the clients closed; {@link #admin} is a plain Lettuce connection to look at
+ * the keys relock keeps. After each test no lock hash may be left (every hold was released or ran
+ * out), and the server is flushed so the next test starts empty.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class OneServerTestBase {
+
+    /** A bound that only a hang exceeds; never a performance goal. */
+    static final Duration HANG = Duration.ofSeconds(10);
+
+    RedisServer redis;
+    private RedisClient adminClient;
+    private StatefulRedisConnection<String, String> adminConnection;
+    private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
+    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+    @BeforeAll
+    void startRedis() {
+        redis = RedisServer.start();
+        adminClient = RedisClient.create(redis.uri());
+        adminConnection = adminClient.connect();
+    }
+
+    @AfterAll
+    void stopRedis() {
+        try {
+            if (adminConnection != null) {
+                adminConnection.close();
+            }
+            if (adminClient != null) {
+                adminClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        } finally {
+            if (redis != null) {
+                redis.close();
+            }
+        }
+    }
+
+    @AfterEach
+    void closeClientsAndCheckNothingIsLeft() throws InterruptedException {
+        for (RelockClient client : clients) {
+            client.close();
+        }
+        clients.clear();
+        List<String> stillRunning = new ArrayList<>();
+        for (Thread thread : threads) {
+            thread.join(HANG.toMillis());
+            if (thread.isAlive()) {
+                stillRunning.add(thread.getName());
+                thread.interrupt();
+            }
+        }
+        threads.clear();
+        List<String> lockHashes = lockHashes();
+        redis.flushAll();
+        assertThat(stillRunning).as("test threads still running after their clients closed").isEmpty();
+        assertThat(lockHashes).as("lock hashes left after every client closed").isEmpty();
+    }
+
+    /** A client with default settings on this class's server, closed after the test. */
+    RelockClient newClient() {
+        return newClient(UnaryOperator.identity());
+    }
+
+    /** A client on this class's server with extra settings, closed after the test. */
+    RelockClient newClient(UnaryOperator<RelockClientBuilder> settings) {
+        RelockClient client = settings.apply(RelockClient.builder().redisUri(redis.uri())).build();
+        clients.add(client);
+        return client;
+    }
+
+    /** Synchronous commands on the fixture server, outside relock. */
+    RedisCommands<String, String> admin() {
+        return adminConnection.sync();
+    }
+
+    /** The documented key of a lock's waiter queue: {@code relock:{<name>}:queue} (names without %, { or }). */
+    static String queueKey(String name) {
+        assertThat(name).as("test lock names need no escaping").doesNotContain("%", "{", "}");
+        return "relock:{" + name + "}:queue";
+    }
+
+    /** The owners waiting for a lock, in queue order. */
+    List<String> queue(String name) {
+        return admin().zrange(queueKey(name), 0, -1);
+    }
+
+    /** The owner ids of a client's threads start with its client id and a colon. */
+    static boolean ownedBy(String owner, RelockClient client) {
+        return owner.startsWith(client.clientId() + ":");
+    }
+
+    /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
+    <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            try {
+                result.complete(work.call());
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        }, name);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+        return result;
+    }
+
+    /** Waits for a result of {@link #inNewThread} no longer than {@link #HANG}. */
+    static <T> T resultOf(CompletableFuture<T> future) throws Exception {
+        return future.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    static long millisSince(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    private List<String> lockHashes() {
+        List<String> found = new ArrayList<>();
+        ScanCursor cursor = ScanCursor.INITIAL;
+        do {
+            KeyScanCursor<String> page = admin().scan(cursor, ScanArgs.Builder.limit(500));
+            for (String key : page.getKeys()) {
+                // lock hashes are "<prefix>:{<name>}"; queue, expiry and fence keys carry a suffix
+                if (key.endsWith("}") && "hash".equals(admin().type(key))) {
+                    found.add(key);
+                }
+            }
+            cursor = page;
+        } while (!cursor.isFinished());
+        return found;
+    }
+}
