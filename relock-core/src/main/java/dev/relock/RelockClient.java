@@ -47,6 +47,15 @@ public interface RelockClient extends AutoCloseable {
     RelockLock lock(String name);
 
     /**
+     * The read-write lock with this name; its write half is {@link #lock(String)} of the same name.
+     *
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalStateException if the client is closed
+     */
+    RelockReadWriteLock readWriteLock(String name);
+
+    /**
      * What Redis holds for the lock with this name now, whether held or free. One round trip.
      *
      * @throws NullPointerException if name is null

@@ -8,7 +8,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
 /**
- * A reentrant, fair, distributed exclusive lock held in Redis.
+ * A reentrant, fair, distributed lock held in Redis: the exclusive lock of
+ * {@link RelockClient#lock(String)}, or one half of a {@link RelockReadWriteLock}.
  *
  * <p>The owner of a hold is the thread that acquired it (with the client's id, so threads of
  * different clients never share a hold). A thread may acquire a lock it holds again; it must

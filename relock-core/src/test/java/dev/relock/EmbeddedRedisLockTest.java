@@ -155,10 +155,10 @@ class EmbeddedRedisLockTest {
 
     @Test
     void aRenewedLeaseOutlivesManyLeasesAndAWaiterIsWokenAtRelease() throws Exception {
-        try (RelockClient a = client(Duration.ofMillis(300)); RelockClient b = client(Duration.ofMillis(300))) {
+        try (RelockClient a = client(Duration.ofMillis(600)); RelockClient b = client(Duration.ofMillis(600))) {
             RelockLock mine = a.lock("embedded-renewed");
             LockHandle handle = mine.acquire();
-            Thread.sleep(1_200); // on purpose: four leases, kept alive only by the lease keeper's renewals
+            Thread.sleep(2_400); // on purpose: four leases, kept alive only by the lease keeper's renewals
             assertThat(handle.isValid()).isTrue();
             assertThat(b.lock("embedded-renewed").tryLock()).isFalse();
 

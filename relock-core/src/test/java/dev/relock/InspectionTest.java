@@ -49,7 +49,7 @@ class InspectionTest {
 
             LockInfo info = other.inspect("inspect:held");
             assertThat(info.name()).isEqualTo("inspect:held");
-            assertThat(info.kind()).isEqualTo("lock");
+            assertThat(info.kind()).isEqualTo(LockInfo.EXCLUSIVE);
             assertThat(info.holders()).hasSize(1);
             String owner = info.holders().keySet().iterator().next();
             assertThat(owner).startsWith(holder.clientId() + ":");

@@ -99,8 +99,8 @@ class InterruptTest extends OneServerTestBase {
         long released = System.nanoTime();
         holder.unlock();
         // the next waiter is first in line now: it does not sit out the interrupted one's grace
-        assertThat(nextOutcome.get(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(millisSince(released)).isLessThan(5_000);
+        assertThat(nextOutcome.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(millisSince(released)).isLessThan(HANG.toMillis());
         assertThat(queue(name)).isEmpty();
     }
 
@@ -130,7 +130,7 @@ class InterruptTest extends OneServerTestBase {
         assertThat(queue("uninterruptible")).as("still in line after the interrupt").hasSize(1);
 
         holder.unlock();
-        assertThat(interruptSetOnReturn.get(5, TimeUnit.SECONDS)).as("interrupt status when lock() returned").isTrue();
+        assertThat(interruptSetOnReturn.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("interrupt status when lock() returned").isTrue();
     }
 
     @Test

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class ScriptCacheFaultTest {
 
-    private static final Duration LEASE = Duration.ofMillis(300);
+    private static final Duration LEASE = Duration.ofSeconds(1);
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(800);
 
     private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();

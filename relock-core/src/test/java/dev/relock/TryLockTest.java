@@ -148,7 +148,7 @@ class TryLockTest extends OneServerTestBase {
         });
         await().atMost(HANG).until(() -> queue("forever").size() == 1);
         lock.unlock();
-        assertThat(waiter.get(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     }
 
     @Test

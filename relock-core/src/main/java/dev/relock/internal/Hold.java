@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * One owner's hold on one lock, as this client knows it: the fencing token, how many times the
+ * One owner's hold on one lock in one mode (a writer that downgraded has two), as this client knows it: the fencing token, how many times the
  * owner holds it, the lease, and whether the lease keeper renews it.
  *
  * <p>Threads: the owner changes the hold count; the lease keeper thread confirms leases and may
@@ -20,6 +20,7 @@ final class Hold {
 
     final String lockName;
     final LockKeys keys;
+    final LockMode mode;
     final String owner;
     final long fencingToken;
 
@@ -32,10 +33,11 @@ final class Hold {
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
 
-    Hold(String lockName, LockKeys keys, String owner, long fencingToken,
+    Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
         this.lockName = lockName;
         this.keys = keys;
+        this.mode = mode;
         this.owner = owner;
         this.fencingToken = fencingToken;
         this.leaseMillis = leaseMillis;

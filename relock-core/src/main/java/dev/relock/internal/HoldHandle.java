@@ -9,11 +9,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /** One acquisition of a {@link Hold}; closing it gives up that one hold, once. */
 final class HoldHandle implements LockHandle {
 
-    private final ExclusiveLock lock;
+    private final RedisLock lock;
     private final Hold hold;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    HoldHandle(ExclusiveLock lock, Hold hold) {
+    HoldHandle(RedisLock lock, Hold hold) {
         this.lock = lock;
         this.hold = hold;
     }

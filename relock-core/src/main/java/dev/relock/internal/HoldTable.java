@@ -5,25 +5,25 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Every hold of one client that is not yet given up, by lock key and owner. The owner threads add
+ * Every hold of one client that is not yet given up, by lock key, mode and owner. The owner threads add
  * and remove their holds; the lease keeper walks the table to renew them. Thread-safe.
  */
 final class HoldTable {
 
-    private record Id(String lockKey, String owner) {}
+    private record Id(String lockKey, LockMode mode, String owner) {}
 
     private final Map<Id, Hold> holds = new ConcurrentHashMap<>();
 
-    Hold get(String lockKey, String owner) {
-        return holds.get(new Id(lockKey, owner));
+    Hold get(String lockKey, LockMode mode, String owner) {
+        return holds.get(new Id(lockKey, mode, owner));
     }
 
     void add(Hold hold) {
-        holds.put(new Id(hold.keys.lock(), hold.owner), hold);
+        holds.put(new Id(hold.keys.lock(), hold.mode, hold.owner), hold);
     }
 
     void remove(Hold hold) {
-        holds.remove(new Id(hold.keys.lock(), hold.owner), hold);
+        holds.remove(new Id(hold.keys.lock(), hold.mode, hold.owner), hold);
     }
 
     Collection<Hold> all() {

@@ -77,13 +77,15 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     private void send(List<Hold> batch) {
-        String[] keys = new String[batch.size()];
-        String[] args = new String[batch.size() * 2];
-        for (int i = 0; i < keys.length; i++) {
+        String[] keys = new String[batch.size() * 2];
+        String[] args = new String[batch.size() * 3];
+        for (int i = 0; i < batch.size(); i++) {
             Hold hold = batch.get(i);
-            keys[i] = hold.keys.lock();
-            args[2 * i] = hold.owner;
-            args[2 * i + 1] = Long.toString(hold.leaseMillis());
+            keys[2 * i] = hold.keys.lock();
+            keys[2 * i + 1] = hold.keys.readers();
+            args[3 * i] = hold.owner;
+            args[3 * i + 1] = Long.toString(hold.leaseMillis());
+            args[3 * i + 2] = hold.mode.kind;
         }
         long sent = System.nanoTime();
         calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args)

@@ -7,6 +7,7 @@ import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
+import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSettings;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.LockInfo;
@@ -135,7 +136,37 @@ public final class LettuceRelockClient implements RelockClient {
     public RelockLock lock(String name) {
         checkName(name);
         ensureOpen();
-        return new ExclusiveLock(this, name, LockKeys.of(settings.keyPrefix(), name));
+        return new RedisLock(this, name, LockKeys.of(settings.keyPrefix(), name), LockMode.WRITE);
+    }
+
+    @Override
+    public RelockReadWriteLock readWriteLock(String name) {
+        checkName(name);
+        ensureOpen();
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+        RelockLock read = new RedisLock(this, name, keys, LockMode.READ);
+        RelockLock write = new RedisLock(this, name, keys, LockMode.WRITE);
+        return new RelockReadWriteLock() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public RelockLock readLock() {
+                return read;
+            }
+
+            @Override
+            public RelockLock writeLock() {
+                return write;
+            }
+
+            @Override
+            public String toString() {
+                return "RelockReadWriteLock[" + name + "]";
+            }
+        };
     }
 
     @Override
@@ -180,17 +211,30 @@ public final class LettuceRelockClient implements RelockClient {
     private CompletableFuture<LockInfo> inspectAsync(String name) {
         LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
         return calls.<List<Object>>run(LuaScript.INSPECT, ScriptOutputType.MULTI,
-                        new String[] {keys.lock(), keys.expiry()})
+                        new String[] {keys.lock(), keys.expiry(), keys.readers()})
                 .thenApply(reply -> {
+                    // see inspect.lua for the layout
                     long pttl = (Long) reply.get(0);
+                    int waiters = ((Long) reply.get(1)).intValue();
+                    String writer = (String) reply.get(2);
                     Map<String, Integer> holders = new LinkedHashMap<>();
-                    for (int i = 3; i + 1 < reply.size(); i += 2) {
-                        holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
+                    long token;
+                    String kind;
+                    if (!writer.isEmpty()) {
+                        holders.put(writer, ((Long) reply.get(3)).intValue());
+                        token = (Long) reply.get(4);
+                        kind = LockInfo.EXCLUSIVE;
+                    } else {
+                        token = 0;
+                        for (int i = 5; i + 2 < reply.size(); i += 3) {
+                            holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
+                            token = Math.max(token, (Long) reply.get(i + 2));
+                        }
+                        kind = holders.isEmpty() ? LockInfo.FREE : LockInfo.SHARED;
                     }
-                    Duration lease = pttl == -1 ? ChronoUnit.FOREVER.getDuration()
-                            : Duration.ofMillis(Math.max(0, pttl));
-                    return new LockInfo(name, "lock", holders, (Long) reply.get(1), lease,
-                            ((Long) reply.get(2)).intValue());
+                    Duration lease = holders.isEmpty() ? Duration.ZERO
+                            : pttl == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, pttl));
+                    return new LockInfo(name, kind, holders, token, lease, waiters);
                 });
     }
 
@@ -237,14 +281,12 @@ public final class LettuceRelockClient implements RelockClient {
         List<CompletableFuture<Long>> releases = new ArrayList<>();
         // withdraw the waiters before waking them: a woken waiter leaves the room
         waitingRoom.forEach((owner, waiter) -> releases.add(calls.runInOrder(LuaScript.WITHDRAW,
-                ScriptOutputType.INTEGER,
-                new String[] {waiter.keys.lock(), waiter.keys.queue(), waiter.keys.expiry()},
-                owner, "0", graceMillis, wakeChannelPrefix)));
+                ScriptOutputType.INTEGER, waiter.keys.all(),
+                owner, waiter.mode.kind, "0", graceMillis, wakeChannelPrefix)));
         waitingRoom.wakeAll();
         for (Hold hold : holds.all()) {
             hold.beginRelease();
-            releases.add(calls.run(LuaScript.RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {hold.keys.lock(), hold.keys.queue(), hold.keys.expiry()},
+            releases.add(calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
                     hold.owner, "all", graceMillis, wakeChannelPrefix));
             hold.released();
             holds.remove(hold);

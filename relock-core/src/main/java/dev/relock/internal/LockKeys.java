@@ -7,16 +7,24 @@ package dev.relock.internal;
  * <p>Escaping keeps the tag intact whatever the name: '%', '{' and '}' become %25, %7B and %7D, so
  * the first '}' after the prefix's ':{' always closes the tag, and {@link #nameOf} can undo it.
  *
- * @param lock hash owner -> hold count, plus '~token'; carries the lease as its TTL
+ * <p>What each key holds is described in queue.lua, beside the scripts.
+ *
+ * @param lock hash of the holders (writer, readers, tokens); its TTL is the longest lease
  * @param fence string: the last fencing token handed out
  * @param queue zset of waiters in arrival order
  * @param expiry hash waiter -> deadline of its queue entry
+ * @param readers zset reader -> end of its lease
  */
-public record LockKeys(String lock, String fence, String queue, String expiry) {
+public record LockKeys(String lock, String fence, String queue, String expiry, String readers) {
 
     public static LockKeys of(String prefix, String name) {
         String lock = prefix + ":{" + escape(name) + "}";
-        return new LockKeys(lock, lock + ":fence", lock + ":queue", lock + ":expiry");
+        return new LockKeys(lock, lock + ":fence", lock + ":queue", lock + ":expiry", lock + ":readers");
+    }
+
+    /** The keys in the order every lock script takes them (see queue.lua). */
+    String[] all() {
+        return new String[] {lock, fence, queue, expiry, readers};
     }
 
     /** The lock name in a lock key made by {@link #of}, or null if the key is not one. */

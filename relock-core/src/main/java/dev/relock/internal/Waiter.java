@@ -16,6 +16,7 @@ import java.util.concurrent.locks.ReentrantLock;
 final class Waiter {
 
     final LockKeys keys;
+    final LockMode mode;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition signalled = lock.newCondition();
@@ -26,8 +27,9 @@ final class Waiter {
     private long checkBy;
     private boolean hasCheckBy;
 
-    Waiter(LockKeys keys) {
+    Waiter(LockKeys keys, LockMode mode) {
         this.keys = keys;
+        this.mode = mode;
     }
 
     /** Forgets earlier signals; called by the waiting thread just before each attempt. */

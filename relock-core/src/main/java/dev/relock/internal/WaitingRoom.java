@@ -18,8 +18,8 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     private final Map<String, Waiter> byOwner = new ConcurrentHashMap<>();
 
-    Waiter enter(String owner, LockKeys keys) {
-        Waiter waiter = new Waiter(keys);
+    Waiter enter(String owner, LockKeys keys, LockMode mode) {
+        Waiter waiter = new Waiter(keys, mode);
         byOwner.put(owner, waiter);
         return waiter;
     }

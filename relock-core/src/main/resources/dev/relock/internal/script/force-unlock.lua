@@ -1,16 +1,15 @@
--- force-unlock.lua: an operator's release, whoever holds the lock; the next waiter is woken.
+-- force-unlock.lua: an operator's release of every hold, write and read; the next waiters are
+-- woken. The former holders find out at their next renewal or release.
 -- uses queue.lua
 --
--- KEYS[1] lock    hash: owner -> hold count (see acquire.lua)
--- KEYS[2] queue   zset of waiters (see queue.lua)
--- KEYS[3] expiry  hash of waiter deadlines (see queue.lua)
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] handoff grace in ms
 -- ARGV[2] wake-up channel prefix
--- Returns 1 when a lock was deleted, 0 when it was not held.
-local lock, queue, expiry = KEYS[1], KEYS[2], KEYS[3]
+-- Returns 1 when the lock was held, 0 when it was not.
+local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 -- HLEN fails with WRONGTYPE on a key that is not a lock, before anything is written
 if redis.call('HLEN', lock) == 0 then return 0 end
-redis.call('DEL', lock)
+redis.call('DEL', lock, readers)
 local now_ms = server_time()
-hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[1]), ARGV[2])
+hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[1]), ARGV[2], false)
 return 1

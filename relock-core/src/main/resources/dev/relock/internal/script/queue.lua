@@ -1,24 +1,69 @@
--- queue.lua: the FIFO queue of waiters that every exclusive-lock script shares.
--- Not run on its own: ScriptSource prepends it to the scripts whose header says "uses queue.lua".
+-- queue.lua: functions shared by the lock scripts; prepended to every script whose header says
+-- "uses queue.lua" (ScriptSource does this once, at load). Not run on its own.
 --
--- A lock's queue is two keys in the lock's hash tag:
---   queue  (zset) waiting owner -> arrival time in microseconds of server time; lowest waits longest
---   expiry (hash) waiting owner -> server time in ms after which the entry counts as dead
+-- A lock named N has these keys, all in the hash tag {N}:
+--   lock     hash  '~writer' -> the owner holding the write (exclusive) lock
+--                  '~token'  -> that writer's fencing token
+--                  <owner>   -> the writer's hold count
+--                  'r|'<owner> -> a reader's hold count, 't|'<owner> -> that reader's token
+--                  PTTL = the longest lease among the holders
+--   fence    string: the last fencing token handed out for N (kept 24 h)
+--   queue    zset  waiting member -> arrival time in us of server time; lowest waits longest.
+--                  A member is <owner> for a writer, 'r|'<owner> for a reader.
+--   expiry   hash  waiting member -> server time in ms after which its entry counts as dead
+--   readers  zset  reading owner -> server time in ms when its lease ends
 -- A live waiter refreshes its expiry on every attempt; a crashed one is dropped once it expires.
--- Wake-ups are published to '<channel prefix><client id>', the owning client's own channel, as
+-- A crashed reader's hold is dropped once its own lease ends, whatever the other readers do.
+-- Wake-ups are published to '<channel prefix><client id>', the owning client's own channel:
 --   'H\n<lock key>\n<owner>'            your turn: try now
 --   'S\n<lock key>\n<owner>\n<ms>'      you are next: try within <ms> if nobody took the lock
 
--- The server's clock as {ms, us}; the only clock the scripts trust.
+-- The server's clock in ms and in us; the only clock the scripts trust.
 local function server_time()
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
+local function is_reader(member)
+  return string.sub(member, 1, 2) == 'r|'
+end
+
+local function owner_of(member)
+  if is_reader(member) then return string.sub(member, 3) end
+  return member
+end
+
 -- An owner is '<client id>:<thread or handle id>'; client ids are hex and never contain ':'.
-local function client_of(owner)
-  return string.match(owner, '^[^:]+')
+local function client_of(member)
+  return string.match(owner_of(member), '^[^:]+')
+end
+
+-- Fencing tokens: max(last + 1, server time in us), so they keep rising even after the fence
+-- key is lost (restart without persistence, failover, 24 h without use).
+local function next_token(fence, now_us)
+  local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us)
+  local text = string.format('%d', token)
+  redis.call('SET', fence, text, 'PX', 86400000)
+  return token, text
+end
+
+-- Keeps the lock's keys alive for at least ms more.
+local function extend(lock, readers, ms)
+  if redis.call('PTTL', lock) < ms then redis.call('PEXPIRE', lock, ms) end
+  if redis.call('PTTL', readers) < ms and redis.call('EXISTS', readers) == 1 then
+    redis.call('PEXPIRE', readers, ms)
+  end
+end
+
+-- Drops the readers whose lease has ended; returns how many live readers are left.
+local function live_readers(lock, readers, now_ms)
+  local ended = redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)
+  for _, owner in ipairs(ended) do
+    redis.call('ZREM', readers, owner)
+    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
+  end
+  return redis.call('ZCARD', readers)
 end
 
 -- Drops dead entries from the head of the queue. Returns the live head (or nil) and whether any
@@ -36,18 +81,61 @@ local function live_head(queue, expiry, now_ms)
   end
 end
 
--- Called when the lock at lock_key has just become free. The live head gets grace_ms to take it
--- (its entry expires then, so a dead head holds up the queue for at most grace_ms), is woken, and
--- the waiter behind it is told to check after grace_ms in case the head never comes.
-local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, channel_prefix)
+-- Called when the lock has just become free, or is held by readers only (readers_only). The live
+-- head gets grace_ms to take it (its entry expires then, so a dead head holds up the queue for at
+-- most grace_ms) and is woken; a reader at the head brings the readers right behind it (up to
+-- the first writer, at most 64). The waiter after them is told to check after grace_ms in case
+-- the woken never come.
+local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, channel_prefix, readers_only)
   local head = live_head(queue, expiry, now_ms)
-  if not head then return end
-  redis.call('HSET', expiry, head, now_ms + grace_ms)
-  redis.call('PUBLISH', channel_prefix .. client_of(head), 'H\n' .. lock_key .. '\n' .. head)
-  local next = redis.call('ZRANGE', queue, 1, 1)[1]
+  if not head or (readers_only and not is_reader(head)) then return end
+  local woken = {head}
+  if is_reader(head) then
+    for _, member in ipairs(redis.call('ZRANGE', queue, 1, 63)) do
+      if not is_reader(member) then break end
+      woken[#woken + 1] = member
+    end
+  end
+  for _, member in ipairs(woken) do
+    redis.call('HSET', expiry, member, now_ms + grace_ms)
+    redis.call('PUBLISH', channel_prefix .. client_of(member), 'H\n' .. lock_key .. '\n' .. owner_of(member))
+  end
+  local next = redis.call('ZRANGE', queue, #woken, #woken)[1]
   if next then
     redis.call('PUBLISH', channel_prefix .. client_of(next),
-      'S\n' .. lock_key .. '\n' .. next .. '\n' .. grace_ms)
+      'S\n' .. lock_key .. '\n' .. owner_of(next) .. '\n' .. grace_ms)
   end
+end
+
+-- Puts member in the queue (keeping its place if it is there) until it tries again after
+-- retry_ms or gives up after wait_ms, plus grace_ms.
+local function enqueue(queue, expiry, member, now_ms, now_us, wait_ms, retry_ms, grace_ms)
+  if not redis.call('ZSCORE', queue, member) then
+    redis.call('ZADD', queue, now_us, member)
+  end
+  local ttl = math.min(wait_ms, retry_ms) + grace_ms
+  redis.call('HSET', expiry, member, now_ms + ttl)
+  if redis.call('PTTL', queue) < ttl then
+    redis.call('PEXPIRE', queue, ttl)
+    redis.call('PEXPIRE', expiry, ttl)
+  end
+end
+
+-- How long until the lock may change hands by itself: the writer's lease, else the first
+-- reader's lease to end, else the head waiter's deadline; at least 1 ms.
+local function retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
+  local retry
+  if writer then
+    retry = redis.call('PTTL', lock)
+    if retry < 0 then retry = lease end
+  elseif reading > 0 then
+    retry = tonumber(redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')[2]) - now_ms
+  elseif head then
+    retry = tonumber(redis.call('HGET', expiry, head) or '0') - now_ms
+  else
+    retry = 1
+  end
+  if retry < 1 then retry = 1 end
+  return retry
 end
 

@@ -1,25 +1,25 @@
--- release.lua: give up one hold (or every hold) of an owner; hand the lock to the next waiter
--- when the last hold goes.
+-- release.lua: give up one write hold (or all of them) of an owner; when the last goes, the next
+-- waiters get their turn.
 -- uses queue.lua
 --
--- KEYS[1] lock    hash: owner -> hold count (see acquire.lua)
--- KEYS[2] queue   zset of waiters (see queue.lua)
--- KEYS[3] expiry  hash of waiter deadlines (see queue.lua)
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
--- ARGV[2] 'one' to give up one hold, 'all' to give up every hold of the owner
+-- ARGV[2] 'one' to give up one hold, 'all' to give up every write hold of the owner
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up channel prefix
--- Returns the owner's holds left (0 = the lock is free), or -1 when the owner holds nothing:
--- its lease ran out or the lock was deleted or taken over.
-local lock, queue, expiry = KEYS[1], KEYS[2], KEYS[3]
+-- Returns the owner's write holds left (0 = released), or -1 when the owner does not hold the
+-- write lock: its lease ran out or the lock was deleted or taken over.
+local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
-local holds = redis.call('HGET', lock, owner)
-if not holds then return -1 end
-if ARGV[2] == 'one' and tonumber(holds) > 1 then
+if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
+local holds = tonumber(redis.call('HGET', lock, owner))
+if ARGV[2] == 'one' and holds > 1 then
   return redis.call('HINCRBY', lock, owner, -1)
 end
-redis.call('DEL', lock)
+redis.call('HDEL', lock, owner, '~writer', '~token')
 local now_ms = server_time()
-hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[3]), ARGV[4])
+-- readers left here can only be the owner itself, after a downgrade
+local reading = live_readers(lock, readers, now_ms)
+hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[3]), ARGV[4], reading > 0)
 return 0

@@ -1,18 +1,31 @@
--- renew.lua: extend the leases of many held locks in one call (the lease keeper's batch).
+-- renew.lua: extend the leases of many holds in one call (the lease keeper's batch).
+-- uses queue.lua
 --
--- KEYS[i]       lock hash i: owner -> hold count (see acquire.lua)
--- ARGV[2i - 1]  owner id that should hold KEYS[i]
--- ARGV[2i]      new lease for KEYS[i] in ms
--- Returns a list with, for each i: 1 when renewed, 0 when the owner no longer holds KEYS[i]
--- (expired, deleted or taken over: the lease is lost). A key of another type counts as lost.
+-- For hold i (1-based):
+--   KEYS[2i - 1]  its lock hash; KEYS[2i] that lock's readers zset (see queue.lua)
+--   ARGV[3i - 2]  the owner id
+--   ARGV[3i - 1]  the new lease in ms
+--   ARGV[3i]      'w' for a write hold, 'r' for a read hold
+-- Returns a list with, for each hold: 1 when renewed, 0 when the owner no longer holds it
+-- (lease ended, key deleted or flushed, lock forced open). A key of another type counts as lost.
+local now_ms = server_time()
 local renewed = {}
-for i = 1, #KEYS do
-  local ok, held = pcall(redis.call, 'HEXISTS', KEYS[i], ARGV[2 * i - 1])
-  if ok and held == 1 then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
-    renewed[i] = 1
-  else
-    renewed[i] = 0
-  end
+for i = 1, #KEYS / 2 do
+  local lock, readers = KEYS[2 * i - 1], KEYS[2 * i]
+  local owner, lease, kind = ARGV[3 * i - 2], tonumber(ARGV[3 * i - 1]), ARGV[3 * i]
+  local ok, result = pcall(function()
+    if kind == 'w' then
+      if redis.call('HGET', lock, '~writer') ~= owner then return 0 end
+    else
+      local ends = redis.call('ZSCORE', readers, owner)
+      if not ends or tonumber(ends) <= now_ms or redis.call('HEXISTS', lock, 'r|' .. owner) == 0 then
+        return 0
+      end
+      redis.call('ZADD', readers, now_ms + lease, owner)
+    end
+    extend(lock, readers, lease)
+    return 1
+  end)
+  if ok then renewed[i] = result else renewed[i] = 0 end
 end
 return renewed

@@ -2,28 +2,38 @@
 -- optionally undoing an acquisition whose reply it never saw.
 -- uses queue.lua
 --
--- KEYS[1] lock    hash: owner -> hold count (see acquire.lua)
--- KEYS[2] queue   zset of waiters (see queue.lua)
--- KEYS[3] expiry  hash of waiter deadlines (see queue.lua)
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
--- ARGV[2] '1' to also delete the lock when the owner holds it exactly once (an acquire that
---         timed out on the client may still have been applied), else '0'
--- ARGV[3] handoff grace in ms
--- ARGV[4] wake-up channel prefix
+-- ARGV[2] 'w' for a writer, 'r' for a reader
+-- ARGV[3] '1' to also undo the owner's hold when it holds exactly once (an acquire that timed
+--         out on the client may still have been applied), else '0'
+-- ARGV[4] handoff grace in ms
+-- ARGV[5] wake-up channel prefix
 -- Returns 1 when a hold was undone, else 0.
-local lock, queue, expiry = KEYS[1], KEYS[2], KEYS[3]
+local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
+local member = owner
+if ARGV[2] == 'r' then member = 'r|' .. owner end
 
-local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == owner
-redis.call('ZREM', queue, owner)
-redis.call('HDEL', expiry, owner)
+local writer = redis.call('HGET', lock, '~writer')
+local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == member
+redis.call('ZREM', queue, member)
+redis.call('HDEL', expiry, member)
 local undone = 0
-if ARGV[2] == '1' and redis.call('HGET', lock, owner) == '1' then
-  redis.call('DEL', lock)
-  undone = 1
+if ARGV[3] == '1' then
+  if ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, owner) == '1' then
+    redis.call('HDEL', lock, owner, '~writer', '~token')
+    writer = false
+    undone = 1
+  elseif ARGV[2] == 'r' and redis.call('HGET', lock, member) == '1' then
+    redis.call('HDEL', lock, member, 't|' .. owner)
+    redis.call('ZREM', readers, owner)
+    undone = 1
+  end
 end
-if (undone == 1 or was_head) and redis.call('EXISTS', lock) == 0 then
+if (undone == 1 or was_head) and not writer then
   local now_ms = server_time()
-  hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[3]), ARGV[4])
+  hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[4]), ARGV[5],
+    live_readers(lock, readers, now_ms) > 0)
 end
 return undone

@@ -19,11 +19,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The reentrant exclusive lock (see {@link RelockLock} for the contract, acquire.lua for the state
- * in Redis).
+ * One mode of a lock: the exclusive lock and the write half of a read-write lock are the WRITE
+ * mode of a name, the read half is its READ mode (see {@link RelockLock} for the contract,
+ * queue.lua for the state in Redis).
  *
  * <p>Design notes. The object is a stateless view: holds live in the client's {@link HoldTable},
- * so two {@code ExclusiveLock}s of one name agree. Re-entries are counted in Redis as well as
+ * so two {@code RedisLock}s of one name and mode agree. Re-entries are counted in Redis as well as
  * here (a re-entry costs one round trip and proves the lease is still there). A waiting thread
  * joins the lock's FIFO queue in Redis and parks on a {@link Waiter}; it is woken by a message
  * naming it when its turn comes, or wakes by itself when the holder's lease would run out or its
@@ -33,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * then followed, on the same connection and so in order, by withdraw.lua, which undoes a fresh
  * acquisition and leaves the queue; nothing ownerless lingers until its lease runs out.
  */
-final class ExclusiveLock implements RelockLock {
+final class RedisLock implements RelockLock {
 
-    private static final Logger log = LoggerFactory.getLogger(ExclusiveLock.class);
+    private static final Logger log = LoggerFactory.getLogger(RedisLock.class);
     private static final long RENEWED = 0;
     // what a waiter without a deadline tells acquire.lua it will wait: its queue entry then lives
     // as long as the retry hint, which it refreshes
@@ -46,11 +47,13 @@ final class ExclusiveLock implements RelockLock {
     private final LettuceRelockClient client;
     private final String name;
     private final LockKeys keys;
+    private final LockMode mode;
 
-    ExclusiveLock(LettuceRelockClient client, String name, LockKeys keys) {
+    RedisLock(LettuceRelockClient client, String name, LockKeys keys, LockMode mode) {
         this.client = client;
         this.name = name;
         this.keys = keys;
+        this.mode = mode;
     }
 
     @Override
@@ -144,9 +147,12 @@ final class ExclusiveLock implements RelockLock {
         boolean renewed = leaseMillis == RENEWED;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
         String owner = client.ownerOfCurrentThread();
-        Hold held = client.holds().get(keys.lock(), owner);
+        Hold held = client.holds().get(keys.lock(), mode, owner);
         if (held != null) {
             return reenter(held, lease, renewed);
+        }
+        if (mode == LockMode.WRITE && client.holds().get(keys.lock(), LockMode.READ, owner) != null) {
+            throw upgradeRefused();
         }
         long start = System.nanoTime();
         if (!forever && waitNanos <= 0) {
@@ -155,7 +161,7 @@ final class ExclusiveLock implements RelockLock {
         }
         // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
         long deadline = start + Math.min(waitNanos, Long.MAX_VALUE / 2);
-        Waiter waiter = client.waitingRoom().enter(owner, keys);
+        Waiter waiter = client.waitingRoom().enter(owner, keys, mode);
         boolean interrupted = false;
         long backoff = 0;
         try {
@@ -215,7 +221,7 @@ final class ExclusiveLock implements RelockLock {
         }
         long sent = System.nanoTime();
         List<Long> reply = client.calls().await(
-                client.calls().run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, acquireKeys(),
+                client.calls().run(mode.acquire, ScriptOutputType.MULTI, keys.all(),
                         held.owner, Long.toString(lease), "1", "0", client.graceMillis(), client.wakeChannelPrefix()),
                 "re-entry", name);
         if (reply.get(0) < 0) {
@@ -231,7 +237,7 @@ final class ExclusiveLock implements RelockLock {
     private Attempt attempt(String owner, long lease, long waitMillis) {
         long sent = System.nanoTime();
         CompletableFuture<List<Long>> reply = client.calls().run(
-                LuaScript.ACQUIRE, ScriptOutputType.MULTI, acquireKeys(),
+                mode.acquire, ScriptOutputType.MULTI, keys.all(),
                 owner, Long.toString(lease), "0", Long.toString(waitMillis),
                 client.graceMillis(), client.wakeChannelPrefix());
         List<Long> result;
@@ -242,22 +248,25 @@ final class ExclusiveLock implements RelockLock {
             withdraw(owner, true);
             throw e;
         }
+        if (result.get(0) == -2) {
+            throw upgradeRefused();
+        }
         return result.get(0) == 1
                 ? new Attempt(true, result.get(1), 0, sent)
                 : new Attempt(false, 0, result.get(1), sent);
     }
 
     private Hold register(String owner, Attempt attempt, long lease, boolean renewed) {
-        Hold hold = new Hold(name, keys, owner, attempt.token(), lease, renewed, attempt.sentNanos());
+        Hold hold = new Hold(name, keys, mode, owner, attempt.token(), lease, renewed, attempt.sentNanos());
         client.holds().add(hold);
         if (client.isClosed()) {
             // close() may have released the table before this hold joined it
             client.holds().remove(hold);
-            client.calls().runInOrder(LuaScript.RELEASE, ScriptOutputType.INTEGER, releaseKeys(),
+            client.calls().runInOrder(mode.release, ScriptOutputType.INTEGER, keys.all(),
                     owner, "all", client.graceMillis(), client.wakeChannelPrefix());
             client.ensureOpen();
         }
-        log.debug("lock '{}' acquired by {} with fencing token {}", name, owner, attempt.token());
+        log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, attempt.token());
         return hold;
     }
 
@@ -267,8 +276,8 @@ final class ExclusiveLock implements RelockLock {
             // close() withdraws the waiters itself, before it closes the connection
             return;
         }
-        client.calls().<Long>runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, releaseKeys(),
-                        owner, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix())
+        client.calls().<Long>runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, keys.all(),
+                        owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix())
                 .whenComplete((undone, error) -> {
                     if (error != null) {
                         log.debug("lock '{}': withdrawing {} failed; its queue entry expires by itself: {}",
@@ -282,10 +291,10 @@ final class ExclusiveLock implements RelockLock {
     @Override
     public void unlock() {
         client.ensureOpen();
-        Hold hold = client.holds().get(keys.lock(), client.ownerOfCurrentThread());
+        Hold hold = client.holds().get(keys.lock(), mode, client.ownerOfCurrentThread());
         if (hold == null) {
-            throw new IllegalMonitorStateException(
-                    "lock '" + name + "' is not held by the current thread (" + Thread.currentThread().getName() + ")");
+            throw new IllegalMonitorStateException(what() + " is not held by the current thread ("
+                    + Thread.currentThread().getName() + ")");
         }
         release(hold);
     }
@@ -298,7 +307,7 @@ final class ExclusiveLock implements RelockLock {
                 client.holds().remove(hold);
                 // clean up in case the key outlived the local view of the lease; owner-checked, and
                 // in order, so it cannot overtake this thread's next acquisition
-                client.calls().runInOrder(LuaScript.RELEASE, ScriptOutputType.INTEGER, releaseKeys(),
+                client.calls().runInOrder(mode.release, ScriptOutputType.INTEGER, keys.all(),
                         hold.owner, "all", client.graceMillis(), client.wakeChannelPrefix());
             }
             throw new LeaseLostException(name, hold.lostReason());
@@ -331,14 +340,14 @@ final class ExclusiveLock implements RelockLock {
             client.holds().remove(hold);
             hold.drop();
             hold.released();
-            log.debug("lock '{}' released by {}", name, hold.owner);
+            log.debug("{} '{}' released by {}", mode.description, name, hold.owner);
         } else {
             hold.drop();
         }
     }
 
     private CompletableFuture<Long> sendRelease(Hold hold, String mode) {
-        return client.calls().run(LuaScript.RELEASE, ScriptOutputType.INTEGER, releaseKeys(),
+        return client.calls().run(this.mode.release, ScriptOutputType.INTEGER, keys.all(),
                 hold.owner, mode, client.graceMillis(), client.wakeChannelPrefix());
     }
 
@@ -346,7 +355,7 @@ final class ExclusiveLock implements RelockLock {
     public boolean forceUnlock() {
         client.ensureOpen();
         long deleted = client.calls().await(
-                client.calls().<Long>run(LuaScript.FORCE_UNLOCK, ScriptOutputType.INTEGER, releaseKeys(),
+                client.calls().<Long>run(LuaScript.FORCE_UNLOCK, ScriptOutputType.INTEGER, keys.all(),
                         client.graceMillis(), client.wakeChannelPrefix()),
                 "force-unlock", name);
         if (deleted == 1) {
@@ -365,14 +374,14 @@ final class ExclusiveLock implements RelockLock {
 
     @Override
     public boolean isHeldByCurrentThread() {
-        Hold hold = client.holds().get(keys.lock(), client.ownerOfCurrentThread());
+        Hold hold = client.holds().get(keys.lock(), mode, client.ownerOfCurrentThread());
         // an explicit lease may have run out before the lease keeper's next pass noticed
         return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
     }
 
     @Override
     public int getHoldCount() {
-        Hold hold = client.holds().get(keys.lock(), client.ownerOfCurrentThread());
+        Hold hold = client.holds().get(keys.lock(), mode, client.ownerOfCurrentThread());
         return hold == null ? 0 : hold.holds();
     }
 
@@ -385,20 +394,20 @@ final class ExclusiveLock implements RelockLock {
 
     @Override
     public OptionalLong fencingToken() {
-        client.ensureOpen();
-        String token = client.calls().await(
-                client.calls().commands().hget(keys.lock(), "~token"), "fencingToken", name);
-        return token == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(token));
+        long token = client.inspect(name).fencingToken();
+        return token == 0 ? OptionalLong.empty() : OptionalLong.of(token);
     }
 
     // ---- arguments ------------------------------------------------------------------------
 
-    private String[] acquireKeys() {
-        return new String[] {keys.lock(), keys.fence(), keys.queue(), keys.expiry()};
+    private IllegalMonitorStateException upgradeRefused() {
+        return new IllegalMonitorStateException("the current thread holds the read lock of '" + name
+                + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
+                + " release the read lock first");
     }
 
-    private String[] releaseKeys() {
-        return new String[] {keys.lock(), keys.queue(), keys.expiry()};
+    private String what() {
+        return mode == LockMode.WRITE ? "lock '" + name + "'" : "read lock '" + name + "'";
     }
 
     private long leaseMillis(long lease, TimeUnit unit) {
@@ -423,6 +432,6 @@ final class ExclusiveLock implements RelockLock {
 
     @Override
     public String toString() {
-        return "RelockLock[" + name + "]";
+        return "RelockLock[" + name + (mode == LockMode.READ ? ", read" : "") + "]";
     }
 }

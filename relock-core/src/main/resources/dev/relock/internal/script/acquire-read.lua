@@ -1,0 +1,78 @@
+-- acquire-read.lua: take the read (shared) lock, re-enter it, or join the queue of waiters.
+-- Readers share the lock with each other, never with a writer other than themselves (a writer
+-- may take the read lock: downgrade). A new reader waits behind a writer that is already waiting,
+-- so writers are not starved; a reader that holds the read lock may always re-enter it.
+-- uses queue.lua
+--
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
+-- ARGV[1] owner id
+-- ARGV[2] lease in ms (> 0) of this reader
+-- ARGV[3] '1' when the caller already holds the read lock and this is a re-entry, else '0'
+-- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
+-- ARGV[5] handoff grace in ms
+-- ARGV[6] wake-up channel prefix
+-- Returns {1, token, holds}  acquired or re-entered (holds = the owner's read holds now)
+--         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
+--         {-1}               ARGV[3] was '1' but the owner's read lease has ended: lease lost
+local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner = ARGV[1]
+local member = 'r|' .. owner
+local lease = tonumber(ARGV[2])
+local wait = tonumber(ARGV[4])
+local grace = tonumber(ARGV[5])
+
+local writer = redis.call('HGET', lock, '~writer')
+local now_ms, now_us = server_time()
+local reading = live_readers(lock, readers, now_ms)
+local holds = redis.call('HGET', lock, member)
+local lease_ends = redis.call('ZSCORE', readers, owner)
+if holds and lease_ends then
+  holds = redis.call('HINCRBY', lock, member, 1)
+  if tonumber(lease_ends) < now_ms + lease then
+    redis.call('ZADD', readers, now_ms + lease, owner)
+  end
+  extend(lock, readers, lease)
+  return {1, tonumber(redis.call('HGET', lock, 't|' .. owner)), holds}
+end
+if ARGV[3] == '1' then return {-1} end
+
+local head, dropped = live_head(queue, expiry, now_ms)
+local blocked
+if writer then
+  blocked = writer ~= owner
+else
+  -- may not pass a live writer queued ahead of it (for a newcomer: anywhere in the queue)
+  local rank = redis.call('ZRANK', queue, member)
+  local ahead = {}
+  if rank == false or rank == nil then
+    ahead = redis.call('ZRANGE', queue, 0, -1)
+  elseif rank > 0 then
+    ahead = redis.call('ZRANGE', queue, 0, rank - 1)
+  end
+  blocked = false
+  for _, waiting in ipairs(ahead) do
+    if not is_reader(waiting) and tonumber(redis.call('HGET', expiry, waiting) or '0') > now_ms then
+      blocked = true
+      break
+    end
+  end
+end
+
+if not blocked then
+  local token, text = next_token(fence, now_us)
+  redis.call('HSET', lock, member, 1, 't|' .. owner, text)
+  redis.call('ZADD', readers, now_ms + lease, owner)
+  extend(lock, readers, lease)
+  redis.call('ZREM', queue, member)
+  redis.call('HDEL', expiry, member)
+  return {1, token, 1}
+end
+
+if not writer and reading == 0 and dropped then
+  hand_off(lock, queue, expiry, now_ms, grace, ARGV[6], false)
+end
+local retry = retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
+if wait > 0 then
+  enqueue(queue, expiry, member, now_ms, now_us, wait, retry, grace)
+end
+return {0, retry}

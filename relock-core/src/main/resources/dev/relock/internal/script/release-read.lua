@@ -1,0 +1,27 @@
+-- release-read.lua: give up one read hold (or all of them) of an owner; when the last reader
+-- leaves a lock no writer holds, the next waiters get their turn.
+-- uses queue.lua
+--
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
+-- ARGV[1] owner id
+-- ARGV[2] 'one' to give up one hold, 'all' to give up every read hold of the owner
+-- ARGV[3] handoff grace in ms
+-- ARGV[4] wake-up channel prefix
+-- Returns the owner's read holds left (0 = released), or -1 when the owner holds no read lock:
+-- its lease ran out or the lock was deleted.
+local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
+local owner = ARGV[1]
+
+local holds = redis.call('HGET', lock, 'r|' .. owner)
+local now_ms = server_time()
+local reading = live_readers(lock, readers, now_ms)
+if not holds or not redis.call('ZSCORE', readers, owner) then return -1 end
+if ARGV[2] == 'one' and tonumber(holds) > 1 then
+  return redis.call('HINCRBY', lock, 'r|' .. owner, -1)
+end
+redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
+redis.call('ZREM', readers, owner)
+if reading == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
+  hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[3]), ARGV[4], false)
+end
+return 0
