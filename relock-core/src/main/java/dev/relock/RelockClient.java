@@ -56,6 +56,16 @@ public interface RelockClient extends AutoCloseable {
     RelockReadWriteLock readWriteLock(String name);
 
     /**
+     * The semaphore with this name (set its number of permits once with
+     * {@link RelockSemaphore#trySetPermits}).
+     *
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalStateException if the client is closed
+     */
+    RelockSemaphore semaphore(String name);
+
+    /**
      * What Redis holds for the lock with this name now, whether held or free. One round trip.
      *
      * @throws NullPointerException if name is null

@@ -63,7 +63,7 @@ class OwnershipTest extends OneServerTestBase {
     @Test
     void forceUnlockFreesTheLockAndTheFormerHolderHearsOfItFromItsLeaseKeeper() {
         List<LeaseLost> heard = new CopyOnWriteArrayList<>();
-        RelockClient holderClient = newClient(b -> b.defaultLease(Duration.ofMillis(600)).leaseLostListener(heard::add));
+        RelockClient holderClient = newClient(b -> b.defaultLease(Duration.ofMillis(900)).leaseLostListener(heard::add));
         RelockLock held = holderClient.lock("forced");
         RelockLock operator = newClient().lock("forced");
         RelockLock next = newClient().lock("forced");
@@ -73,7 +73,7 @@ class OwnershipTest extends OneServerTestBase {
         assertThat(operator.isLocked()).isFalse();
         assertThat(next.tryLock()).as("another client right after forceUnlock").isTrue();
         try {
-            // the holder's next renewal (every 200 ms) finds the lock gone
+            // the holder's next renewal (every 300 ms) finds the lock gone
             await().atMost(HANG).until(() -> !heard.isEmpty());
             assertThat(heard).singleElement().satisfies(lost -> {
                 assertThat(lost.lockName()).isEqualTo("forced");

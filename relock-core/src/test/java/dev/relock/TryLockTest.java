@@ -156,12 +156,10 @@ class TryLockTest extends OneServerTestBase {
         RelockClient client = newClient();
         RelockLock lock = client.lock("no-jumping");
         // a waiter of some other client, queued and not yet expired, but whose client never takes its
-        // turn (as if it had crashed): written the way acquire.lua queues a waiter
+        // turn (as if it had crashed): written the way acquire.lua queues a waiter, with server time
         String absent = "00000000000000000000000000000000:1";
-        List<String> time = admin().time();
-        long nowMillis = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-        admin().zadd(queueKey("no-jumping"), nowMillis * 1000.0, absent);
-        admin().hset("relock:{no-jumping}:expiry", absent, Long.toString(nowMillis + 1_500));
+        admin().zadd(queueKey("no-jumping"), serverMillis() * 1000.0, absent);
+        admin().hset("relock:{no-jumping}:expiry", absent, Long.toString(serverMillis() + 60_000));
         admin().pexpire(queueKey("no-jumping"), 60_000);
         admin().pexpire("relock:{no-jumping}:expiry", 60_000);
 
@@ -169,6 +167,7 @@ class TryLockTest extends OneServerTestBase {
         assertThat(lock.tryLock()).as("free, but somebody is in line").isFalse();
 
         // a waiter is served once the absent head's entry has expired
+        admin().hset("relock:{no-jumping}:expiry", absent, Long.toString(serverMillis() + 500));
         long start = System.nanoTime();
         assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         try {
@@ -177,5 +176,10 @@ class TryLockTest extends OneServerTestBase {
         } finally {
             lock.unlock();
         }
+    }
+
+    private long serverMillis() {
+        List<String> time = admin().time();
+        return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
     }
 }

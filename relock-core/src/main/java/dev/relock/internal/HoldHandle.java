@@ -7,14 +7,14 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One acquisition of a {@link Hold}; closing it gives up that one hold, once. */
-final class HoldHandle implements LockHandle {
+class HoldHandle implements LockHandle {
 
-    private final RedisLock lock;
+    private final LettuceRelockClient client;
     private final Hold hold;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    HoldHandle(RedisLock lock, Hold hold) {
-        this.lock = lock;
+    HoldHandle(LettuceRelockClient client, Hold hold) {
+        this.client = client;
         this.hold = hold;
     }
 
@@ -42,7 +42,7 @@ final class HoldHandle implements LockHandle {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            lock.release(hold);
+            client.release(hold);
         }
     }
 

@@ -82,7 +82,7 @@ final class LeaseKeeper implements AutoCloseable {
         for (int i = 0; i < batch.size(); i++) {
             Hold hold = batch.get(i);
             keys[2 * i] = hold.keys.lock();
-            keys[2 * i + 1] = hold.keys.readers();
+            keys[2 * i + 1] = hold.keys.leases();
             args[3 * i] = hold.owner;
             args[3 * i + 1] = Long.toString(hold.leaseMillis());
             args[3 * i + 2] = hold.mode.kind;

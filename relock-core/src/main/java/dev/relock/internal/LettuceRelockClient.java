@@ -1,6 +1,8 @@
 package dev.relock.internal;
 
 import dev.relock.LeaseLost;
+import dev.relock.LeaseLostException;
+import dev.relock.LeaseState;
 import dev.relock.LeaseLostListener;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
@@ -8,6 +10,7 @@ import dev.relock.RelockClientBuilder;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
 import dev.relock.RelockReadWriteLock;
+import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.LockInfo;
@@ -36,6 +39,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,6 +71,7 @@ public final class LettuceRelockClient implements RelockClient {
     private final String wakeChannelPrefix;
     private final String graceMillis;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong holderIds = new AtomicLong();
 
     private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
             RedisClient redisClient, boolean ownsRedisClient, String address) {
@@ -170,6 +175,13 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     @Override
+    public RelockSemaphore semaphore(String name) {
+        checkName(name);
+        ensureOpen();
+        return new RedisSemaphore(this, name, LockKeys.ofSemaphore(settings.keyPrefix(), name));
+    }
+
+    @Override
     public LockInfo inspect(String name) {
         checkName(name);
         ensureOpen();
@@ -211,7 +223,7 @@ public final class LettuceRelockClient implements RelockClient {
     private CompletableFuture<LockInfo> inspectAsync(String name) {
         LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
         return calls.<List<Object>>run(LuaScript.INSPECT, ScriptOutputType.MULTI,
-                        new String[] {keys.lock(), keys.expiry(), keys.readers()})
+                        new String[] {keys.lock(), keys.expiry(), keys.leases()})
                 .thenApply(reply -> {
                     // see inspect.lua for the layout
                     long pttl = (Long) reply.get(0);
@@ -280,7 +292,7 @@ public final class LettuceRelockClient implements RelockClient {
         leaseKeeper.close();
         List<CompletableFuture<Long>> releases = new ArrayList<>();
         // withdraw the waiters before waking them: a woken waiter leaves the room
-        waitingRoom.forEach((owner, waiter) -> releases.add(calls.runInOrder(LuaScript.WITHDRAW,
+        waitingRoom.forEach((owner, waiter) -> releases.add(calls.runInOrder(waiter.mode.withdraw,
                 ScriptOutputType.INTEGER, waiter.keys.all(),
                 owner, waiter.mode.kind, "0", graceMillis, wakeChannelPrefix)));
         waitingRoom.wakeAll();
@@ -320,6 +332,11 @@ public final class LettuceRelockClient implements RelockClient {
         return closed.get();
     }
 
+    /** A new owner id for an acquisition that belongs to a handle, not a thread. */
+    String newHolderId() {
+        return clientId + ":h" + holderIds.incrementAndGet();
+    }
+
     String ownerOfCurrentThread() {
         return clientId + ":" + Thread.currentThread().getId();
     }
@@ -346,6 +363,58 @@ public final class LettuceRelockClient implements RelockClient {
 
     WaitingRoom waitingRoom() {
         return waitingRoom;
+    }
+
+    /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
+    void release(Hold hold) {
+        ensureOpen();
+        if (hold.state() == LeaseState.LOST) {
+            if (hold.drop() == 0) {
+                holds.remove(hold);
+                // clean up in case the key outlived the local view of the lease; owner-checked, and
+                // in order, so it cannot overtake this thread's next acquisition
+                calls.runInOrder(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
+                        hold.owner, "all", graceMillis, wakeChannelPrefix);
+            }
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        boolean last = hold.holds() <= 1;
+        if (last) {
+            hold.beginRelease();
+        }
+        long left;
+        try {
+            // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
+            // cannot keep the lock alive
+            left = calls.await(sendRelease(hold, last ? "all" : "one"), "release", hold.lockName);
+        } catch (RelockException e) {
+            if (last) {
+                // stop renewing: the lease runs out in Redis by itself
+                holds.remove(hold);
+                hold.released();
+            }
+            throw e;
+        }
+        if (left < 0) {
+            reportLost(hold, "Redis no longer had it at release (lease ran out, key deleted or forced open)");
+            if (hold.drop() == 0) {
+                holds.remove(hold);
+            }
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        if (last) {
+            holds.remove(hold);
+            hold.drop();
+            hold.released();
+            log.debug("{} '{}' released by {}", hold.mode.description, hold.lockName, hold.owner);
+        } else {
+            hold.drop();
+        }
+    }
+
+    private CompletableFuture<Long> sendRelease(Hold hold, String howMany) {
+        return calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
+                hold.owner, howMany, graceMillis, wakeChannelPrefix);
     }
 
     /** Marks a hold lost and tells the listeners, once. */

@@ -7,24 +7,34 @@ package dev.relock.internal;
  * <p>Escaping keeps the tag intact whatever the name: '%', '{' and '}' become %25, %7B and %7D, so
  * the first '}' after the prefix's ':{' always closes the tag, and {@link #nameOf} can undo it.
  *
- * <p>What each key holds is described in queue.lua, beside the scripts.
+ * <p>What each key holds is described in queue.lua, beside the scripts. A semaphore named N has
+ * the same set of keys under {@code <prefix>:{N}:sem}, so a lock and a semaphore may share a name.
  *
- * @param lock hash of the holders (writer, readers, tokens); its TTL is the longest lease
+ * @param lock hash of the holders (writer, readers, tokens; or a semaphore's permits); a lock's TTL
+ *     is its longest lease
  * @param fence string: the last fencing token handed out
  * @param queue zset of waiters in arrival order
  * @param expiry hash waiter -> deadline of its queue entry
- * @param readers zset reader -> end of its lease
+ * @param leases zset holder -> end of its own lease: the readers of a lock, the permit holders of
+ *     a semaphore
  */
-public record LockKeys(String lock, String fence, String queue, String expiry, String readers) {
+public record LockKeys(String lock, String fence, String queue, String expiry, String leases) {
 
     public static LockKeys of(String prefix, String name) {
-        String lock = prefix + ":{" + escape(name) + "}";
-        return new LockKeys(lock, lock + ":fence", lock + ":queue", lock + ":expiry", lock + ":readers");
+        return under(prefix + ":{" + escape(name) + "}", ":readers");
+    }
+
+    public static LockKeys ofSemaphore(String prefix, String name) {
+        return under(prefix + ":{" + escape(name) + "}:sem", ":leases");
+    }
+
+    private static LockKeys under(String base, String leasesSuffix) {
+        return new LockKeys(base, base + ":fence", base + ":queue", base + ":expiry", base + leasesSuffix);
     }
 
     /** The keys in the order every lock script takes them (see queue.lua). */
     String[] all() {
-        return new String[] {lock, fence, queue, expiry, readers};
+        return new String[] {lock, fence, queue, expiry, leases};
     }
 
     /** The lock name in a lock key made by {@link #of}, or null if the key is not one. */

@@ -3,22 +3,26 @@ package dev.relock.internal;
 import dev.relock.internal.script.LuaScript;
 
 /**
- * The two ways to hold a lock: WRITE excludes everyone else (it is the exclusive lock), READ is
- * shared with other readers. Each mode has its own scripts, and its own kind letter in the
- * scripts' arguments.
+ * The ways to hold something: WRITE excludes everyone else (it is the exclusive lock), READ is
+ * shared with other readers, PERMITS holds some of a semaphore's permits. Each has its own
+ * scripts, and its own kind letter in the scripts' arguments; all take the keys of
+ * {@link LockKeys#all()} and the same leading arguments.
  */
 enum LockMode {
-    WRITE(LuaScript.ACQUIRE, LuaScript.RELEASE, "w", "write lock"),
-    READ(LuaScript.ACQUIRE_READ, LuaScript.RELEASE_READ, "r", "read lock");
+    WRITE(LuaScript.ACQUIRE, LuaScript.RELEASE, LuaScript.WITHDRAW, "w", "lock"),
+    READ(LuaScript.ACQUIRE_READ, LuaScript.RELEASE_READ, LuaScript.WITHDRAW, "r", "read lock"),
+    PERMITS(LuaScript.PERMITS_ACQUIRE, LuaScript.PERMITS_RELEASE, LuaScript.PERMITS_WITHDRAW, "s", "semaphore");
 
     final LuaScript acquire;
     final LuaScript release;
+    final LuaScript withdraw;
     final String kind;
     final String description;
 
-    LockMode(LuaScript acquire, LuaScript release, String kind, String description) {
+    LockMode(LuaScript acquire, LuaScript release, LuaScript withdraw, String kind, String description) {
         this.acquire = acquire;
         this.release = release;
+        this.withdraw = withdraw;
         this.kind = kind;
         this.description = description;
     }

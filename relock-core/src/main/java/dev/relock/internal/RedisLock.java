@@ -3,8 +3,6 @@ package dev.relock.internal;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
-import dev.relock.RedisUnavailableException;
-import dev.relock.RelockException;
 import dev.relock.RelockLock;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
@@ -13,7 +11,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,25 +21,15 @@ import org.slf4j.LoggerFactory;
  * queue.lua for the state in Redis).
  *
  * <p>Design notes. The object is a stateless view: holds live in the client's {@link HoldTable},
- * so two {@code RedisLock}s of one name and mode agree. Re-entries are counted in Redis as well as
- * here (a re-entry costs one round trip and proves the lease is still there). A waiting thread
- * joins the lock's FIFO queue in Redis and parks on a {@link Waiter}; it is woken by a message
- * naming it when its turn comes, or wakes by itself when the holder's lease would run out or its
- * own wait ends. It never polls at a fixed rate.
- *
- * <p>Ambiguity: an attempt whose reply times out may still be applied by Redis. The attempt is
- * then followed, on the same connection and so in order, by withdraw.lua, which undoes a fresh
- * acquisition and leaves the queue; nothing ownerless lingers until its lease runs out.
+ * so two {@code RedisLock}s of one name and mode agree. Fresh acquisitions (and their waiting)
+ * are an {@link Acquisition}. Re-entries are counted in Redis as well as here (a re-entry costs
+ * one round trip and proves the lease is still there).
  */
 final class RedisLock implements RelockLock {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLock.class);
     private static final long RENEWED = 0;
-    // what a waiter without a deadline tells acquire.lua it will wait: its queue entry then lives
-    // as long as the retry hint, which it refreshes
-    private static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
-    private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final String[] NO_EXTRA_ARGS = {};
 
     private final LettuceRelockClient client;
     private final String name;
@@ -101,7 +88,7 @@ final class RedisLock implements RelockLock {
 
     @Override
     public LockHandle acquire() {
-        return new HoldHandle(this, acquireUninterruptibly(RENEWED));
+        return new HoldHandle(client, acquireUninterruptibly(RENEWED));
     }
 
     @Override
@@ -119,7 +106,7 @@ final class RedisLock implements RelockLock {
     }
 
     private Optional<LockHandle> handle(Hold hold) {
-        return hold == null ? Optional.empty() : Optional.of(new HoldHandle(this, hold));
+        return hold == null ? Optional.empty() : Optional.of(new HoldHandle(client, hold));
     }
 
     private Hold acquireUninterruptibly(long leaseMillis) {
@@ -154,65 +141,12 @@ final class RedisLock implements RelockLock {
         if (mode == LockMode.WRITE && client.holds().get(keys.lock(), LockMode.READ, owner) != null) {
             throw upgradeRefused();
         }
-        long start = System.nanoTime();
-        if (!forever && waitNanos <= 0) {
-            Attempt attempt = attempt(owner, lease, 0);
-            return attempt.acquired() ? register(owner, attempt, lease, renewed) : null;
-        }
-        // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
-        long deadline = start + Math.min(waitNanos, Long.MAX_VALUE / 2);
-        Waiter waiter = client.waitingRoom().enter(owner, keys, mode);
-        boolean interrupted = false;
-        long backoff = 0;
-        try {
-            while (true) {
-                waiter.reset();
-                // after reset(): a close() from now on leaves its wake-up in the waiter (and
-                // withdraws it from the queue)
-                client.ensureOpen();
-                long now = System.nanoTime();
-                long parkUntil;
-                try {
-                    long waitMillis = forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - now));
-                    Attempt attempt = attempt(owner, lease, waitMillis);
-                    if (attempt.acquired()) {
-                        return register(owner, attempt, lease, renewed);
-                    }
-                    backoff = 0;
-                    // +1 ms: wake just after the holder's lease has run out in Redis
-                    parkUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(attempt.retryMillis() + 1);
-                } catch (RedisUnavailableException e) {
-                    if (!forever) {
-                        throw e;
-                    }
-                    backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
-                    log.debug("lock '{}': Redis unavailable, trying again in {} ms: {}",
-                            name, TimeUnit.NANOSECONDS.toMillis(backoff), e.getMessage());
-                    parkUntil = System.nanoTime() + backoff;
-                }
-                if (!forever) {
-                    if (System.nanoTime() - deadline >= 0) {
-                        withdraw(owner, false);
-                        return null;
-                    }
-                    parkUntil = deadline - parkUntil < 0 ? deadline : parkUntil;
-                }
-                try {
-                    waiter.await(parkUntil);
-                } catch (InterruptedException e) {
-                    if (interruptible) {
-                        withdraw(owner, false);
-                        throw e;
-                    }
-                    interrupted = true;
-                }
+        return new Acquisition(client, name, keys, mode, owner, lease, renewed, NO_EXTRA_ARGS, code -> {
+            if (code == -2) {
+                return upgradeRefused();
             }
-        } finally {
-            client.waitingRoom().leave(owner, waiter);
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+            return new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code);
+        }).run(waitNanos, forever, interruptible);
     }
 
     private Hold reenter(Hold held, long lease, boolean renewed) {
@@ -232,60 +166,6 @@ final class RedisLock implements RelockLock {
         return held;
     }
 
-    private record Attempt(boolean acquired, long token, long retryMillis, long sentNanos) {}
-
-    private Attempt attempt(String owner, long lease, long waitMillis) {
-        long sent = System.nanoTime();
-        CompletableFuture<List<Long>> reply = client.calls().run(
-                mode.acquire, ScriptOutputType.MULTI, keys.all(),
-                owner, Long.toString(lease), "0", Long.toString(waitMillis),
-                client.graceMillis(), client.wakeChannelPrefix());
-        List<Long> result;
-        try {
-            result = client.calls().await(reply, "acquire", name);
-        } catch (RedisUnavailableException e) {
-            // the attempt may still be applied; undo it in order on the same connection
-            withdraw(owner, true);
-            throw e;
-        }
-        if (result.get(0) == -2) {
-            throw upgradeRefused();
-        }
-        return result.get(0) == 1
-                ? new Attempt(true, result.get(1), 0, sent)
-                : new Attempt(false, 0, result.get(1), sent);
-    }
-
-    private Hold register(String owner, Attempt attempt, long lease, boolean renewed) {
-        Hold hold = new Hold(name, keys, mode, owner, attempt.token(), lease, renewed, attempt.sentNanos());
-        client.holds().add(hold);
-        if (client.isClosed()) {
-            // close() may have released the table before this hold joined it
-            client.holds().remove(hold);
-            client.calls().runInOrder(mode.release, ScriptOutputType.INTEGER, keys.all(),
-                    owner, "all", client.graceMillis(), client.wakeChannelPrefix());
-            client.ensureOpen();
-        }
-        log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, attempt.token());
-        return hold;
-    }
-
-    /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
-    private void withdraw(String owner, boolean undoFreshHold) {
-        if (client.isClosed()) {
-            // close() withdraws the waiters itself, before it closes the connection
-            return;
-        }
-        client.calls().<Long>runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, keys.all(),
-                        owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix())
-                .whenComplete((undone, error) -> {
-                    if (error != null) {
-                        log.debug("lock '{}': withdrawing {} failed; its queue entry expires by itself: {}",
-                                name, owner, error.toString());
-                    }
-                });
-    }
-
     // ---- releasing ------------------------------------------------------------------------
 
     @Override
@@ -296,59 +176,7 @@ final class RedisLock implements RelockLock {
             throw new IllegalMonitorStateException(what() + " is not held by the current thread ("
                     + Thread.currentThread().getName() + ")");
         }
-        release(hold);
-    }
-
-    /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
-    void release(Hold hold) {
-        client.ensureOpen();
-        if (hold.state() == LeaseState.LOST) {
-            if (hold.drop() == 0) {
-                client.holds().remove(hold);
-                // clean up in case the key outlived the local view of the lease; owner-checked, and
-                // in order, so it cannot overtake this thread's next acquisition
-                client.calls().runInOrder(mode.release, ScriptOutputType.INTEGER, keys.all(),
-                        hold.owner, "all", client.graceMillis(), client.wakeChannelPrefix());
-            }
-            throw new LeaseLostException(name, hold.lostReason());
-        }
-        boolean last = hold.holds() <= 1;
-        if (last) {
-            hold.beginRelease();
-        }
-        long left;
-        try {
-            // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
-            // cannot keep the lock alive
-            left = client.calls().await(sendRelease(hold, last ? "all" : "one"), "release", name);
-        } catch (RelockException e) {
-            if (last) {
-                // stop renewing: the lease runs out in Redis by itself
-                client.holds().remove(hold);
-                hold.released();
-            }
-            throw e;
-        }
-        if (left < 0) {
-            client.reportLost(hold, "Redis no longer had it at release (lease ran out, key deleted or forced open)");
-            if (hold.drop() == 0) {
-                client.holds().remove(hold);
-            }
-            throw new LeaseLostException(name, hold.lostReason());
-        }
-        if (last) {
-            client.holds().remove(hold);
-            hold.drop();
-            hold.released();
-            log.debug("{} '{}' released by {}", mode.description, name, hold.owner);
-        } else {
-            hold.drop();
-        }
-    }
-
-    private CompletableFuture<Long> sendRelease(Hold hold, String mode) {
-        return client.calls().run(this.mode.release, ScriptOutputType.INTEGER, keys.all(),
-                hold.owner, mode, client.graceMillis(), client.wakeChannelPrefix());
+        client.release(hold);
     }
 
     @Override
@@ -424,10 +252,6 @@ final class RedisLock implements RelockLock {
         } catch (ArithmeticException e) {
             return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
-    }
-
-    private static long ceilMillis(long nanos) {
-        return (nanos + 999_999) / 1_000_000;
     }
 
     @Override

@@ -12,6 +12,10 @@
 --                  A member is <owner> for a writer, 'r|'<owner> for a reader.
 --   expiry   hash  waiting member -> server time in ms after which its entry counts as dead
 --   readers  zset  reading owner -> server time in ms when its lease ends
+-- A semaphore named N keeps the same keys under {N}:sem, its leases zset being named 'leases':
+--   lock     hash  '~limit' -> the number of permits (set once; no TTL), '~used' -> permits out,
+--                  <holder>  -> permits held by that holder (one holder per acquisition)
+--   leases   zset  holder -> server time in ms when its lease ends
 -- A live waiter refreshes its expiry on every attempt; a crashed one is dropped once it expires.
 -- A crashed reader's hold is dropped once its own lease ends, whatever the other readers do.
 -- Wake-ups are published to '<channel prefix><client id>', the owning client's own channel:
@@ -64,6 +68,17 @@ local function live_readers(lock, readers, now_ms)
     redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
   end
   return redis.call('ZCARD', readers)
+end
+
+-- Returns the permits of semaphore holders whose lease has ended; returns the permits out now.
+local function live_permits(sem, leases, now_ms)
+  for _, holder in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
+    local permits = tonumber(redis.call('HGET', sem, holder) or '0')
+    redis.call('HDEL', sem, holder)
+    redis.call('HINCRBY', sem, '~used', -permits)
+    redis.call('ZREM', leases, holder)
+  end
+  return tonumber(redis.call('HGET', sem, '~used') or '0')
 end
 
 -- Drops dead entries from the head of the queue. Returns the live head (or nil) and whether any

@@ -1,0 +1,68 @@
+package dev.relock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A distributed counting semaphore whose permits are leased: each acquisition is a
+ * {@link PermitHandle} holding its permits under a lease (renewed by the client's lease keeper
+ * unless an explicit lease is given), so the permits of a crashed client come back when its lease
+ * runs out. Closing the handle gives them back and wakes the next waiter.
+ *
+ * <p>Never more permits are out than set, under any interleaving: every change is one script in
+ * Redis. Waiters are served first come, first served (a large request at the head waits, and
+ * smaller ones behind it wait too). The number of permits lives in Redis, shared by every client:
+ * set it once with {@link #trySetPermits}, change it with {@link #addPermits}.
+ *
+ * <p>A semaphore and a lock may share a name; they are different things.
+ */
+public interface RelockSemaphore {
+
+    /** The semaphore's name as given to {@link RelockClient#semaphore(String)}. */
+    String name();
+
+    /**
+     * Sets the number of permits if no number is set yet.
+     *
+     * @return whether this call set it
+     * @throws IllegalArgumentException if permits is negative
+     */
+    boolean trySetPermits(int permits);
+
+    /**
+     * Adds (or with a negative delta takes away) permits; waiters are woken when permits are added.
+     * Taking away permits that are held makes {@link #availablePermits()} negative until they come
+     * back.
+     *
+     * @return the number of permits now
+     * @throws IllegalStateException if no number of permits is set, or the result would be negative
+     */
+    int addPermits(int delta);
+
+    /**
+     * The permits free now (the number set minus those held under live leases).
+     *
+     * @throws IllegalStateException if no number of permits is set
+     */
+    int availablePermits();
+
+    /**
+     * Acquires {@code permits}, waiting as long as it takes, under a renewed lease.
+     *
+     * @throws IllegalArgumentException if permits is not positive or more than the semaphore has
+     * @throws IllegalStateException if no number of permits is set
+     * @throws InterruptedException if interrupted while waiting
+     */
+    PermitHandle acquire(int permits) throws InterruptedException;
+
+    /**
+     * Acquires {@code permits} under a renewed lease, waiting up to {@code wait}; a wait of zero or
+     * less tries once.
+     *
+     * @return the handle, or empty if the permits were not free within {@code wait}
+     */
+    Optional<PermitHandle> tryAcquire(int permits, Duration wait) throws InterruptedException;
+
+    /** As {@link #tryAcquire(int, Duration)}, with an explicit lease that is not renewed. */
+    Optional<PermitHandle> tryAcquire(int permits, Duration wait, Duration lease) throws InterruptedException;
+}
