@@ -66,6 +66,15 @@ public interface RelockClient extends AutoCloseable {
     RelockSemaphore semaphore(String name);
 
     /**
+     * The exclusive locks of these names, taken all or none.
+     *
+     * @throws NullPointerException if names or one of them is null
+     * @throws IllegalArgumentException if there are no names, a name is repeated, blank or too long
+     * @throws IllegalStateException if the client is closed
+     */
+    RelockMultiLock multiLock(String... names);
+
+    /**
      * What Redis holds for the lock with this name now, whether held or free. One round trip.
      *
      * @throws NullPointerException if name is null

@@ -9,6 +9,7 @@ import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
+import dev.relock.RelockMultiLock;
 import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
@@ -36,6 +37,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -179,6 +181,25 @@ public final class LettuceRelockClient implements RelockClient {
         checkName(name);
         ensureOpen();
         return new RedisSemaphore(this, name, LockKeys.ofSemaphore(settings.keyPrefix(), name));
+    }
+
+    @Override
+    public RelockMultiLock multiLock(String... names) {
+        Objects.requireNonNull(names, "names");
+        if (names.length == 0) {
+            throw new IllegalArgumentException("a multi-lock needs at least one name");
+        }
+        Map<String, RelockLock> byKey = new TreeMap<>();
+        for (String name : names) {
+            checkName(name);
+            LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+            if (byKey.put(keys.lock(), new RedisLock(this, name, keys, LockMode.WRITE)) != null) {
+                throw new IllegalArgumentException("lock name '" + name + "' appears twice in a multi-lock");
+            }
+        }
+        ensureOpen();
+        // one global order, the keys', so two multi-locks never wait for each other in a circle
+        return new OrderedMultiLock(new ArrayList<>(byKey.values()));
     }
 
     @Override
