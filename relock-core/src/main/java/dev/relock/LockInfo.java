@@ -6,23 +6,31 @@ import java.util.Map;
 /**
  * What Redis holds for one lock at one moment, for operators' tools.
  *
+ * <p>Semaphores are described the same way, with kind {@value #SEMAPHORE}, their holders'
+ * permits as hold counts and their number of permits in {@code permits}.
+ *
  * @param name the lock's name
  * @param kind {@value #EXCLUSIVE} when a writer (or the exclusive lock's holder) holds it,
- *     {@value #SHARED} when readers hold it, {@value #FREE} when nobody does
- * @param holders owner id ({@code <client id>:<thread id>}) -> hold count: the one writer, or
- *     every reader; empty when free. A writer that downgraded is listed as the writer.
- * @param fencingToken the writer's fencing token, or the highest reader's; 0 when free
+ *     {@value #SHARED} when readers hold it, {@value #FREE} when nobody does, {@value #SEMAPHORE}
+ *     for a semaphore
+ * @param holders owner id ({@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a
+ *     handle) -> hold count: the one writer, or every reader, or a semaphore's permit holders
+ *     with their permits; empty when free. A writer that downgraded is listed as the writer.
+ * @param fencingToken the writer's fencing token, or the highest reader's; 0 when free and for
+ *     semaphores
  * @param remainingLease the longest lease left among the holders; {@link Duration#ZERO} when free,
  *     and {@code ChronoUnit.FOREVER.getDuration()} for a key without expiry (not made by relock)
  * @param waiters how many live waiters are queued for it
+ * @param permits a semaphore's number of permits (-1 when not set); 0 for locks
  */
 public record LockInfo(
         String name, String kind, Map<String, Integer> holders, long fencingToken,
-        Duration remainingLease, int waiters) {
+        Duration remainingLease, int waiters, int permits) {
 
     public static final String EXCLUSIVE = "exclusive";
     public static final String SHARED = "shared";
     public static final String FREE = "free";
+    public static final String SEMAPHORE = "semaphore";
 
     public LockInfo {
         holders = Map.copyOf(holders);

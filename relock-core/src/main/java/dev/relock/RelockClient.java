@@ -83,8 +83,17 @@ public interface RelockClient extends AutoCloseable {
     LockInfo inspect(String name);
 
     /**
-     * The locks that are held now whose names match {@code nameGlob} (Redis glob syntax: {@code *},
-     * {@code ?}, {@code [abc]}; {@code "*"} for all), sorted by name. Walks the keyspace with SCAN,
+     * What Redis holds for the semaphore with this name now: its permits and live holders.
+     *
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank or too long
+     */
+    LockInfo inspectSemaphore(String name);
+
+    /**
+     * The locks that are held now, and the semaphores that exist, whose names match
+     * {@code nameGlob} (Redis glob syntax: {@code *}, {@code ?}, {@code [abc]}; {@code "*"} for
+     * all), sorted by name (a lock before a semaphore of the same name). Walks the keyspace with SCAN,
      * never KEYS, so it does not block Redis, and like SCAN it may miss a lock taken during the walk.
      */
     List<LockInfo> list(String nameGlob);

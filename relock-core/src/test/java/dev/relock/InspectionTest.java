@@ -90,4 +90,29 @@ class InspectionTest {
             assertThat(otherPrefix.list("*")).extracting(LockInfo::name).containsExactly("list:hidden");
         }
     }
+
+    @Test
+    void semaphoresAreInspectedAndListedBesideLocks() throws Exception {
+        try (RelockClient client = RelockClient.create(server.uri())) {
+            RelockSemaphore pool = client.semaphore("sem:pool");
+            pool.trySetPermits(3);
+            client.lock("sem:pool").lock();
+            try (PermitHandle held = pool.acquire(2)) {
+                LockInfo info = client.inspectSemaphore("sem:pool");
+                assertThat(info.kind()).isEqualTo(LockInfo.SEMAPHORE);
+                assertThat(info.permits()).isEqualTo(3);
+                assertThat(info.holders()).hasSize(1).containsValue(2);
+                assertThat(info.holders().keySet().iterator().next()).startsWith(client.clientId() + ":h");
+                assertThat(info.remainingLease()).isPositive();
+
+                assertThat(client.list("sem:*")).extracting(LockInfo::name, LockInfo::kind).containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("sem:pool", LockInfo.EXCLUSIVE),
+                        org.assertj.core.groups.Tuple.tuple("sem:pool", LockInfo.SEMAPHORE));
+            }
+            assertThat(client.inspectSemaphore("sem:pool").holders()).isEmpty();
+            assertThat(client.inspectSemaphore("sem:unset").permits()).isEqualTo(-1);
+            client.lock("sem:pool").unlock();
+            server.execute("DEL", "relock:{sem:pool}:sem");
+        }
+    }
 }

@@ -210,12 +210,20 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     @Override
+    public LockInfo inspectSemaphore(String name) {
+        checkName(name);
+        ensureOpen();
+        return calls.await(inspectSemaphoreAsync(name), "inspect", name);
+    }
+
+    @Override
     public List<LockInfo> list(String nameGlob) {
         Objects.requireNonNull(nameGlob, "nameGlob");
         ensureOpen();
-        // the glob applies to names, so it is escaped like a name (its *, ? and [] stay globs)
+        // the glob applies to names, so it is escaped like a name (its *, ? and [] stay globs);
+        // the trailing * also finds the semaphores' "...}:sem" keys
         ScanArgs match = ScanArgs.Builder
-                .matches(escapeGlob(settings.keyPrefix()) + ":{" + LockKeys.escape(nameGlob) + "}")
+                .matches(escapeGlob(settings.keyPrefix()) + ":{" + LockKeys.escape(nameGlob) + "}*")
                 .limit(1000);
         List<CompletableFuture<LockInfo>> found = new ArrayList<>();
         KeyScanCursor<String> page = null;
@@ -223,22 +231,44 @@ public final class LettuceRelockClient implements RelockClient {
             ScanCursor cursor = page == null ? ScanCursor.INITIAL : page;
             page = calls.await(calls.commands().scan(cursor, match), "list", null);
             for (String key : page.getKeys()) {
-                String name = LockKeys.nameOf(settings.keyPrefix(), key);
-                if (name != null) {
-                    // a key of another type that happens to match is not a lock: skip it
-                    found.add(inspectAsync(name).exceptionally(error -> null));
+                String lockName = LockKeys.nameOf(settings.keyPrefix(), key);
+                String semaphoreName = key.endsWith("}:sem")
+                        ? LockKeys.nameOf(settings.keyPrefix(), key.substring(0, key.length() - ":sem".length()))
+                        : null;
+                // a key of another type that happens to match is skipped
+                if (lockName != null) {
+                    found.add(inspectAsync(lockName).exceptionally(error -> null));
+                } else if (semaphoreName != null) {
+                    found.add(inspectSemaphoreAsync(semaphoreName).exceptionally(error -> null));
                 }
             }
         } while (!page.isFinished());
         List<LockInfo> locks = new ArrayList<>();
         for (CompletableFuture<LockInfo> info : found) {
             LockInfo lock = calls.await(info, "list", null);
-            if (lock != null && lock.isHeld()) {
+            if (lock != null && (lock.isHeld() || lock.kind().equals(LockInfo.SEMAPHORE))) {
                 locks.add(lock);
             }
         }
-        locks.sort(Comparator.comparing(LockInfo::name));
+        locks.sort(Comparator.comparing(LockInfo::name)
+                .thenComparing(info -> info.kind().equals(LockInfo.SEMAPHORE)));
         return locks;
+    }
+
+    private CompletableFuture<LockInfo> inspectSemaphoreAsync(String name) {
+        LockKeys keys = LockKeys.ofSemaphore(settings.keyPrefix(), name);
+        return calls.<List<Object>>run(LuaScript.PERMITS_INSPECT, ScriptOutputType.MULTI,
+                        new String[] {keys.lock(), keys.expiry(), keys.leases()})
+                .thenApply(reply -> {
+                    // see permits-inspect.lua for the layout
+                    Map<String, Integer> holders = new LinkedHashMap<>();
+                    for (int i = 3; i + 1 < reply.size(); i += 2) {
+                        holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
+                    }
+                    return new LockInfo(name, LockInfo.SEMAPHORE, holders, 0,
+                            Duration.ofMillis((Long) reply.get(2)), ((Long) reply.get(1)).intValue(),
+                            ((Long) reply.get(0)).intValue());
+                });
     }
 
     private CompletableFuture<LockInfo> inspectAsync(String name) {
@@ -267,7 +297,7 @@ public final class LettuceRelockClient implements RelockClient {
                     }
                     Duration lease = holders.isEmpty() ? Duration.ZERO
                             : pttl == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, pttl));
-                    return new LockInfo(name, kind, holders, token, lease, waiters);
+                    return new LockInfo(name, kind, holders, token, lease, waiters, 0);
                 });
     }
 

@@ -27,6 +27,7 @@ public final class LuaScript {
     public static final LuaScript PERMITS_RELEASE = load("permits-release.lua");
     public static final LuaScript PERMITS_WITHDRAW = load("permits-withdraw.lua");
     public static final LuaScript PERMITS_ADMIN = load("permits-admin.lua");
+    public static final LuaScript PERMITS_INSPECT = load("permits-inspect.lua");
 
     private static final String QUEUE_MARKER = "-- uses queue.lua";
 
