@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * A multi-lock that takes its locks one by one in the order of their keys (see
@@ -119,7 +120,7 @@ final class OrderedMultiLock implements RelockMultiLock {
     @Override
     public Optional<MultiLockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        long deadline = System.nanoTime() + Math.min(saturatedNanos(wait), Long.MAX_VALUE / 2);
+        long deadline = System.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
         List<LockHandle> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
@@ -138,30 +139,20 @@ final class OrderedMultiLock implements RelockMultiLock {
         return Optional.of(new Handle(taken));
     }
 
-    /** Unlocks in reverse order; every lock is tried, the first failure is thrown at the end. */
     private static void unlockAll(List<RelockLock> taken) {
-        RuntimeException first = null;
-        for (int i = taken.size() - 1; i >= 0; i--) {
-            try {
-                taken.get(i).unlock();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        inReverse(taken, RelockLock::unlock);
     }
 
     private static void closeAll(List<LockHandle> taken) {
+        inReverse(taken, LockHandle::close);
+    }
+
+    /** Releases in reverse order; every one is tried, the first failure is thrown at the end. */
+    private static <T> void inReverse(List<T> taken, Consumer<T> release) {
         RuntimeException first = null;
         for (int i = taken.size() - 1; i >= 0; i--) {
             try {
-                taken.get(i).close();
+                release.accept(taken.get(i));
             } catch (RuntimeException e) {
                 if (first == null) {
                     first = e;
@@ -172,14 +163,6 @@ final class OrderedMultiLock implements RelockMultiLock {
         }
         if (first != null) {
             throw first;
-        }
-    }
-
-    private static long saturatedNanos(Duration duration) {
-        try {
-            return duration.toNanos();
-        } catch (ArithmeticException e) {
-            return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
     }
 

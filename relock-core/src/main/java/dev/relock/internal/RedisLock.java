@@ -94,15 +94,15 @@ final class RedisLock implements RelockLock {
     @Override
     public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        return handle(acquire(saturatedNanos(wait), false, RENEWED, true));
+        return handle(acquire(Durations.saturatedNanos(wait), false, RENEWED, true));
     }
 
     @Override
     public Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
         Objects.requireNonNull(lease, "lease");
-        long leaseMillis = leaseMillis(saturatedNanos(lease), TimeUnit.NANOSECONDS);
-        return handle(acquire(saturatedNanos(wait), false, leaseMillis, true));
+        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
+        return handle(acquire(Durations.saturatedNanos(wait), false, leaseMillis, true));
     }
 
     private Optional<LockHandle> handle(Hold hold) {
@@ -244,14 +244,6 @@ final class RedisLock implements RelockLock {
             throw new IllegalArgumentException("lease of lock '" + name + "' must be positive: " + lease + " " + unit);
         }
         return Math.max(1, unit.toMillis(lease));
-    }
-
-    private static long saturatedNanos(Duration duration) {
-        try {
-            return duration.toNanos();
-        } catch (ArithmeticException e) {
-            return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
-        }
     }
 
     @Override

@@ -68,7 +68,7 @@ final class RedisSemaphore implements RelockSemaphore {
     @Override
     public Optional<PermitHandle> tryAcquire(int permits, Duration wait) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        return Optional.ofNullable(acquire(permits, saturatedNanos(wait), false, 0));
+        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, 0));
     }
 
     @Override
@@ -78,7 +78,7 @@ final class RedisSemaphore implements RelockSemaphore {
         if (lease.isZero() || lease.isNegative()) {
             throw new IllegalArgumentException("lease of semaphore '" + name + "' must be positive: " + lease);
         }
-        return Optional.ofNullable(acquire(permits, saturatedNanos(wait), false, Math.max(1, lease.toMillis())));
+        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, Math.max(1, lease.toMillis())));
     }
 
     /** @param leaseMillis an explicit lease, or 0 for the client's renewed lease */
@@ -121,14 +121,6 @@ final class RedisSemaphore implements RelockSemaphore {
 
     private IllegalStateException notSet() {
         return new IllegalStateException("semaphore '" + name + "' has no number of permits set; call trySetPermits first");
-    }
-
-    private static long saturatedNanos(Duration duration) {
-        try {
-            return duration.toNanos();
-        } catch (ArithmeticException e) {
-            return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
-        }
     }
 
     @Override

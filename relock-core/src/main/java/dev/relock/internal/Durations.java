@@ -1,0 +1,18 @@
+package dev.relock.internal;
+
+import java.time.Duration;
+
+/** Duration arithmetic the acquiring methods share. */
+final class Durations {
+
+    /** The duration in nanoseconds, clamped to the range of a long instead of overflowing. */
+    static long saturatedNanos(Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (ArithmeticException e) {
+            return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+    }
+
+    private Durations() {}
+}
