@@ -12,27 +12,31 @@
 local now_ms = server_time()
 local renewed = {}
 for i = 1, #KEYS / 2 do
-  local lock, readers = KEYS[2 * i - 1], KEYS[2 * i]
+  local lock, leases = KEYS[2 * i - 1], KEYS[2 * i]
   local owner, lease, kind = ARGV[3 * i - 2], tonumber(ARGV[3 * i - 1]), ARGV[3 * i]
-  local ok, result = pcall(function()
-    if kind == 'w' then
-      if redis.call('HGET', lock, '~writer') ~= owner then return 0 end
-    elseif kind == 's' then
-      local ends = redis.call('ZSCORE', readers, owner)
-      if not ends or tonumber(ends) <= now_ms or redis.call('HEXISTS', lock, owner) == 0 then return 0 end
-      -- the semaphore hash and its leases never expire: expired holders are dropped by scripts
-      redis.call('ZADD', readers, now_ms + lease, owner)
-      return 1
-    else
-      local ends = redis.call('ZSCORE', readers, owner)
-      if not ends or tonumber(ends) <= now_ms or redis.call('HEXISTS', lock, 'r|' .. owner) == 0 then
-        return 0
-      end
-      redis.call('ZADD', readers, now_ms + lease, owner)
+  renewed[i] = 0
+  -- the first read is guarded: a key of another type means the hold is gone, not a failed batch;
+  -- after it the key is known to be a hash and nothing below can fail
+  if kind == 'w' then
+    local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
+    if ok and writer == owner then
+      -- a writer's own read hold (after a downgrade) is renewed as a hold of its own
+      if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
+      renewed[i] = 1
     end
-    extend(lock, readers, lease)
-    return 1
-  end)
-  if ok then renewed[i] = result else renewed[i] = 0 end
+  else
+    local ok, ends = pcall(redis.call, 'ZSCORE', leases, owner)
+    if ok and ends and tonumber(ends) > now_ms then
+      local field = owner
+      if kind == 'r' then field = 'r|' .. owner end
+      local held_ok, held = pcall(redis.call, 'HEXISTS', lock, field)
+      if held_ok and held == 1 then
+        redis.call('ZADD', leases, now_ms + lease, owner)
+        -- a lock's keys live as long as its longest lease; a semaphore's never expire
+        if kind == 'r' then extend(lock, leases, lease) end
+        renewed[i] = 1
+      end
+    end
+  end
 end
 return renewed
