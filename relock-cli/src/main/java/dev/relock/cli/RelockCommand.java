@@ -1,23 +1,44 @@
 package dev.relock.cli;
 
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The top-level {@code relock} command; the work is in its subcommands. */
+/**
+ * The top-level {@code relock} command; the work is in its subcommands.
+ *
+ * <p>Start-up: picocli builds a command's model by reflection when the command is added, which
+ * costs a CLI run more than anything but connecting to Redis. A command line whose first word
+ * names a subcommand gets only that one; anything else (help, no command, a typo) gets all.
+ */
 @Command(name = "relock",
         mixinStandardHelpOptions = true,
         version = "relock 0.1.0-SNAPSHOT",
         description = "Distributed locks on Redis, from the shell.",
-        subcommands = {
-            ExecCommand.class,
-            ListCommand.class,
-            InspectCommand.class,
-            UnlockCommand.class,
-            DemoCommand.class,
-            VerifyCommand.class,
-            CommandLine.HelpCommand.class
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  relock exec --wait 0 nightly-backup -- /usr/local/bin/backup",
+            "  relock list",
+            "  relock inspect nightly-backup",
+            "  relock demo",
+            "  relock help exec"
         })
 public final class RelockCommand implements Runnable {
+
+    /** The subcommands in the order help lists them. */
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = new LinkedHashMap<>();
+
+    static {
+        SUBCOMMANDS.put("exec", ExecCommand::new);
+        SUBCOMMANDS.put("list", ListCommand::new);
+        SUBCOMMANDS.put("inspect", InspectCommand::new);
+        SUBCOMMANDS.put("unlock", UnlockCommand::new);
+        SUBCOMMANDS.put("demo", DemoCommand::new);
+        SUBCOMMANDS.put("verify", VerifyCommand::new);
+    }
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -27,10 +48,33 @@ public final class RelockCommand implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
     }
 
-    /** The configured command line: usage errors exit 64, expected failures print one line. */
+    /** The configured command line with every subcommand. */
     public static CommandLine commandLine() {
-        return new CommandLine(new RelockCommand())
-                .registerConverter(java.time.Duration.class, new DurationConverter())
+        return commandLine(new String[0]);
+    }
+
+    /**
+     * The configured command line for these arguments: usage errors exit 64, expected failures
+     * print one line, and only the subcommand named first is built if there is one.
+     */
+    public static CommandLine commandLine(String... args) {
+        CommandLine commandLine = new CommandLine(new RelockCommand());
+        Supplier<Object> named = args.length > 0 ? SUBCOMMANDS.get(args[0]) : null;
+        if (named != null) {
+            commandLine.addSubcommand(args[0], named.get());
+        } else {
+            SUBCOMMANDS.forEach((name, command) -> commandLine.addSubcommand(name, command.get()));
+            commandLine.addSubcommand("help", new CommandLine.HelpCommand());
+        }
+        for (CommandLine subcommand : commandLine.getSubcommands().values()) {
+            if (subcommand.getCommandSpec().version().length == 0) {
+                subcommand.getCommandSpec().version(commandLine.getCommandSpec().version());
+            }
+        }
+        // after the subcommands: converters and settings reach only the commands present
+        return commandLine
+                .registerConverter(Duration.class, new DurationConverter())
+                .setExpandAtFiles(false) // "@file" is an argument like any other, e.g. for COMMAND
                 .setExitCodeExceptionMapper(Failures::exitCode)
                 .setExecutionExceptionHandler(Failures::handle)
                 .setParameterExceptionHandler(Failures::usage);

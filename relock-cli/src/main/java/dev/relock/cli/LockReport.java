@@ -1,0 +1,154 @@
+package dev.relock.cli;
+
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.relock.LockInfo;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.Charset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * {@link LockInfo}s written for people (a table, or "key: value" lines) and for scripts (JSON,
+ * one object per line, UTF-8, written by Jackson's streaming generator).
+ *
+ * <p>JSON fields: {@code name}, {@code kind}, ({@code held} for one lock,) {@code holders} (array
+ * of {@code {owner, holds}} with full owner ids), {@code leaseMillis} (-1 for a key without
+ * expiry), {@code fencingToken} (0 when free), {@code waiters}.
+ */
+final class LockReport {
+
+    private final PrintStream out;
+    private final String times;
+
+    LockReport(PrintStream out) {
+        this.out = out;
+        this.times = outputCharset().newEncoder().canEncode('×') ? "×" : "x";
+    }
+
+    /** {@code 0a1b2c3d:1} for {@code 0a1b2c3d…(32 hex digits):1}: client id shortened, thread id kept. */
+    static String shortOwner(String owner) {
+        int colon = owner.lastIndexOf(':');
+        if (colon <= 8) {
+            return owner;
+        }
+        return owner.substring(0, 8) + owner.substring(colon);
+    }
+
+    // ---- for people -------------------------------------------------------------------------
+
+    void table(List<LockInfo> locks) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"NAME", "KIND", "HOLDERS", "LEASE LEFT", "TOKEN", "WAITERS"});
+        for (LockInfo lock : locks) {
+            List<String> holders = new ArrayList<>();
+            for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
+                holders.add(shortOwner(holder.getKey()) + times + holder.getValue());
+            }
+            rows.add(new String[] {
+                lock.name(), lock.kind(), String.join(",", holders), Durations.format(lock.remainingLease()),
+                Long.toString(lock.fencingToken()), Integer.toString(lock.waiters())});
+        }
+        int[] widths = new int[rows.get(0).length];
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].codePointCount(0, row[i].length()));
+            }
+        }
+        StringBuilder text = new StringBuilder();
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                text.append(row[i]);
+                if (i < row.length - 1) {
+                    text.append(" ".repeat(widths[i] - row[i].codePointCount(0, row[i].length()) + 2));
+                }
+            }
+            text.append(System.lineSeparator());
+        }
+        out.print(text);
+        out.flush();
+    }
+
+    void details(LockInfo lock) {
+        StringBuilder text = new StringBuilder();
+        line(text, "name", lock.name());
+        line(text, "kind", lock.kind());
+        line(text, "state", lock.isHeld() ? "held" : "not held");
+        if (lock.isHeld()) {
+            for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
+                line(text, "holder", holder.getKey() + " (" + holder.getValue()
+                        + (holder.getValue() == 1 ? " hold)" : " holds)"));
+            }
+            line(text, "lease left", Durations.isForever(lock.remainingLease())
+                    ? "no expiry (the key has no TTL; relock always sets one)"
+                    : Durations.format(lock.remainingLease()) + " (" + lock.remainingLease().toMillis() + " ms)");
+            line(text, "fencing token", Long.toString(lock.fencingToken()));
+        }
+        line(text, "waiters", Integer.toString(lock.waiters()));
+        out.print(text);
+        out.flush();
+    }
+
+    private static void line(StringBuilder text, String key, String value) {
+        text.append(key).append(": ").append(value).append(System.lineSeparator());
+    }
+
+    // ---- for scripts ------------------------------------------------------------------------
+
+    void jsonLines(List<LockInfo> locks, boolean withHeld) {
+        try (JsonGenerator json = new JsonFactory()
+                .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
+                .createGenerator((OutputStream) out, JsonEncoding.UTF8)) {
+            json.setRootValueSeparator(null);
+            for (LockInfo lock : locks) {
+                json.writeStartObject();
+                json.writeStringField("name", lock.name());
+                json.writeStringField("kind", lock.kind());
+                if (withHeld) {
+                    json.writeBooleanField("held", lock.isHeld());
+                }
+                json.writeArrayFieldStart("holders");
+                for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
+                    json.writeStartObject();
+                    json.writeStringField("owner", holder.getKey());
+                    json.writeNumberField("holds", holder.getValue());
+                    json.writeEndObject();
+                }
+                json.writeEndArray();
+                json.writeNumberField("leaseMillis", Durations.millis(lock.remainingLease()));
+                json.writeNumberField("fencingToken", lock.fencingToken());
+                json.writeNumberField("waiters", lock.waiters());
+                json.writeEndObject();
+                json.writeRaw('\n');
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing JSON to stdout failed", e);
+        }
+        out.flush();
+    }
+
+    private static Map<String, Integer> sorted(Map<String, Integer> holders) {
+        return new TreeMap<>(holders);
+    }
+
+    /** The charset System.out encodes with: the terminal's or the locale's. */
+    private static Charset outputCharset() {
+        for (String property : new String[] {"stdout.encoding", "sun.stdout.encoding", "native.encoding"}) {
+            String name = System.getProperty(property);
+            if (name != null) {
+                try {
+                    return Charset.forName(name);
+                } catch (IllegalArgumentException e) {
+                    // unknown here: try the next
+                }
+            }
+        }
+        return Charset.defaultCharset();
+    }
+}

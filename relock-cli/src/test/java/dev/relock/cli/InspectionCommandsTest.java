@@ -1,0 +1,224 @@
+package dev.relock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.relock.testredis.RedisServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code relock list}, {@code inspect} and {@code unlock} through the real launcher, on locks held
+ * by {@code relock exec} processes (so holders, tokens and the data format all come from the
+ * build under test).
+ */
+class InspectionCommandsTest {
+
+    private static final Pattern OWNER = Pattern.compile("([0-9a-f]{32}):(\\d+)");
+    private static RedisServer redis;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startRedisAndBuild() {
+        Launcher.ensureBuilt();
+        redis = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    @BeforeEach
+    void emptyRedis() {
+        redis.flushAll();
+    }
+
+    @Test
+    void listShowsHeldLocksAsATableAndAsJsonLines() throws Exception {
+        try (Holder orders = Holder.start(redis.uri(), dir, "orders:42");
+                Holder billing = Holder.start(redis.uri(), dir, "billing");
+                Launcher.Running waiter = Launcher.start("exec", "--redis", redis.uri(), "--wait", "60s",
+                        "orders:42", "--", "true")) {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> inspectJson("orders:42").get("waiters").equals(1L));
+
+            Launcher.Result json = Launcher.run("list", "--redis", redis.uri(), "--json");
+            assertThat(json.exitCode()).as(json.describe()).isZero();
+            List<Map<String, Object>> objects = new ArrayList<>();
+            for (String line : json.stdout().lines().toList()) {
+                objects.add(parse(line));
+            }
+            assertThat(objects).extracting(o -> o.get("name")).containsExactly("billing", "orders:42");
+            Map<String, Object> lock = objects.get(1);
+            assertThat(lock).containsOnlyKeys("name", "kind", "holders", "leaseMillis", "fencingToken", "waiters")
+                    .containsEntry("fencingToken", orders.token()).containsEntry("waiters", 1L);
+            assertThat((String) lock.get("kind")).isNotBlank();
+            assertThat((Long) lock.get("leaseMillis")).isBetween(1L, 30_000L);
+            String owner = singleOwner(lock);
+            String billingOwner = singleOwner(objects.get(0));
+
+            Launcher.Result table = Launcher.run("list", "--redis", redis.uri());
+            assertThat(table.exitCode()).as(table.describe()).isZero();
+            List<String> lines = table.stdout().lines().toList();
+            assertThat(lines).hasSize(3);
+            assertThat(lines.get(0)).matches("NAME +KIND +HOLDERS +LEASE LEFT +TOKEN +WAITERS");
+            // sorted by name; the owner shortened to 8 hex digits of its client id and its thread id
+            assertThat(lines.get(1)).matches("billing +\\S+ +" + shortOwner(billingOwner) + "[×x]1 +\\d+(\\.\\d)?s +"
+                    + billing.token() + " +0");
+            assertThat(lines.get(2)).matches("orders:42 +\\S+ +" + shortOwner(owner) + "[×x]1 +\\d+(\\.\\d)?s +"
+                    + orders.token() + " +1");
+
+            Launcher.Result filtered = Launcher.run("list", "--redis", redis.uri(), "--pattern", "orders:*");
+            assertThat(filtered.stdout().lines()).hasSize(2).last().asString().startsWith("orders:42 ");
+
+            assertThat(orders.release().exitCode()).isZero();
+            assertThat(billing.release().exitCode()).isZero();
+            assertThat(waiter.await().exitCode()).as("the waiter got its turn").isZero();
+        }
+    }
+
+    @Test
+    void listSaysSoWhenThereAreNoLocks() {
+        Launcher.Result table = Launcher.run("list", "--redis", redis.uri());
+        assertThat(table.exitCode()).as(table.describe()).isZero();
+        assertThat(table.stdout().trim()).isEqualTo("no locks");
+
+        Launcher.Result json = Launcher.run("list", "--redis", redis.uri(), "--json");
+        assertThat(json.exitCode()).isZero();
+        assertThat(json.stdout()).isEmpty();
+    }
+
+    @Test
+    void inspectShowsOneLockInFullHeldOrNot() throws Exception {
+        try (Holder report = Holder.start(redis.uri(), dir, "report")) {
+            Map<String, Object> json = inspectJson("report");
+            assertThat(json).containsEntry("name", "report").containsEntry("held", true)
+                    .containsEntry("fencingToken", report.token()).containsEntry("waiters", 0L);
+            String owner = singleOwner(json);
+
+            Launcher.Result text = Launcher.run("inspect", "--redis", redis.uri(), "report");
+            assertThat(text.exitCode()).as(text.describe()).isZero();
+            assertThat(text.stdout().lines()).contains("name: report", "state: held", "holder: " + owner + " (1 hold)",
+                    "fencing token: " + report.token(), "waiters: 0");
+            assertThat(text.stdout()).containsPattern("(?m)^kind: \\S+$")
+                    .containsPattern("(?m)^lease left: \\d+(\\.\\d)?s \\(\\d+ ms\\)$");
+            assertThat(report.release().exitCode()).isZero();
+        }
+
+        Launcher.Result free = Launcher.run("inspect", "--redis", redis.uri(), "report");
+        assertThat(free.exitCode()).as(free.describe()).isZero();
+        assertThat(free.stdout().lines()).contains("name: report", "state: not held", "waiters: 0");
+        assertThat(inspectJson("report")).containsEntry("held", false).containsEntry("holders", List.of())
+                .containsEntry("fencingToken", 0L).containsEntry("leaseMillis", 0L);
+    }
+
+    @Test
+    void unlockRefusesWithoutForceAndWithItBreaksTheLockWhoseHolderThenStops() throws Exception {
+        // renewed every second, so the holder finds out soon
+        try (Holder stuck = Holder.start(redis.uri(), dir, "stuck", "--lease", "3s")) {
+            Launcher.Result refused = Launcher.run("unlock", "--redis", redis.uri(), "stuck");
+            assertThat(refused.exitCode()).as(refused.describe()).isEqualTo(ExitCodes.USAGE);
+            assertThat(refused.stderr()).contains("--force").doesNotContain("Exception");
+            assertThat(inspectJson("stuck")).containsEntry("held", true);
+
+            Launcher.Result forced = Launcher.run("unlock", "--force", "--redis", redis.uri(), "stuck");
+            assertThat(forced.exitCode()).as(forced.describe()).isZero();
+            assertThat(forced.stdout()).contains("released lock 'stuck'").contains("fencing token " + stuck.token());
+
+            Launcher.Result holder = stuck.running().await();
+            assertThat(holder.exitCode()).as(holder.describe()).isEqualTo(ExitCodes.LEASE_LOST);
+            assertThat(holder.stderr()).contains("lease of lock 'stuck'");
+        }
+
+        Launcher.Result again = Launcher.run("unlock", "--force", "--redis", redis.uri(), "stuck");
+        assertThat(again.exitCode()).as(again.describe()).isZero();
+        assertThat(again.stdout()).contains("'stuck' was not held");
+    }
+
+    private static Map<String, Object> inspectJson(String name) throws IOException {
+        Launcher.Result result = Launcher.run("inspect", "--redis", redis.uri(), "--json", name);
+        assertThat(result.exitCode()).as(result.describe()).isZero();
+        assertThat(result.stdout().lines()).as("one line").hasSize(1);
+        return parse(result.stdout().trim());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String singleOwner(Map<String, Object> lock) {
+        List<Object> holders = (List<Object>) lock.get("holders");
+        assertThat(holders).hasSize(1);
+        Map<String, Object> holder = (Map<String, Object>) holders.get(0);
+        assertThat(holder).containsOnlyKeys("owner", "holds").containsEntry("holds", 1L);
+        String owner = (String) holder.get("owner");
+        assertThat(owner).matches(OWNER);
+        return owner;
+    }
+
+    private static String shortOwner(String owner) {
+        Matcher matcher = OWNER.matcher(owner);
+        assertThat(matcher.matches()).isTrue();
+        return matcher.group(1).substring(0, 8) + ":" + matcher.group(2);
+    }
+
+    /** One JSON object: numbers as Long, arrays as lists, objects as maps; nothing may follow it. */
+    private static Map<String, Object> parse(String json) throws IOException {
+        try (JsonParser parser = new JsonFactory().createParser(json)) {
+            assertThat(parser.nextToken()).as(json).isEqualTo(JsonToken.START_OBJECT);
+            Map<String, Object> object = readObject(parser);
+            assertThat(parser.nextToken()).as("one object per line: %s", json).isNull();
+            return object;
+        } catch (com.fasterxml.jackson.core.JsonParseException e) {
+            throw new UncheckedIOException("not JSON: " + json, e);
+        }
+    }
+
+    private static Map<String, Object> readObject(JsonParser parser) throws IOException {
+        Map<String, Object> object = new LinkedHashMap<>();
+        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+            String field = parser.currentName();
+            parser.nextToken();
+            object.put(field, readValue(parser));
+        }
+        return object;
+    }
+
+    private static Object readValue(JsonParser parser) throws IOException {
+        switch (parser.currentToken()) {
+            case START_OBJECT:
+                return readObject(parser);
+            case START_ARRAY:
+                List<Object> list = new ArrayList<>();
+                while (parser.nextToken() != JsonToken.END_ARRAY) {
+                    list.add(readValue(parser));
+                }
+                return list;
+            case VALUE_NUMBER_INT:
+                return parser.getLongValue();
+            case VALUE_TRUE:
+            case VALUE_FALSE:
+                return parser.getBooleanValue();
+            case VALUE_NULL:
+                return null;
+            default:
+                return parser.getText();
+        }
+    }
+}

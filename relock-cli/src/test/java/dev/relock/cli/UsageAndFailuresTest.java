@@ -1,0 +1,89 @@
+package dev.relock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Usage mistakes exit 64 with the mistake and the synopsis; an unreachable Redis exits 69 with one
+ * line; neither shows a stack trace. Help shows examples. Through the real launcher.
+ */
+class UsageAndFailuresTest {
+
+    @BeforeAll
+    static void build() {
+        Launcher.ensureBuilt();
+    }
+
+    @ParameterizedTest(name = "relock {0}")
+    @CsvSource(delimiter = '|', value = {
+        "exec --bogus name -- true          | Unknown option: '--bogus'",
+        "exec                               | Missing required parameters: 'NAME', 'COMMAND'",
+        "exec name                          | Missing required parameter: 'COMMAND'",
+        "exec --wait -5s name -- true       | '-5s' is not a duration",
+        "exec --lease 10ms name -- true     | --lease must be at least 30ms",
+        "exec --on-lost=ignore name -- true | Invalid value for option '--on-lost'",
+        "list --bogus                       | Unknown option: '--bogus'",
+        "inspect                            | Missing required parameter: 'NAME'",
+        "unlock name                        | unlock needs --force",
+        "frobnicate                         | Unmatched argument",
+        "''                                 | a command is required"
+    })
+    void usageMistakeExits64WithTheMistakeAndTheSynopsis(String commandLine, String message) {
+        String[] args = commandLine.isEmpty() ? new String[0] : commandLine.split(" +");
+        // a Redis nobody listens on: none of these may get as far as connecting
+        Launcher.Result result = Launcher.start(List.of(), Map.of("RELOCK_REDIS", "redis://127.0.0.1:" + closedPort()),
+                args).await();
+
+        assertThat(result.exitCode()).as(result.describe()).isEqualTo(ExitCodes.USAGE);
+        assertThat(result.stderr()).contains(message).contains("Usage: relock").doesNotContain("Exception")
+                .doesNotContain("\tat ");
+        assertThat(result.stdout()).isEmpty();
+    }
+
+    @Test
+    void unreachableRedisExits69WithOneLineNamingTheAddressButNotThePassword() {
+        int port = closedPort();
+        Launcher.Result result = Launcher.run("exec", "--redis", "redis://app:s3cret@127.0.0.1:" + port,
+                "name", "--", "true");
+
+        assertThat(result.exitCode()).as(result.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(result.stderrLines()).singleElement().asString()
+                .startsWith("relock: ").contains("127.0.0.1:" + port).doesNotContain("s3cret");
+
+        Launcher.Result list = Launcher.run("list", "--redis", "redis://127.0.0.1:" + port);
+        assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(list.stderrLines()).singleElement().asString().contains("127.0.0.1:" + port);
+
+        Launcher.Result verbose = Launcher.run("list", "--verbose", "--redis", "redis://127.0.0.1:" + port);
+        assertThat(verbose.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(verbose.stderr()).contains("RedisUnavailableException").contains("\tat ");
+    }
+
+    @ParameterizedTest(name = "relock {0} --help")
+    @CsvSource({"exec", "list", "inspect", "unlock"})
+    void everyCommandHasHelpWithExamples(String command) {
+        Launcher.Result result = Launcher.run(command, "--help");
+
+        assertThat(result.exitCode()).as(result.describe()).isZero();
+        assertThat(result.stdout()).contains("Usage: relock " + command).contains("Examples:");
+        if (command.equals("exec")) {
+            assertThat(result.stdout()).as("a cron example").containsPattern("(?m)^ +\\*/15 \\* \\* \\* \\* relock exec ");
+        }
+    }
+
+    private static int closedPort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

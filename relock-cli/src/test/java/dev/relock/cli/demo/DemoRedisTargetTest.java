@@ -1,0 +1,48 @@
+package dev.relock.cli.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relock.testredis.RedisServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How {@code relock demo} tells whether a Redis answers at the default address. Tested on fixture
+ * servers: the Redis at the real default address is not this test's to use.
+ */
+class DemoRedisTargetTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+    @Test
+    void aRedisThatAnswersPingIsUsable() {
+        try (RedisServer redis = RedisServer.start()) {
+            assertThat(RedisTarget.probe(RedisServer.HOST, redis.port(), TIMEOUT)).isEqualTo(RedisTarget.Probe.ANSWERS);
+        }
+    }
+
+    @Test
+    void aRedisThatWantsAPasswordIsNot() {
+        try (RedisServer redis = RedisServer.builder().password("secret").start()) {
+            assertThat(RedisTarget.probe(RedisServer.HOST, redis.port(), TIMEOUT)).isEqualTo(RedisTarget.Probe.REFUSES);
+        }
+    }
+
+    @Test
+    void aClosedPortAnswersNothing() throws IOException {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        assertThat(RedisTarget.probe(RedisServer.HOST, port, TIMEOUT)).isEqualTo(RedisTarget.Probe.NOTHING);
+    }
+
+    @Test
+    void addressesAreShownWithoutCredentials() {
+        assertThat(RedisAddress.display("redis://app:hunter2@redis.internal:6380/2")).isEqualTo("redis://redis.internal:6380/2");
+        assertThat(RedisAddress.display("rediss://:hunter2@10.0.0.5")).isEqualTo("rediss://10.0.0.5:6379");
+    }
+}
