@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -88,6 +89,11 @@ import picocli.CommandLine.Spec;
             "  # TLS and a password; a 2-minute lease, renewed every 40 s",
             "  relock exec --redis rediss://app:secret@redis:6380 --lease 2m db -- ./migrate",
             "",
+            "  # readers and writers, like flock -s and -x: many reports at once, never",
+            "  # while the nightly rebuild (exclusive) runs",
+            "  relock exec --shared catalog -- ./report.sh",
+            "  relock exec --exclusive catalog -- ./rebuild.sh",
+            "",
             "  # a command with options of its own needs the --",
             "  relock exec --wait 30s cache -- rsync -a --delete src/ dst/"
         })
@@ -127,6 +133,22 @@ public final class ExecCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     Duration killGrace;
 
+    /** flock's -s and -x: the read or the write half of NAME's read-write lock. */
+    static final class Mode {
+        @Option(names = {"-s", "--shared"},
+                description = "Run COMMAND under the read (shared) half of NAME's read-write lock: many"
+                        + " --shared runs at once, none while an exclusive one runs.")
+        boolean shared;
+
+        @Option(names = {"-x", "--exclusive"},
+                description = "Run COMMAND under the write (exclusive) half of NAME's read-write lock."
+                        + " The default; the same lock as plain `relock exec NAME`.")
+        boolean exclusive;
+    }
+
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    Mode mode;
+
     @Parameters(index = "0", paramLabel = "NAME", description = "The lock's name.")
     String name;
 
@@ -155,7 +177,8 @@ public final class ExecCommand implements Callable<Integer> {
             throw e;
         }
         try (client) {
-            RelockLock lock = client.lock(name);
+            // the exclusive lock of NAME is the write half of NAME's read-write lock
+            RelockLock lock = mode != null && mode.shared ? client.readWriteLock(name).readLock() : client.lock(name);
             LockHandle handle;
             try {
                 handle = acquire(lock);

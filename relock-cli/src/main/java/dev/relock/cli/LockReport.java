@@ -51,8 +51,9 @@ final class LockReport {
             for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
                 holders.add(shortOwner(holder.getKey()) + times + holder.getValue());
             }
+            String kind = lock.kind().equals(LockInfo.SEMAPHORE) ? lock.kind() + "/" + lock.permits() : lock.kind();
             rows.add(new String[] {
-                lock.name(), lock.kind(), String.join(",", holders), Durations.format(lock.remainingLease()),
+                lock.name(), kind, String.join(",", holders), Durations.format(lock.remainingLease()),
                 Long.toString(lock.fencingToken()), Integer.toString(lock.waiters())});
         }
         int[] widths = new int[rows.get(0).length];
@@ -79,6 +80,9 @@ final class LockReport {
         StringBuilder text = new StringBuilder();
         line(text, "name", lock.name());
         line(text, "kind", lock.kind());
+        if (lock.kind().equals(LockInfo.SEMAPHORE)) {
+            line(text, "permits", lock.permits() < 0 ? "not set" : Integer.toString(lock.permits()));
+        }
         line(text, "state", lock.isHeld() ? "held" : "not held");
         if (lock.isHeld()) {
             for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
@@ -124,6 +128,9 @@ final class LockReport {
                 json.writeNumberField("leaseMillis", Durations.millis(lock.remainingLease()));
                 json.writeNumberField("fencingToken", lock.fencingToken());
                 json.writeNumberField("waiters", lock.waiters());
+                if (lock.kind().equals(LockInfo.SEMAPHORE)) {
+                    json.writeNumberField("permits", lock.permits());
+                }
                 json.writeEndObject();
                 json.writeRaw('\n');
             }

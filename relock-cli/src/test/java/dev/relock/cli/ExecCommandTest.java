@@ -135,6 +135,35 @@ class ExecCommandTest {
     }
 
     @Test
+    void sharedRunsOverlapAndExcludeExclusiveOnes() {
+        Path firstIn = dir.resolve("first-in");
+        Path go = dir.resolve("go");
+        Path ran = dir.resolve("ran");
+        // the first reader stays until the test says go
+        try (Launcher.Running reader = startExec(List.of("--shared", "catalog"), "sh", "-c",
+                "touch " + firstIn + "; while [ ! -e " + go + " ]; do sleep 0.05; done")) {
+            await().atMost(LONG).until(() -> Files.exists(firstIn));
+
+            Launcher.Result second = exec(List.of("--wait", "0", "-s", "catalog"), "touch", ran.toString());
+            assertThat(second.exitCode()).as("a second reader while the first holds: " + second.describe()).isZero();
+            assertThat(ran).exists();
+
+            Launcher.Result writer = exec(List.of("--wait", "0", "--exclusive", "catalog"), "true");
+            assertThat(writer.exitCode()).as(writer.describe()).isEqualTo(ExitCodes.NOT_ACQUIRED);
+            Launcher.Result plain = exec(List.of("--wait", "0", "catalog"), "true");
+            assertThat(plain.exitCode()).as("plain exec is the exclusive half: " + plain.describe())
+                    .isEqualTo(ExitCodes.NOT_ACQUIRED);
+
+            touch(go);
+            assertThat(reader.await().exitCode()).isZero();
+        }
+        Launcher.Result after = exec(List.of("--wait", "0", "-x", "catalog"), "true");
+        assertThat(after.exitCode()).as(after.describe()).isZero();
+        Launcher.Result both = exec(List.of("--shared", "--exclusive", "catalog"), "true");
+        assertThat(both.exitCode()).as(both.describe()).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
     void shortLeaseIsRenewedThroughALongerCommand() {
         Path started = dir.resolve("started");
         Path later = dir.resolve("later");
