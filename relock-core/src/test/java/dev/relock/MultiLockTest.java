@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import static org.awaitility.Awaitility.await;
 import org.junit.jupiter.api.Test;
 
 /** All-or-nothing acquisition of several locks, without deadlock between overlapping sets. */
@@ -78,6 +79,48 @@ class MultiLockTest extends OneServerTestBase {
             assertThat(worker.get(60, TimeUnit.SECONDS)).as("no deadlock: every worker finished").isEqualTo(15);
         }
         assertThat(overlaps).hasValue(0);
+    }
+
+    @Test
+    void freeLocksAreTakenInOneScriptCall() throws Exception {
+        RelockMultiLock three = newClient().multiLock("one-call:1", "one-call:2", "one-call:3");
+        three.tryLock(); // loads the script; both paths are then warm
+        three.unlock();
+        long before = scriptCalls();
+        try (MultiLockHandle held = three.acquire()) {
+            assertThat(scriptCalls() - before).as("script calls to take 3 free locks").isEqualTo(1);
+            assertThat(held.fencingTokens()).hasSize(3);
+            assertThat(held.fencingTokens().values()).allMatch(token -> token > 0);
+        }
+    }
+
+    @Test
+    void aReaderOnOneNameMakesTheWholeSetWait() throws Exception {
+        RelockReadWriteLock reader = newClient().readWriteLock("with-reader:2");
+        reader.readLock().lock();
+        RelockMultiLock both = newClient().multiLock("with-reader:1", "with-reader:2");
+        CompletableFuture<Optional<MultiLockHandle>> waiting =
+                inNewThread("multi", () -> both.tryAcquire(HANG));
+        await().atMost(HANG).until(() -> queue("with-reader:2").size() == 1);
+        assertThat(newClient().lock("with-reader:1").isLocked()).as("taken in order while waiting").isTrue();
+        reader.readLock().unlock();
+        Optional<MultiLockHandle> held = resultOf(waiting);
+        assertThat(held).isPresent();
+        resultOf(inNewThread("release", () -> {
+            held.get().close();
+            return null;
+        }));
+    }
+
+    /** EVALSHA and EVAL calls Redis has served so far. */
+    private long scriptCalls() {
+        long calls = 0;
+        for (String line : admin().info("commandstats").split("\r\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return calls;
     }
 
     @Test

@@ -189,7 +189,7 @@ public final class LettuceRelockClient implements RelockClient {
         if (names.length == 0) {
             throw new IllegalArgumentException("a multi-lock needs at least one name");
         }
-        Map<String, RelockLock> byKey = new TreeMap<>();
+        Map<String, RedisLock> byKey = new TreeMap<>();
         for (String name : names) {
             checkName(name);
             LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
@@ -199,7 +199,7 @@ public final class LettuceRelockClient implements RelockClient {
         }
         ensureOpen();
         // one global order, the keys', so two multi-locks never wait for each other in a circle
-        return new OrderedMultiLock(new ArrayList<>(byKey.values()));
+        return new OrderedMultiLock(this, new ArrayList<>(byKey.values()));
     }
 
     @Override
@@ -466,6 +466,51 @@ public final class LettuceRelockClient implements RelockClient {
     private CompletableFuture<Long> sendRelease(Hold hold, String howMany) {
         return calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
                 hold.owner, howMany, graceMillis, wakeChannelPrefix);
+    }
+
+    /**
+     * Takes the write locks of {@code locks} for the current thread in one script, all or none,
+     * without queueing; null when one was not free or the thread holds one of them already.
+     *
+     * <p>One script may touch every key because this client talks to one node; a Cluster client
+     * may only do this for names that share a slot.
+     */
+    List<Hold> tryWriteLockAll(List<RedisLock> locks, long leaseMillis, boolean renewed) {
+        ensureOpen();
+        String owner = ownerOfCurrentThread();
+        List<String> keys = new ArrayList<>();
+        for (RedisLock lock : locks) {
+            if (holds.get(lock.keys().lock(), LockMode.WRITE, owner) != null
+                    || holds.get(lock.keys().lock(), LockMode.READ, owner) != null) {
+                return null;
+            }
+            keys.addAll(List.of(lock.keys().all()));
+        }
+        long sent = System.nanoTime();
+        List<Long> reply;
+        try {
+            reply = calls.await(calls.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
+                    keys.toArray(String[]::new), owner, Long.toString(leaseMillis)), "multi-lock", null);
+        } catch (RedisUnavailableException e) {
+            // it may still be applied: undo every hold of this owner, in order
+            for (RedisLock lock : locks) {
+                calls.runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, lock.keys().all(),
+                        owner, LockMode.WRITE.kind, "1", graceMillis, wakeChannelPrefix);
+            }
+            throw e;
+        }
+        if (reply.get(0) != 1) {
+            return null;
+        }
+        List<Hold> taken = new ArrayList<>();
+        for (int i = 0; i < locks.size(); i++) {
+            RedisLock lock = locks.get(i);
+            Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
+                    leaseMillis, renewed, sent);
+            holds.add(hold);
+            taken.add(hold);
+        }
+        return taken;
     }
 
     /** Marks a hold lost and tells the listeners, once. */

@@ -17,19 +17,37 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
- * A multi-lock that takes its locks one by one in the order of their keys (see
- * {@link RelockMultiLock}); on any failure or timeout it releases what it took, in reverse.
- * Stateless beyond the sorted locks; the holds are those of the member locks.
+ * A multi-lock (see {@link RelockMultiLock}). First it tries to take every lock in one script,
+ * all or none, in one round trip; when one of them is not free it takes them one by one in the
+ * order of their keys, waiting in each lock's queue, and on any failure or timeout releases what
+ * it took, in reverse. Stateless beyond the sorted locks; the holds are those of the member locks,
+ * so each is released, renewed and fenced as the lock it is.
  */
 final class OrderedMultiLock implements RelockMultiLock {
 
-    private final List<RelockLock> locks;
+    private static final long RENEWED = 0;
+
+    private final LettuceRelockClient client;
+    private final List<RedisLock> locks;
     private final List<String> names;
 
     /** @param locks the member locks, already in their global order */
-    OrderedMultiLock(List<RelockLock> locks) {
+    OrderedMultiLock(LettuceRelockClient client, List<RedisLock> locks) {
+        this.client = client;
         this.locks = List.copyOf(locks);
         this.names = locks.stream().map(RelockLock::name).toList();
+    }
+
+    /** All locks in one script for the current thread, or null when one is not free. */
+    private List<Hold> atOnce(long leaseMillis) {
+        boolean renewed = leaseMillis == RENEWED;
+        return client.tryWriteLockAll(locks, renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
+    }
+
+    private MultiLockHandle handleOf(List<Hold> holds) {
+        List<LockHandle> handles = new ArrayList<>();
+        holds.forEach(hold -> handles.add(new HoldHandle(client, hold)));
+        return new Handle(handles);
     }
 
     @Override
@@ -39,11 +57,19 @@ final class OrderedMultiLock implements RelockMultiLock {
 
     @Override
     public void lock() {
-        locks.forEach(RelockLock::lock);
+        if (atOnce(RENEWED) == null) {
+            locks.forEach(RelockLock::lock);
+        }
     }
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring multi-lock " + names);
+        }
+        if (atOnce(RENEWED) != null) {
+            return;
+        }
         List<RelockLock> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
@@ -58,6 +84,9 @@ final class OrderedMultiLock implements RelockMultiLock {
 
     @Override
     public boolean tryLock() {
+        if (atOnce(RENEWED) != null) {
+            return true;
+        }
         List<RelockLock> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
@@ -76,6 +105,9 @@ final class OrderedMultiLock implements RelockMultiLock {
 
     @Override
     public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
+        if (atOnce(RENEWED) != null) {
+            return true;
+        }
         long deadline = System.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
         List<RelockLock> taken = new ArrayList<>();
         try {
@@ -100,6 +132,10 @@ final class OrderedMultiLock implements RelockMultiLock {
 
     @Override
     public MultiLockHandle acquire() {
+        List<Hold> atOnce = atOnce(RENEWED);
+        if (atOnce != null) {
+            return handleOf(atOnce);
+        }
         List<LockHandle> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
@@ -120,6 +156,17 @@ final class OrderedMultiLock implements RelockMultiLock {
     @Override
     public Optional<MultiLockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
+        long leaseMillis = RENEWED;
+        if (lease != null) {
+            if (lease.isZero() || lease.isNegative()) {
+                throw new IllegalArgumentException("lease of multi-lock " + names + " must be positive: " + lease);
+            }
+            leaseMillis = Math.max(1, lease.toMillis());
+        }
+        List<Hold> atOnce = atOnce(leaseMillis);
+        if (atOnce != null) {
+            return Optional.of(handleOf(atOnce));
+        }
         long deadline = System.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
         List<LockHandle> taken = new ArrayList<>();
         try {
@@ -139,7 +186,7 @@ final class OrderedMultiLock implements RelockMultiLock {
         return Optional.of(new Handle(taken));
     }
 
-    private static void unlockAll(List<RelockLock> taken) {
+    private static void unlockAll(List<? extends RelockLock> taken) {
         inReverse(taken, RelockLock::unlock);
     }
 
@@ -148,7 +195,7 @@ final class OrderedMultiLock implements RelockMultiLock {
     }
 
     /** Releases in reverse order; every one is tried, the first failure is thrown at the end. */
-    private static <T> void inReverse(List<T> taken, Consumer<T> release) {
+    private static <T> void inReverse(List<? extends T> taken, Consumer<T> release) {
         RuntimeException first = null;
         for (int i = taken.size() - 1; i >= 0; i--) {
             try {

@@ -48,6 +48,14 @@ final class RedisLock implements RelockLock {
         return name;
     }
 
+    LockKeys keys() {
+        return keys;
+    }
+
+    long defaultLeaseMillis() {
+        return client.defaultLeaseMillis();
+    }
+
     // ---- acquiring ------------------------------------------------------------------------
 
     @Override

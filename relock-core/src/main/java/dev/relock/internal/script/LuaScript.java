@@ -23,6 +23,7 @@ public final class LuaScript {
     public static final LuaScript FORCE_UNLOCK = load("force-unlock.lua");
     public static final LuaScript RENEW = load("renew.lua");
     public static final LuaScript INSPECT = load("inspect.lua");
+    public static final LuaScript MULTI_ACQUIRE = load("multi-acquire.lua");
     public static final LuaScript PERMITS_ACQUIRE = load("permits-acquire.lua");
     public static final LuaScript PERMITS_RELEASE = load("permits-release.lua");
     public static final LuaScript PERMITS_WITHDRAW = load("permits-withdraw.lua");
