@@ -1,0 +1,352 @@
+package dev.relock.bench;
+
+import dev.relock.testredis.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.Predicate;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
+
+/**
+ * Runs the scenarios against one private server and keeps their results. Within S1, S2 and S3 the
+ * subjects take turns run by run (warm-up each, then repeat 1 of every subject, repeat 2 of every
+ * subject, ...), so a burst of load from elsewhere hurts all of them alike instead of one.
+ */
+final class Bench {
+
+    final BenchConfig config;
+    final RedisServer server;
+    final ServerStats stats;
+    final List<Subject> subjects;
+    final List<Results.Scenario> scenarios = new ArrayList<>();
+    final List<Results.Held> held = new ArrayList<>();
+
+    Bench(BenchConfig config, RedisServer server, List<Subject> subjects) {
+        this.config = config;
+        this.server = server;
+        this.stats = new ServerStats(server);
+        this.subjects = subjects;
+    }
+
+    /** relock, the floor, relock's scripts on bare Lettuce, Redisson 3 and 4 (three locks each), Spring (two modes). */
+    static List<Subject> allSubjects(RedissonLine redisson3, RedissonLine redisson4) {
+        List<Subject> all = new ArrayList<>();
+        all.add(new RelockSubject(Environment.relockVersion()));
+        for (RedissonLine line : new RedissonLine[] {redisson3, redisson4}) {
+            for (RedissonSubject.Kind kind : RedissonSubject.Kind.values()) {
+                all.add(new RedissonSubject(line, kind));
+            }
+        }
+        String spring = Environment.versionOf(RedisLockRegistry.class);
+        all.add(new SpringSubject(spring, RedisLockType.SPIN_LOCK));
+        all.add(new SpringSubject(spring, RedisLockType.PUB_SUB_LOCK));
+        all.add(new FloorSubject(Environment.versionOf(io.lettuce.core.RedisClient.class)));
+        all.add(new RelockScriptsSubject());
+        return all;
+    }
+
+    String uri() {
+        return server.uri();
+    }
+
+    /** Connects one client per subject for S1–S3; a subject that cannot connect is noted in each scenario. */
+    Map<Subject, Object> connectAll(Predicate<Subject> which) {
+        Map<Subject, Object> clients = new LinkedHashMap<>();
+        for (Subject subject : subjects) {
+            if (!which.test(subject)) {
+                continue;
+            }
+            try {
+                clients.put(subject, subject.connect(uri(), null));
+            } catch (Exception | LinkageError e) {
+                clients.put(subject, describe(e));
+                Progress.say("  %s: cannot connect: %s", subject.label(), describe(e));
+            }
+        }
+        return clients;
+    }
+
+    static void closeAll(Map<Subject, Object> clients) {
+        List<Subject.Client> open = new ArrayList<>();
+        for (Object client : clients.values()) {
+            if (client instanceof Subject.Client c) {
+                open.add(c);
+            }
+        }
+        closeInParallel(open);
+    }
+
+    /** S1 and S2: {@code threads} threads, each on its own lock name, in one client. */
+    Results.Scenario pairs(String id, String title, int threads, Map<Subject, Object> clients) throws InterruptedException {
+        Results.Scenario scenario = new Results.Scenario(id, title);
+        server.flushAll();
+        Map<Results.SubjectRuns, List<Lock>> locks = new LinkedHashMap<>();
+        for (Map.Entry<Subject, Object> entry : clients.entrySet()) {
+            Results.SubjectRuns runs = new Results.SubjectRuns(entry.getKey());
+            scenario.subjects.add(runs);
+            if (!(entry.getValue() instanceof Subject.Client client)) {
+                runs.error = "cannot connect: " + entry.getValue();
+                continue;
+            }
+            List<Lock> mine = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                mine.add(client.lock(id + ":" + t));
+            }
+            locks.put(runs, mine);
+        }
+        measure(scenario, locks, (runs, mine) -> Loops.pairs(mine, config.measure(), stats),
+                (runs, mine) -> Loops.pairs(mine, config.warmUp(), stats));
+        scenarios.add(scenario);
+        return scenario;
+    }
+
+    /** S3: eight threads of one client on one name. */
+    Results.Scenario contentionOneClient(Map<Subject, Object> clients) throws InterruptedException {
+        Results.Scenario scenario = new Results.Scenario("S3", "8 threads of one client on one lock");
+        server.flushAll();
+        Map<Results.SubjectRuns, List<Lock>> locks = new LinkedHashMap<>();
+        for (Map.Entry<Subject, Object> entry : clients.entrySet()) {
+            if (!entry.getKey().waits()) {
+                continue;
+            }
+            Results.SubjectRuns runs = new Results.SubjectRuns(entry.getKey());
+            scenario.subjects.add(runs);
+            if (!(entry.getValue() instanceof Subject.Client client)) {
+                runs.error = "cannot connect: " + entry.getValue();
+                continue;
+            }
+            List<Lock> mine = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                mine.add(client.lock("s3:one"));
+            }
+            locks.put(runs, mine);
+        }
+        measure(scenario, locks, (runs, mine) -> Loops.contention(mine, config.measure(), stats),
+                (runs, mine) -> Loops.contention(mine, config.warmUp(), stats));
+        scenarios.add(scenario);
+        return scenario;
+    }
+
+    /** S3p: eight clients, one thread each, on one name; one subject at a time (8 clients each). */
+    Results.Scenario contentionEightClients(int clientsPerSubject) throws InterruptedException {
+        Results.Scenario scenario = new Results.Scenario("S3p",
+                clientsPerSubject + " clients (one thread each, as separate processes would be) on one lock");
+        for (Subject subject : subjects) {
+            if (!subject.waits()) {
+                continue;
+            }
+            server.flushAll();
+            Results.SubjectRuns runs = new Results.SubjectRuns(subject);
+            scenario.subjects.add(runs);
+            List<Subject.Client> clients = new ArrayList<>();
+            try {
+                clients.addAll(connectInParallel(subject, clientsPerSubject));
+                List<Lock> locks = new ArrayList<>();
+                for (Subject.Client client : clients) {
+                    locks.add(client.lock("s3p:one"));
+                }
+                Progress.say("  %s: warm-up", subject.label());
+                Loops.contention(locks, config.warmUp(), stats);
+                for (int r = 0; r < config.repeats(); r++) {
+                    Results.Run run = Loops.contention(locks, config.measure(), stats);
+                    runs.runs.add(run);
+                    Progress.say("  %s: %,.0f acq/s, handoff p50 %.0f µs, fairness %.2f%s", subject.label(),
+                            run.opsPerSecond(), run.handoff.getValueAtPercentile(50) / 1e3, run.fairness(),
+                            run.exclusive() ? "" : "  MUTUAL EXCLUSION VIOLATED");
+                }
+            } catch (Exception | LinkageError e) {
+                runs.error = describe(e);
+                Progress.say("  %s: failed: %s", subject.label(), runs.error);
+            } finally {
+                closeInParallel(clients);
+            }
+        }
+        scenarios.add(scenario);
+        return scenario;
+    }
+
+    /** S5: eight clients, one thread each, on one read-write lock, 90 % reads. */
+    Results.Scenario readWrite(int clientsPerSubject) throws InterruptedException {
+        Results.Scenario scenario = new Results.Scenario("S5",
+                "read-write lock, " + clientsPerSubject + " clients (one thread each), 90 % reads");
+        for (Subject subject : subjects) {
+            String label = subject.readWriteLabel();
+            if (label == null) {
+                continue;
+            }
+            server.flushAll();
+            Results.SubjectRuns runs = new Results.SubjectRuns(subject, label);
+            scenario.subjects.add(runs);
+            List<Subject.Client> clients = new ArrayList<>();
+            try {
+                clients.addAll(connectInParallel(subject, clientsPerSubject));
+                List<ReadWriteLock> locks = new ArrayList<>();
+                for (Subject.Client client : clients) {
+                    locks.add(client.readWriteLock("s5:one"));
+                }
+                Loops.readWrite(locks, config.warmUp(), stats);
+                for (int r = 0; r < config.repeats(); r++) {
+                    Results.Run run = Loops.readWrite(locks, config.measure(), stats);
+                    runs.runs.add(run);
+                    Progress.say("  %s: %,.0f acq/s (%.0f %% writes), p50 %.0f µs, fairness %.2f%s", label,
+                            run.opsPerSecond(), 100.0 * run.writes / Math.max(1, run.ops),
+                            run.latency.getValueAtPercentile(50) / 1e3, run.fairness(),
+                            run.exclusive() ? "" : "  MUTUAL EXCLUSION VIOLATED");
+                }
+            } catch (Exception | LinkageError e) {
+                runs.error = describe(e);
+                Progress.say("  %s: failed: %s", label, runs.error);
+            } finally {
+                closeInParallel(clients);
+            }
+        }
+        scenarios.add(scenario);
+        return scenario;
+    }
+
+    /** Connects {@code count} clients at once (Redisson takes a while per client to fill its pool). */
+    private List<Subject.Client> connectInParallel(Subject subject, int count) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(count);
+        try {
+            List<Future<Subject.Client>> futures = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                futures.add(pool.submit(() -> subject.connect(uri(), null)));
+            }
+            List<Subject.Client> clients = new ArrayList<>();
+            Exception failure = null;
+            for (Future<Subject.Client> future : futures) {
+                try {
+                    clients.add(future.get(2, TimeUnit.MINUTES));
+                } catch (ExecutionException e) {
+                    failure = e.getCause() instanceof Exception cause ? cause : e;
+                }
+            }
+            if (failure != null) {
+                closeInParallel(clients);
+                throw failure;
+            }
+            return clients;
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /** Closes clients at once (Redisson's shutdown waits a 2-second quiet period per client). */
+    static void closeInParallel(List<Subject.Client> clients) {
+        List<Thread> closers = new ArrayList<>();
+        for (Subject.Client client : clients) {
+            closers.add(Loops.started("bench-close", () -> {
+                try {
+                    client.close();
+                } catch (RuntimeException e) {
+                    Progress.say("  closing a client failed: %s", describe(e));
+                }
+            }));
+        }
+        for (Thread closer : closers) {
+            try {
+                closer.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** S4: each renewing subject holds {@code count} locks at once. */
+    void heldLocks(int count, Predicate<Subject> which) {
+        for (Subject subject : subjects) {
+            if (!subject.renews() || !which.test(subject)) {
+                continue;
+            }
+            Results.Held result;
+            try {
+                result = HeldLocks.run(subject, uri(), server, count, config.heldLease(), config.heldWindow());
+                Progress.say("  %s, %,d locks: %.0f B/lock, %+d threads (client %d), lock all %.2f s, "
+                                + "unlock all %.2f s, %,.0f cmds/s, %,.0f round trips/s, %d lost",
+                        subject.label(), count, result.heapBytesPerLock, result.threadsAddedByHolding,
+                        result.threadsOfClient, result.lockAllSeconds, result.unlockAllSeconds,
+                        result.commandsPerSecond, result.roundTripsPerSecond, result.unlockFailures);
+                Progress.say("    window: %s", result.windowCommands);
+                if (result.firstUnlockFailure != null) {
+                    Progress.say("    first failed unlock: %s", result.firstUnlockFailure);
+                }
+            } catch (Exception | LinkageError e) {
+                result = new Results.Held();
+                result.label = subject.label();
+                result.family = subject.family();
+                result.locks = count;
+                result.error = describe(e);
+                Progress.say("  %s, %,d locks: failed: %s", subject.label(), count, result.error);
+            }
+            held.add(result);
+        }
+    }
+
+    private interface Body {
+        Results.Run run(Results.SubjectRuns runs, List<Lock> locks) throws Exception;
+    }
+
+    private void measure(Results.Scenario scenario, Map<Results.SubjectRuns, List<Lock>> locks, Body measured,
+            Body warmUp) {
+        for (Map.Entry<Results.SubjectRuns, List<Lock>> entry : locks.entrySet()) {
+            try {
+                warmUp.run(entry.getKey(), entry.getValue());
+            } catch (Exception | LinkageError e) {
+                entry.getKey().error = describe(e);
+                Progress.say("  %s: warm-up failed: %s", entry.getKey().label, entry.getKey().error);
+            }
+        }
+        for (int r = 0; r < config.repeats(); r++) {
+            for (Map.Entry<Results.SubjectRuns, List<Lock>> entry : locks.entrySet()) {
+                Results.SubjectRuns runs = entry.getKey();
+                if (runs.error != null) {
+                    continue;
+                }
+                try {
+                    Results.Run run = measured.run(runs, entry.getValue());
+                    runs.runs.add(run);
+                    if (run.latency != null) {
+                        Progress.say("  %s %s: %,.0f pairs/s, p50 %.0f µs, p99 %.0f µs", scenario.id, runs.label,
+                                run.opsPerSecond(), run.latency.getValueAtPercentile(50) / 1e3,
+                                run.latency.getValueAtPercentile(99) / 1e3);
+                    } else {
+                        Progress.say("  %s %s: %,.0f acq/s, handoff p50 %.0f µs, fairness %.2f, self %.0f%%%s",
+                                scenario.id, runs.label, run.opsPerSecond(),
+                                run.handoff.getValueAtPercentile(50) / 1e3, run.fairness(), 100 * run.selfShare(),
+                                run.exclusive() ? "" : "  MUTUAL EXCLUSION VIOLATED");
+                    }
+                } catch (Exception | LinkageError e) {
+                    runs.error = describe(e);
+                    Progress.say("  %s %s: failed: %s", scenario.id, runs.label, runs.error);
+                }
+            }
+        }
+    }
+
+    static String describe(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String text = e.getClass().getSimpleName() + ": " + e.getMessage();
+        if (root != e) {
+            text += " (cause " + root.getClass().getSimpleName() + ": " + root.getMessage() + ")";
+        }
+        return text.length() > 400 ? text.substring(0, 400) + "…" : text;
+    }
+
+    static Duration seconds(double s) {
+        return Duration.ofMillis((long) (s * 1000));
+    }
+}

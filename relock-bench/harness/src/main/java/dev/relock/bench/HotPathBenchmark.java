@@ -1,0 +1,154 @@
+package dev.relock.bench;
+
+import dev.relock.RelockClient;
+import dev.relock.RelockLock;
+import dev.relock.internal.LockKeys;
+import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.RedisServer;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * Client-side hot paths, one thread, against the private server whose URI the harness passes in
+ * {@code -Drelock.bench.redis} (a server of its own otherwise). Run with {@code -prof gc}: the
+ * allocation per operation is the figure that matters; the round trip dominates the time.
+ *
+ * <ul>
+ *   <li>{@code relockLockUnlock}: {@code lock(); unlock();} through the public API.</li>
+ *   <li>{@code relockScriptsOnBareLettuce}: the same two scripts with the same keys and arguments
+ *       from a bare Lettuce connection: script dispatch without relock's client code.</li>
+ *   <li>{@code relockScriptsOnLettuceWithRelocksOptions}: the same from a Lettuce client configured as
+ *       relock configures its own (per-command timeouts on, reject while disconnected): what those
+ *       options cost by themselves.</li>
+ *   <li>{@code floorSetNxCompareAndDelete}: the floor's SET NX PX and compare-and-delete.</li>
+ *   <li>{@code relockReentry}: lock+unlock of a lock the thread already holds.</li>
+ *   <li>{@code relockLockView}: {@code client.lock(name)}, no I/O: key building and checks.</li>
+ * </ul>
+ */
+@State(Scope.Thread)
+public class HotPathBenchmark {
+
+    /** The system property naming the Redis to use. */
+    public static final String REDIS_PROPERTY = "relock.bench.redis";
+
+    private RedisServer ownServer;
+    private RelockClient relock;
+    private RelockLock lock;
+    private RelockLock outer;
+    private RedisClient lettuce;
+    private StatefulRedisConnection<String, String> connection;
+    private RedisCommands<String, String> commands;
+    private RedisClient lettuceWithOptions;
+    private StatefulRedisConnection<String, String> connectionWithOptions;
+    private RedisCommands<String, String> commandsWithOptions;
+    private String compareAndDelete;
+    private final SetArgs nxPx = SetArgs.Builder.nx().px(30_000);
+    private final String token = UUID.randomUUID().toString();
+    private String[] acquireKeys;
+    private String[] releaseKeys;
+    private String owner;
+
+    @Setup
+    public void setUp() {
+        String uri = System.getProperty(REDIS_PROPERTY);
+        if (uri == null) {
+            ownServer = RedisServer.start();
+            uri = ownServer.uri();
+        }
+        relock = RelockClient.builder().redisUri(uri).keyPrefix("jmh").build();
+        lock = relock.lock("jmh:pair");
+        outer = relock.lock("jmh:reentry");
+        outer.lock();
+        lettuce = RedisClient.create(uri);
+        connection = lettuce.connect(StringCodec.UTF8);
+        commands = connection.sync();
+        compareAndDelete = commands.scriptLoad(FloorSubject.COMPARE_AND_DELETE);
+        commands.scriptLoad(LuaScript.ACQUIRE.body());
+        commands.scriptLoad(LuaScript.RELEASE.body());
+        lettuceWithOptions = RedisClient.create(uri);
+        lettuceWithOptions.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(3)))
+                .build());
+        connectionWithOptions = lettuceWithOptions.connect(StringCodec.UTF8);
+        commandsWithOptions = connectionWithOptions.sync();
+        LockKeys keys = LockKeys.of("jmh-bare", "jmh:scripts");
+        // every lock script takes the same five keys (see queue.lua)
+        acquireKeys = new String[] {keys.lock(), keys.fence(), keys.queue(), keys.expiry(), keys.leases()};
+        releaseKeys = acquireKeys;
+        owner = UUID.randomUUID().toString().replace("-", "") + ":1";
+    }
+
+    @TearDown
+    public void tearDown() {
+        outer.unlock();
+        relock.close();
+        connection.close();
+        lettuce.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        connectionWithOptions.close();
+        lettuceWithOptions.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        if (ownServer != null) {
+            ownServer.close();
+        }
+    }
+
+    @Benchmark
+    public void relockLockUnlock() {
+        lock.lock();
+        lock.unlock();
+    }
+
+    @Benchmark
+    public Long relockScriptsOnBareLettuce() {
+        return scripts(commands);
+    }
+
+    @Benchmark
+    public Long relockScriptsOnLettuceWithRelocksOptions() {
+        return scripts(commandsWithOptions);
+    }
+
+    private Long scripts(RedisCommands<String, String> commands) {
+        List<Long> reply = commands.evalsha(LuaScript.ACQUIRE.sha(), ScriptOutputType.MULTI, acquireKeys,
+                owner, "30000", "0", "0", "1000", "jmh-bare:wake:");
+        if (reply.get(0) != 1L) {
+            throw new IllegalStateException("not acquired: " + reply);
+        }
+        return commands.evalsha(LuaScript.RELEASE.sha(), ScriptOutputType.INTEGER, releaseKeys,
+                owner, "all", "1000", "jmh-bare:wake:");
+    }
+
+    @Benchmark
+    public Long floorSetNxCompareAndDelete() {
+        if (!"OK".equals(commands.set("jmh-floor", token, nxPx))) {
+            throw new IllegalStateException("floor key taken");
+        }
+        return commands.evalsha(compareAndDelete, ScriptOutputType.INTEGER, new String[] {"jmh-floor"}, token);
+    }
+
+    @Benchmark
+    public void relockReentry() {
+        outer.lock();
+        outer.unlock();
+    }
+
+    @Benchmark
+    public RelockLock relockLockView() {
+        return relock.lock("jmh:view");
+    }
+}

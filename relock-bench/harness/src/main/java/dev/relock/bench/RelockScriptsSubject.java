@@ -1,0 +1,124 @@
+package dev.relock.bench;
+
+import dev.relock.internal.LockKeys;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A diagnostic, not a product: relock's own acquire.lua and release.lua sent with exactly relock's
+ * keys and arguments, but from a bare Lettuce connection with none of relock's client code. Set
+ * against the floor it shows what the scripts cost; set against relock it shows what relock's
+ * Java side costs.
+ */
+final class RelockScriptsSubject implements Subject {
+
+    private static final String PREFIX = "bench-scripts";
+
+    @Override
+    public String label() {
+        return "relock's scripts on bare Lettuce (diagnostic)";
+    }
+
+    @Override
+    public String family() {
+        return "diagnostic";
+    }
+
+    @Override
+    public boolean waits() {
+        return false;
+    }
+
+    @Override
+    public boolean renews() {
+        return false;
+    }
+
+    @Override
+    public Client connect(String redisUri, Duration lease) {
+        RedisClient redis = RedisClient.create(redisUri);
+        StatefulRedisConnection<String, String> connection = redis.connect(StringCodec.UTF8);
+        RedisCommands<String, String> commands = connection.sync();
+        commands.scriptLoad(LuaScript.ACQUIRE.body());
+        commands.scriptLoad(LuaScript.RELEASE.body());
+        String clientId = UUID.randomUUID().toString().replace("-", "");
+        return new Client() {
+            private int next;
+
+            @Override
+            public synchronized Lock lock(String name) {
+                return new ScriptLock(commands, LockKeys.of(PREFIX, name), clientId + ":" + next++);
+            }
+
+            @Override
+            public void close() {
+                connection.close();
+                redis.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        };
+    }
+
+    private static final class ScriptLock implements Lock {
+        private final RedisCommands<String, String> commands;
+        private final String[] acquireKeys;
+        private final String[] releaseKeys;
+        private final String owner;
+
+        ScriptLock(RedisCommands<String, String> commands, LockKeys keys, String owner) {
+            this.commands = commands;
+            // every lock script takes the same five keys (see queue.lua)
+            this.acquireKeys = new String[] {keys.lock(), keys.fence(), keys.queue(), keys.expiry(), keys.leases()};
+            this.releaseKeys = acquireKeys;
+            this.owner = owner;
+        }
+
+        @Override
+        public void lock() {
+            while (!tryLock()) {
+                LockSupport.parkNanos(100_000);
+            }
+        }
+
+        @Override
+        public boolean tryLock() {
+            List<Long> reply = commands.evalsha(LuaScript.ACQUIRE.sha(), ScriptOutputType.MULTI, acquireKeys,
+                    owner, "30000", "0", "0", "1000", PREFIX + ":wake:");
+            return reply.get(0) == 1L;
+        }
+
+        @Override
+        public void unlock() {
+            Long left = commands.evalsha(LuaScript.RELEASE.sha(), ScriptOutputType.INTEGER, releaseKeys,
+                    owner, "all", "1000", PREFIX + ":wake:");
+            if (left == null || left != 0L) {
+                throw new IllegalMonitorStateException("not held: " + releaseKeys[0]);
+            }
+        }
+
+        @Override
+        public void lockInterruptibly() {
+            lock();
+        }
+
+        @Override
+        public boolean tryLock(long time, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Condition newCondition() {
+            throw new UnsupportedOperationException();
+        }
+    }
+}

@@ -1,0 +1,572 @@
+package dev.relock.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.ToDoubleFunction;
+import org.HdrHistogram.Histogram;
+
+/** Writes docs/BENCHMARKS.md and the charts in docs/bench/ from one run's results. */
+final class Report {
+
+    /** What the run knows besides the scenario results. */
+    static final class Context {
+        ZonedDateTime started;
+        double wallSeconds;
+        double loadBefore;
+        /** The 1-minute load before run.sh started building, or NaN when not started by run.sh. */
+        double loadBeforeBuild = Double.NaN;
+        double loadAfter;
+        String waitedForQuiet;
+        String redisVersion;
+        String redisBinary;
+        String gitState;
+        String springDataRedis;
+        String lettuce;
+        String redisson3;
+        String redisson4;
+        String springIntegration;
+        String relock;
+        List<ServerCeilings.Ceiling> ceilings = List.of();
+        String ceilingsNote;
+        CliStartup.Outcome cli;
+        List<Micro.Figure> micro = List.of();
+        String microNote;
+    }
+
+    /** One row of the targets table. */
+    record Target(String scenario, String target, String measured, Boolean met) {}
+
+    private final Bench bench;
+    private final Context context;
+    private final StringBuilder md = new StringBuilder();
+
+    Report(Bench bench, Context context) {
+        this.bench = bench;
+        this.context = context;
+    }
+
+    /** Writes BENCHMARKS.md and bench/*.png into {@code docs}. */
+    void write(Path docs) throws IOException {
+        Path charts = docs.resolve("bench");
+        Files.createDirectories(charts);
+        List<String> images = new ArrayList<>();
+        for (Results.Scenario scenario : bench.scenarios) {
+            String slug = scenario.id.toLowerCase(Locale.ROOT);
+            boolean contention = scenario.id.startsWith("S3") || scenario.id.equals("S5");
+            Charts.throughput(scenario, contention ? "acquisitions/s" : "lock+unlock pairs/s",
+                    charts.resolve("throughput-" + slug + ".png"));
+            images.add("throughput-" + slug + ".png");
+            if (scenario.id.startsWith("S3")) {
+                Charts.handoff(scenario, charts.resolve("handoff-" + slug + ".png"));
+                images.add("handoff-" + slug + ".png");
+            }
+        }
+        if (!bench.held.isEmpty()) {
+            Charts.heldHeap(bench.held, charts.resolve("s4-heap.png"));
+            images.add("s4-heap.png");
+        }
+        header();
+        targets();
+        ceilings();
+        for (Results.Scenario scenario : bench.scenarios) {
+            if (scenario.id.startsWith("S3")) {
+                contentionTable(scenario);
+            } else if (!scenario.id.equals("S5")) {
+                pairsTable(scenario);
+            }
+        }
+        heldTable();
+        readWriteSection();
+        cliSection();
+        microSection();
+        line("## Charts");
+        line();
+        for (String image : images) {
+            line("![" + image + "](bench/" + image + ")");
+            line();
+        }
+        analysis();
+        Files.writeString(docs.resolve("BENCHMARKS.md"), md.toString());
+    }
+
+    // ---- sections --------------------------------------------------------------------------
+
+    private void header() {
+        BenchConfig config = bench.config;
+        line("# relock benchmarks");
+        line();
+        line("relock side by side with Redisson " + context.redisson3 + " and " + context.redisson4
+                + ", Spring Integration's RedisLockRegistry " + context.springIntegration
+                + " and a raw floor, in one JVM, against one private redis-server. Written by `relock-bench/run.sh"
+                + (config.quick() ? " --quick" : "") + "` on " + context.started.format(DateTimeFormatter.RFC_1123_DATE_TIME)
+                + "; do not edit by hand, run it again.");
+        line();
+        if (config.quick()) {
+            line("> **Quick mode:** one short repeat per subject and only 5,000 held locks: a smoke run, not a"
+                    + " measurement. Run `relock-bench/run.sh` without `--quick` for figures to quote.");
+            line();
+        }
+        line("```sh");
+        line("relock-bench/run.sh           # build, start a private redis-server, run everything (~10 min), write this file");
+        line("relock-bench/run.sh --quick   # one-minute smoke run of the same");
+        line("```");
+        line();
+        line("| | |");
+        line("|---|---|");
+        line("| machine | " + Runtime.getRuntime().availableProcessors() + " cores (" + Environment.cpuModel() + "), "
+                + Environment.memory() + " memory |");
+        line("| load (1-min average) | " + (Double.isNaN(context.loadBeforeBuild) ? ""
+                : String.format("%.2f before the build, ", context.loadBeforeBuild))
+                + String.format("%.2f when measuring began, %.2f at the end (the benchmark's own threads count"
+                        + " too)", context.loadBefore, context.loadAfter)
+                + (context.waitedForQuiet == null ? "" : "; " + context.waitedForQuiet)
+                + ((Double.isNaN(context.loadBeforeBuild) ? context.loadBefore : context.loadBeforeBuild) >= 0.7
+                        ? " — **the machine was not quiet: other work shared the 2 cores,"
+                        + " so absolute figures are low and noisy; ratios from one run still compare like with like**"
+                        : "") + " |");
+        line("| JDK | " + Environment.jdk() + ", default GC and heap |");
+        line("| Redis | " + context.redisVersion + " (" + context.redisBinary + "), one private server started by"
+                + " relock-test-redis on a free loopback port, no persistence, used by every subject |");
+        line("| relock | " + context.relock + (context.gitState == null ? "" : " (git " + context.gitState + ")")
+                + ", default settings (30 s lease renewed every 10 s, fair queue) |");
+        line("| Redisson | " + context.redisson3 + " and " + context.redisson4 + ", each in a class loader of its own"
+                + " in the same JVM, default configuration (`useSingleServer().setAddress(...)` only) |");
+        line("| Spring Integration | RedisLockRegistry " + context.springIntegration + " on Spring Data Redis "
+                + context.springDataRedis + " (LettuceConnectionFactory), SPIN and PUB_SUB, defaults |");
+        line("| floor | Lettuce " + context.lettuce + ": `SET key token NX PX 30000`, compare-and-delete script,"
+                + " one shared connection; no reentrancy, renewal, queue or fencing |");
+        line("| method | per scenario and subject: warm-up " + seconds(config.warmUp()) + ", then "
+                + config.repeats() + " measured run(s) of " + seconds(config.measure())
+                + " each; subjects take turns run by run; the tables give the median run and the min–max of"
+                + " the runs; latency percentiles come from HdrHistogram over all runs |");
+        line("| wall time | " + String.format("%.0f s", context.wallSeconds) + " |");
+        line();
+        line("Ratios are relock ÷ subject from this one run; \"Redisson\" in a target means the faster of "
+                + context.redisson3 + " and " + context.redisson4 + " in that scenario. \"Redis CPU\" and \"client"
+                + " CPU\" are CPU time per operation: the server's (INFO cpu) and this whole JVM's; both share the"
+                + " same 2 cores.");
+        line();
+    }
+
+    private void targets() {
+        List<Target> targets = new ArrayList<>();
+        Results.Scenario s1 = scenario("S1");
+        if (s1 != null) {
+            throughputTargets(targets, s1, "S1 pairs/s", 1.5, 0.95);
+        }
+        Results.Scenario s216 = scenario("S2-16");
+        if (s216 != null) {
+            throughputTargets(targets, s216, "S2-16 pairs/s", 3, 0.9);
+        }
+        Results.Scenario s264 = scenario("S2-64");
+        if (s264 != null) {
+            throughputTargets(targets, s264, "S2-64 pairs/s", 4, 0.9);
+        }
+        Results.Scenario s3p = scenario("S3p");
+        if (s3p != null) {
+            Results.SubjectRuns relock = relock(s3p);
+            Results.SubjectRuns fastest = bestRLock(s3p, Results.SubjectRuns::median, true);
+            targets.add(ratioTarget("S3p acquisitions/s", "≥ 2× Redisson RLock", relock, fastest,
+                    Results.SubjectRuns::median, 2, true, "acq/s"));
+            Results.SubjectRuns quickest = bestRLock(s3p, s -> s.handoff().getValueAtPercentile(50), false);
+            targets.add(ratioTarget("S3p handoff p50", "≤ 0.5× Redisson RLock", relock, quickest,
+                    s -> s.handoff().getValueAtPercentile(50) / 1e3, 0.5, false, "µs"));
+            if (relock != null && relock.ok()) {
+                double fairness = Stats.median(relock.each(Results.Run::fairness));
+                targets.add(new Target("S3p fairness min/max", "≥ 0.9",
+                        String.format("%.2f (runs %s)", fairness, range(relock.each(Results.Run::fairness), "%.2f")),
+                        fairness >= 0.9));
+            } else {
+                targets.add(new Target("S3p fairness min/max", "≥ 0.9", "not measured", null));
+            }
+        }
+        List<Results.Held> relockHeld = bench.held.stream().filter(h -> h.family.equals("relock")).toList();
+        if (!relockHeld.isEmpty()) {
+            Results.Held largest = relockHeld.stream().max(Comparator.comparingInt(h -> h.locks)).orElseThrow();
+            if (largest.error != null) {
+                targets.add(new Target("S4", "≤ 200 B heap per held lock, ≤ 1 extra thread, 100,000 renewed without"
+                        + " lost leases", "failed: " + largest.error, false));
+            } else {
+                targets.add(new Target("S4 heap per held lock", "≤ 200 B", String.format("%,.0f B at %,d locks",
+                        largest.heapBytesPerLock, largest.locks), largest.heapBytesPerLock <= 200));
+                int added = relockHeld.stream().filter(h -> h.error == null)
+                        .mapToInt(h -> h.threadsAddedByHolding).max().orElse(0);
+                targets.add(new Target("S4 threads", "≤ 1 extra thread", String.format(
+                        "%+d while holding; the client itself runs %d (Lettuce I/O and event threads + 1 lease keeper)",
+                        added, largest.threadsOfClient), added <= 1));
+                Results.Held hundred = relockHeld.stream().filter(h -> h.locks == 100_000).findFirst().orElse(null);
+                if (hundred == null || hundred.error != null) {
+                    targets.add(new Target("S4 100,000 held, renewed", "no lost leases",
+                            hundred == null ? "not run (quick mode)" : "failed: " + hundred.error, null));
+                } else {
+                    long lost = hundred.unlockFailures + Math.max(0, hundred.reportedLost);
+                    targets.add(new Target("S4 100,000 held, renewed", "no lost leases", String.format(
+                            "%d lost; %,.0f renewal round trips/s for %,.0f leases due/s", lost,
+                            hundred.roundTripsPerSecond, hundred.locks / (hundred.leaseMillis / 3000.0)), lost == 0));
+                }
+            }
+        }
+        if (context.cli != null) {
+            if (context.cli.pending() != null) {
+                targets.add(new Target("S6 CLI start-up", "median ≤ 0.5 s", context.cli.pending(), null));
+            } else {
+                double median = Stats.median(context.cli.seconds());
+                targets.add(new Target("S6 CLI start-up", "median ≤ 0.5 s", String.format("%.3f s", median),
+                        median <= 0.5));
+            }
+        }
+        line("## Targets (issue 4)");
+        line();
+        line("| scenario | target | measured | met? |");
+        line("|---|---|---|---|");
+        for (Target t : targets) {
+            line("| " + t.scenario() + " | " + t.target() + " | " + t.measured() + " | "
+                    + (t.met() == null ? "—" : t.met() ? "**met**" : "**missed**") + " |");
+        }
+        line();
+        long missed = targets.stream().filter(t -> Boolean.FALSE.equals(t.met())).count();
+        long met = targets.stream().filter(t -> Boolean.TRUE.equals(t.met())).count();
+        line(met + " met, " + missed + " missed, " + (targets.size() - met - missed) + " not measured.");
+        line();
+    }
+
+    private void throughputTargets(List<Target> targets, Results.Scenario scenario, String name, double vsRedisson,
+            double vsFloor) {
+        Results.SubjectRuns relock = relock(scenario);
+        Results.SubjectRuns fastest = bestRLock(scenario, Results.SubjectRuns::median, true);
+        targets.add(ratioTarget(name, String.format("≥ %s× Redisson RLock", trim(vsRedisson)), relock, fastest,
+                Results.SubjectRuns::median, vsRedisson, true, "/s"));
+        Results.SubjectRuns floor = scenario.find("floor", "floor");
+        targets.add(ratioTarget(name, String.format("≥ %s× the raw floor", trim(vsFloor)), relock, floor,
+                Results.SubjectRuns::median, vsFloor, true, "/s"));
+    }
+
+    private Target ratioTarget(String name, String target, Results.SubjectRuns relock, Results.SubjectRuns other,
+            ToDoubleFunction<Results.SubjectRuns> figure, double bound, boolean atLeast, String unit) {
+        if (relock == null || !relock.ok() || other == null) {
+            return new Target(name, target, "not measured" + (relock != null && relock.error != null
+                    ? " (relock failed: " + relock.error + ")" : ""), null);
+        }
+        double ratio = figure.applyAsDouble(relock) / figure.applyAsDouble(other);
+        String measured = String.format("%.2f× (relock %s %s, %s %s %s)", ratio, number(figure.applyAsDouble(relock)),
+                unit, Charts.shortLabel(other.label, other.family), number(figure.applyAsDouble(other)), unit);
+        return new Target(name, target, measured, atLeast ? ratio >= bound : ratio <= bound);
+    }
+
+    private void ceilings() {
+        line("## Server ceilings (redis-benchmark)");
+        line();
+        if (context.ceilings.isEmpty()) {
+            line(context.ceilingsNote == null ? "Not measured." : context.ceilingsNote);
+            line();
+            return;
+        }
+        line("The private server's own limits on this machine, measured by redis-benchmark (C, no client"
+                + " library): every lock+unlock pair needs two round trips, so a pair can never beat half the"
+                + " PING rate of the same number of connections.");
+        line();
+        line("| test | connections | requests/s | p50 ms | p99 ms |");
+        line("|---|---:|---:|---:|---:|");
+        for (ServerCeilings.Ceiling c : context.ceilings) {
+            line(String.format("| %s | %d | %,.0f | %.3f | %.3f |", c.test(), c.clients(), c.requestsPerSecond(),
+                    c.p50Millis(), c.p99Millis()));
+        }
+        line();
+        line("`EVAL SET NX PX` is `EVAL \"" + ServerCeilings.SET_NX_PX_SCRIPT + "\" 1 <random key> v`.");
+        line();
+    }
+
+    private void pairsTable(Results.Scenario scenario) {
+        line("## " + scenario.id + ": " + scenario.title);
+        line();
+        Results.SubjectRuns relock = relock(scenario);
+        line("| subject | pairs/s (median) | min–max | p50 µs | p99 µs | p99.9 µs | Redis CPU µs/pair |"
+                + " client CPU µs/pair | relock ÷ subject |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (Results.SubjectRuns s : scenario.subjects) {
+            if (!s.ok()) {
+                line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | |");
+                continue;
+            }
+            Histogram h = s.latency();
+            line(String.format("| %s | %,.0f | %,.0f–%,.0f | %s | %s | %s | %s | %s | %s |", s.label, s.median(),
+                    s.min(), s.max(), micros(h.getValueAtPercentile(50)), micros(h.getValueAtPercentile(99)),
+                    micros(h.getValueAtPercentile(99.9)), cpu(s, true), cpu(s, false), ratio(relock, s)));
+        }
+        line();
+        ratioLine(scenario, relock);
+    }
+
+    private void contentionTable(Results.Scenario scenario) {
+        line("## " + scenario.id + ": " + scenario.title);
+        line();
+        line("Each thread loops on `lock(); critical section; unlock();` with no pause: the critical section"
+                + " increments an unprotected shared counter (a lost update would show an overlap) and records who"
+                + " released when. Handoff = from one holder's unlock call to the next holder's lock returning in"
+                + " another thread" + (scenario.id.equals("S3p") ? " (of another client)" : "") + "; fairness ="
+                + " fewest ÷ most acquisitions of one thread in a run (median run); self = share of acquisitions"
+                + " by the thread that had just released.");
+        line();
+        Results.SubjectRuns relock = relock(scenario);
+        line("| subject | acquisitions/s (median) | min–max | handoff p50 µs | handoff p99 µs | fairness | self |"
+                + " mutual exclusion | relock ÷ subject |");
+        line("|---|---:|---:|---:|---:|---:|---:|---|---:|");
+        for (Results.SubjectRuns s : scenario.subjects) {
+            if (!s.ok()) {
+                line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | |");
+                continue;
+            }
+            Histogram h = s.handoff();
+            long acquisitions = s.runs.stream().mapToLong(r -> r.ops).sum();
+            line(String.format("| %s | %,.0f | %,.0f–%,.0f | %s | %s | %.2f | %.0f %% | %s | %s |", s.label,
+                    s.median(), s.min(), s.max(),
+                    h.getTotalCount() == 0 ? "–" : micros(h.getValueAtPercentile(50)),
+                    h.getTotalCount() == 0 ? "–" : micros(h.getValueAtPercentile(99)),
+                    Stats.median(s.each(Results.Run::fairness)), 100 * Stats.median(s.each(Results.Run::selfShare)),
+                    s.allExclusive() ? "held (" + String.format("%,d", acquisitions) + " checked)" : "**VIOLATED**",
+                    ratio(relock, s)));
+        }
+        line();
+        ratioLine(scenario, relock);
+    }
+
+    private void ratioLine(Results.Scenario scenario, Results.SubjectRuns relock) {
+        if (relock == null || !relock.ok()) {
+            return;
+        }
+        List<String> parts = new ArrayList<>();
+        for (Results.SubjectRuns s : scenario.subjects) {
+            if (s.ok() && (s.family.startsWith("redisson") && s.label.endsWith(" RLock") || s.family.equals("floor"))) {
+                parts.add(String.format("%s: **%.2f×**", s.label, relock.median() / s.median()));
+            }
+        }
+        if (!parts.isEmpty()) {
+            line("relock ÷ " + String.join("; ", parts) + ".");
+            line();
+        }
+    }
+
+    private void heldTable() {
+        if (bench.held.isEmpty()) {
+            return;
+        }
+        line("## S4: many locks held at once, watchdog on");
+        line();
+        line("Each subject holds N locks (16 threads take N/16 each) with a lease of "
+                + bench.config.heldLease().toMillis() + " ms that its watchdog renews (relock: `defaultLease`;"
+                + " Redisson: `lockWatchdogTimeout`; Spring: `expireAfter` with a one-thread renewal"
+                + " `TaskScheduler`), then nothing but renewals happen for " + seconds(bench.config.heldWindow())
+                + ". Heap per held lock is retained heap (used heap after full GCs while holding, minus the same"
+                + " reading with the client connected and idle, ÷ N): it includes the lock object the application"
+                + " keeps to unlock later and the library's per-hold state, and not the names. Allocation is not"
+                + " counted here: ThreadMXBean's allocated bytes would charge garbage to the lock, so the retained"
+                + " figure is the one that says what holding costs. Threads: the client's own (connected vs. before)"
+                + " and those added by holding. Renewal traffic from `INFO commandstats` deltas over the window:"
+                + " commands include those run inside scripts; round trips are what clients sent (EVAL, EVALSHA,"
+                + " PING). Lost = unlocks that failed because the lease was gone, plus leases the client reported"
+                + " lost.");
+        line();
+        line("| subject | locks | heap B / held lock | client threads | threads added by holding | lock all | unlock all |"
+                + " renewal commands/s | renewal round trips/s | leases due/s | lost |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (Results.Held h : bench.held) {
+            if (h.error != null) {
+                line(String.format("| %s | %,d | failed: %s | | | | | | | | |", h.label, h.locks, escape(h.error)));
+                continue;
+            }
+            line(String.format("| %s | %,d | %,.0f | %d | %+d | %.2f s | %.2f s | %,.0f | %,.0f | %,.0f | %d%s |",
+                    h.label, h.locks, h.heapBytesPerLock, h.threadsOfClient, h.threadsAddedByHolding,
+                    h.lockAllSeconds, h.unlockAllSeconds, h.commandsPerSecond, h.roundTripsPerSecond,
+                    h.locks / (h.leaseMillis / 3000.0), h.unlockFailures,
+                    h.reportedLost > 0 ? " (+" + h.reportedLost + " reported)" : ""));
+        }
+        line();
+        line("What Redis ran during each renewal window (per second), and the first failed unlock if any:");
+        line();
+        for (Results.Held h : bench.held) {
+            if (h.error == null) {
+                line(String.format("- %s, %,d locks: %s%s", h.label, h.locks, h.windowCommands,
+                        h.firstUnlockFailure == null ? "" : "; first failed unlock: " + h.firstUnlockFailure));
+            }
+        }
+        line();
+    }
+
+    private void readWriteSection() {
+        Results.Scenario s5 = scenario("S5");
+        line("## S5: read-write lock" + (s5 == null ? "" : ", " + s5.title.substring(s5.title.indexOf(',') + 2))
+                + "; Redlock");
+        line();
+        if (s5 != null) {
+            line("Each client's thread takes the read lock 9 times in 10 and the write lock otherwise, in a random"
+                    + " order of its own, and loops without pause. Writers increment an unprotected counter; every"
+                    + " holder checks that no writer is inside with it. Latency is lock+unlock including the wait."
+                    + " Spring Integration has no read-write lock.");
+            line();
+            Results.SubjectRuns relock = relock(s5);
+            line("| subject | acquisitions/s (median) | min–max | writes | p50 µs | p99 µs | fairness |"
+                    + " mutual exclusion | relock ÷ subject |");
+            line("|---|---:|---:|---:|---:|---:|---:|---|---:|");
+            for (Results.SubjectRuns s : s5.subjects) {
+                if (!s.ok()) {
+                    line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | |");
+                    continue;
+                }
+                Histogram h = s.latency();
+                long ops = s.runs.stream().mapToLong(r -> r.ops).sum();
+                long writes = s.runs.stream().mapToLong(r -> r.writes).sum();
+                line(String.format("| %s | %,.0f | %,.0f–%,.0f | %.0f %% | %s | %s | %.2f | %s | %s |", s.label,
+                        s.median(), s.min(), s.max(), 100.0 * writes / Math.max(1, ops),
+                        micros(h.getValueAtPercentile(50)), micros(h.getValueAtPercentile(99)),
+                        Stats.median(s.each(Results.Run::fairness)),
+                        s.allExclusive() ? "held (" + String.format("%,d", ops) + " checked)" : "**VIOLATED**",
+                        ratio(relock, s)));
+            }
+            line();
+        }
+        line("Redlock over 5 nodes (S1 and S3p): not measured, relock has no Redlock yet.");
+        line();
+    }
+
+    private void cliSection() {
+        line("## S6: CLI start-up");
+        line();
+        if (context.cli == null) {
+            line("Not run.");
+        } else if (context.cli.pending() != null) {
+            line("S6 is " + context.cli.pending() + ".");
+        } else {
+            List<Double> s = context.cli.seconds();
+            line(String.format("`%s`, %d runs after one unmeasured: median **%.3f s**, min %.3f s, max %.3f s"
+                            + " (wall time from fork to exit, against the private server).", context.cli.command(),
+                    s.size(), Stats.median(s), Stats.min(s), Stats.max(s)));
+        }
+        line();
+    }
+
+    private void microSection() {
+        line("## JMH: client-side hot path");
+        line();
+        if (context.micro.isEmpty()) {
+            line(context.microNote == null ? "Not run." : context.microNote);
+            line();
+            return;
+        }
+        line("`HotPathBenchmark`, one thread, one fork, against the same private server, with `-prof gc`"
+                + " (allocation per operation is what the client itself costs; the time is mostly the round trips)."
+                + " Full output: `relock-bench/harness/target/jmh.log`.");
+        line();
+        line("| benchmark | what | ops/s | ± | allocated B/op |");
+        line("|---|---|---:|---:|---:|");
+        for (Micro.Figure f : context.micro) {
+            line(String.format("| %s | %s | %,.0f | %s | %,.0f |", f.benchmark(), microWhat(f.benchmark()),
+                    f.opsPerSecond(), Double.isNaN(f.opsError()) ? "–" : String.format("%,.0f", f.opsError()),
+                    f.bytesPerOp()));
+        }
+        line();
+    }
+
+    private static String microWhat(String benchmark) {
+        return switch (benchmark) {
+            case "relockLockUnlock" -> "`lock(); unlock();` through relock's API (2 round trips)";
+            case "relockScriptsOnBareLettuce" -> "relock's acquire.lua + release.lua from bare Lettuce (2 round trips)";
+            case "relockScriptsOnLettuceWithRelocksOptions" ->
+                    "the same, Lettuce configured as relock's client (per-command timeouts on)";
+            case "floorSetNxCompareAndDelete" -> "SET NX PX + compare-and-delete (2 round trips)";
+            case "relockReentry" -> "lock+unlock of a lock already held (2 round trips)";
+            case "relockLockView" -> "`client.lock(name)`: no I/O";
+            default -> "";
+        };
+    }
+
+    private void analysis() throws IOException {
+        Path file = bench.config.analysis();
+        if (file != null && Files.isRegularFile(file)) {
+            line(Files.readString(file).strip());
+            line();
+        }
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    private Results.Scenario scenario(String id) {
+        return bench.scenarios.stream().filter(s -> s.id.equals(id)).findFirst().orElse(null);
+    }
+
+    private static Results.SubjectRuns relock(Results.Scenario scenario) {
+        return scenario.subjects.stream().filter(s -> s.family.equals("relock")).findFirst().orElse(null);
+    }
+
+    /** The Redisson RLock (3.x or 4.x) with the highest (or lowest) figure. */
+    private static Results.SubjectRuns bestRLock(Results.Scenario scenario, ToDoubleFunction<Results.SubjectRuns> figure,
+            boolean highest) {
+        Results.SubjectRuns best = null;
+        for (Results.SubjectRuns s : scenario.subjects) {
+            if (!s.ok() || !s.family.startsWith("redisson") || !s.label.endsWith(" RLock")) {
+                continue;
+            }
+            if (best == null || (highest ? figure.applyAsDouble(s) > figure.applyAsDouble(best)
+                    : figure.applyAsDouble(s) < figure.applyAsDouble(best))) {
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    private static String ratio(Results.SubjectRuns relock, Results.SubjectRuns s) {
+        if (relock == null || !relock.ok() || s == relock) {
+            return "–";
+        }
+        return String.format("%.2f×", relock.median() / s.median());
+    }
+
+    private static String cpu(Results.SubjectRuns s, boolean server) {
+        double seconds = 0;
+        long ops = 0;
+        for (Results.Run run : s.runs) {
+            seconds += server ? run.serverCpuSeconds : run.clientCpuSeconds;
+            ops += run.ops;
+        }
+        return ops == 0 ? "–" : String.format("%.1f", seconds * 1e6 / ops);
+    }
+
+    private static String micros(double nanos) {
+        double us = nanos / 1e3;
+        return us < 10 ? String.format("%.1f", us) : String.format("%,.0f", us);
+    }
+
+    private static String number(double value) {
+        return value < 10 ? String.format("%.1f", value) : String.format("%,.0f", value);
+    }
+
+    private static String range(List<Double> values, String format) {
+        return String.format(format, Stats.min(values)) + "–" + String.format(format, Stats.max(values));
+    }
+
+    private static String trim(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    }
+
+    private static String seconds(java.time.Duration duration) {
+        return String.format("%.1f s", duration.toMillis() / 1000.0);
+    }
+
+    private static String escape(String text) {
+        return text == null ? "" : text.replace("|", "\\|").replace("\n", " ");
+    }
+
+    private void line(String text) {
+        md.append(text).append('\n');
+    }
+
+    private void line() {
+        md.append('\n');
+    }
+}

@@ -1,0 +1,54 @@
+package dev.relock.bench;
+
+import dev.relock.testredis.RedisServer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Reads the private server's INFO sections: CPU time and per-command call counts. */
+final class ServerStats {
+
+    private final RedisServer server;
+
+    ServerStats(RedisServer server) {
+        this.server = server;
+    }
+
+    /** Seconds of CPU the server has used (user + system, main thread and background threads). */
+    double cpuSeconds() {
+        Map<String, String> cpu = fields(server.execute("INFO", "cpu"));
+        return Double.parseDouble(cpu.getOrDefault("used_cpu_user", "0"))
+                + Double.parseDouble(cpu.getOrDefault("used_cpu_sys", "0"));
+    }
+
+    /** Calls per command name (lower case) from INFO commandstats. */
+    Map<String, Long> commandCalls() {
+        Map<String, Long> calls = new LinkedHashMap<>();
+        for (Map.Entry<String, String> entry : fields(server.execute("INFO", "commandstats")).entrySet()) {
+            if (!entry.getKey().startsWith("cmdstat_")) {
+                continue;
+            }
+            for (String part : entry.getValue().split(",")) {
+                if (part.startsWith("calls=")) {
+                    calls.put(entry.getKey().substring("cmdstat_".length()), Long.parseLong(part.substring(6)));
+                }
+            }
+        }
+        return calls;
+    }
+
+    /** The value of one INFO field, e.g. "redis_version". */
+    String info(String section, String field) {
+        return fields(server.execute("INFO", section)).get(field);
+    }
+
+    private static Map<String, String> fields(String info) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        for (String line : info.split("\r?\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && !line.startsWith("#")) {
+                fields.put(line.substring(0, colon).trim(), line.substring(colon + 1).trim());
+            }
+        }
+        return fields;
+    }
+}

@@ -1,0 +1,136 @@
+package dev.relock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relock.testredis.RedisServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What CI runs of the benchmarks: every subject starts, takes and gives up locks, and keeps mutual
+ * exclusion under contention within a client and across clients (and so do the read-write locks); S4's bookkeeping and the report
+ * writer work. No figure is asserted: a timing assertion on a shared 2-core machine would only
+ * measure the neighbours.
+ */
+class SmokeTest {
+
+    private static RedisServer server;
+    private static List<Subject> subjects;
+
+    @BeforeAll
+    static void startServer() {
+        server = RedisServer.start();
+        subjects = Bench.allSubjects(RedissonLine.load(Path.of(System.getProperty("relock.bench.redisson3"))),
+                RedissonLine.load(Path.of(System.getProperty("relock.bench.redisson4"))));
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void measuresEverySubjectStartingBothRedissonLines() {
+        assertThat(subjects).extracting(Subject::label).anyMatch(l -> l.startsWith("relock "))
+                .anyMatch(l -> l.matches("Redisson 3\\.\\d+\\.\\d+ RLock"))
+                .anyMatch(l -> l.matches("Redisson 4\\.\\d+\\.\\d+ RFencedLock"))
+                .anyMatch(l -> l.endsWith(" SPIN")).anyMatch(l -> l.endsWith(" PUB_SUB"))
+                .anyMatch(l -> l.startsWith("floor"));
+    }
+
+    @Test
+    void everySubjectLocksAndKeepsMutualExclusionWithinAndAcrossClients() throws Exception {
+        ServerStats stats = new ServerStats(server);
+        List<String> failures = new ArrayList<>();
+        for (Subject subject : subjects) {
+            server.flushAll();
+            try (Subject.Client first = subject.connect(server.uri(), null);
+                    Subject.Client second = subject.connect(server.uri(), null)) {
+                Lock warm = first.lock("smoke:pairs");
+                warm.lock(); // the first lock may set things up (scripts, subscriptions): not timed
+                warm.unlock();
+                Results.Run pairs = Loops.pairs(List.of(warm), Duration.ofMillis(300), stats);
+                // two threads in each of two clients on one name
+                List<Lock> contenders = List.of(first.lock("smoke:one"), first.lock("smoke:one"),
+                        second.lock("smoke:one"), second.lock("smoke:one"));
+                Results.Run contended = Loops.contention(contenders, Duration.ofMillis(400), stats);
+                if (pairs.ops == 0) {
+                    failures.add(subject.label() + ": no lock+unlock pair in 300 ms");
+                }
+                if (contended.ops == 0) {
+                    failures.add(subject.label() + ": no acquisition under contention in 400 ms");
+                }
+                if (!contended.exclusive()) {
+                    failures.add(subject.label() + ": mutual exclusion violated: " + contended.overlaps
+                            + " overlaps, counter " + contended.counter + " after " + contended.ops + " acquisitions");
+                }
+                if (subject.readWriteLabel() != null) {
+                    List<ReadWriteLock> readWrite = List.of(first.readWriteLock("smoke:rw"),
+                            first.readWriteLock("smoke:rw"), second.readWriteLock("smoke:rw"),
+                            second.readWriteLock("smoke:rw"));
+                    Results.Run mixed = Loops.readWrite(readWrite, Duration.ofMillis(400), stats);
+                    if (mixed.ops == 0 || !mixed.exclusive()) {
+                        failures.add(subject.readWriteLabel() + ": " + mixed.ops + " acquisitions, "
+                                + mixed.overlaps + " overlaps, counter " + mixed.counter + " after "
+                                + mixed.writes + " writes");
+                    }
+                }
+            } catch (Exception | LinkageError e) {
+                failures.add(subject.label() + ": " + Bench.describe(e));
+            }
+        }
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void heldLocksAreCountedRenewedAndReleased() throws Exception {
+        Subject relock = subjects.get(0);
+        Results.Held held = HeldLocks.run(relock, server.uri(), server, 300, Duration.ofMillis(600),
+                Duration.ofMillis(500));
+        assertThat(held.unlockFailures).isZero();
+        assertThat(held.reportedLost).isZero();
+        assertThat(held.roundTripsPerSecond).isPositive(); // renewals happened in the window
+        assertThat(server.execute("DBSIZE")).isNotNull();
+    }
+
+    @Test
+    void reportAndChartsAreWritten(@TempDir Path docs) throws Exception {
+        BenchConfig config = BenchConfig.parse(new String[] {"--quick", "--out", docs.toString()});
+        Bench bench = new Bench(config, server, subjects);
+        ServerStats stats = new ServerStats(server);
+        Subject relock = subjects.get(0);
+        Results.Scenario s1 = new Results.Scenario("S1", "1 thread, uncontended lock+unlock");
+        Results.Scenario s3p = new Results.Scenario("S3p", "clients on one lock");
+        try (Subject.Client client = relock.connect(server.uri(), null)) {
+            Results.SubjectRuns pairs = new Results.SubjectRuns(relock);
+            pairs.runs.add(Loops.pairs(List.of(client.lock("smoke:report")), Duration.ofMillis(100), stats));
+            s1.subjects.add(pairs);
+            Results.SubjectRuns contended = new Results.SubjectRuns(relock);
+            contended.runs.add(Loops.contention(List.of(client.lock("smoke:r"), client.lock("smoke:r")),
+                    Duration.ofMillis(200), stats));
+            s3p.subjects.add(contended);
+        }
+        bench.scenarios.add(s1);
+        bench.scenarios.add(s3p);
+        Report.Context context = new Report.Context();
+        context.started = ZonedDateTime.now();
+        context.cli = CliStartup.measure(null, server.uri(), 1);
+        new Report(bench, context).write(docs);
+        String md = Files.readString(docs.resolve("BENCHMARKS.md"));
+        assertThat(md).contains("## Targets (issue 4)", "## S1:", "## S3p:", "S6 CLI start-up");
+        assertThat(docs.resolve("bench/throughput-s1.png")).isNotEmptyFile();
+        assertThat(docs.resolve("bench/handoff-s3p.png")).isNotEmptyFile();
+    }
+}
