@@ -52,10 +52,6 @@ final class RedisLock implements RelockLock {
         return keys;
     }
 
-    long defaultLeaseMillis() {
-        return client.defaultLeaseMillis();
-    }
-
     // ---- acquiring ------------------------------------------------------------------------
 
     @Override
