@@ -68,11 +68,5 @@ if not blocked then
   return {1, token, 1}
 end
 
-if not writer and reading == 0 and dropped then
-  hand_off(lock, queue, expiry, now_ms, grace, ARGV[6], false)
-end
-local retry = retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
-if wait > 0 then
-  enqueue(queue, expiry, member, now_ms, now_us, wait, retry, grace)
-end
-return {0, retry}
+return not_acquired(lock, queue, expiry, readers, member, head, dropped, writer, reading,
+  now_ms, now_us, lease, wait, grace, ARGV[6])

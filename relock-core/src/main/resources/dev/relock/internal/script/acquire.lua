@@ -44,12 +44,5 @@ if not writer and reading == 0 and (head == nil or head == owner) then
   return {1, token, 1}
 end
 
-if not writer and reading == 0 and dropped then
-  -- the dead heads are gone and the lock is free: the new head gets its turn now
-  hand_off(lock, queue, expiry, now_ms, grace, ARGV[6], false)
-end
-local retry = retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
-if wait > 0 then
-  enqueue(queue, expiry, owner, now_ms, now_us, wait, retry, grace)
-end
-return {0, retry}
+return not_acquired(lock, queue, expiry, readers, owner, head, dropped, writer, reading,
+  now_ms, now_us, lease, wait, grace, ARGV[6])

@@ -154,3 +154,18 @@ local function retry_after(lock, readers, expiry, head, writer, reading, now_ms,
   return retry
 end
 
+-- The not-acquired end of both acquire scripts: wakes the new head if dead heads were dropped from
+-- the queue of a free lock, queues member (when it will wait) and returns {0, retry_ms}.
+local function not_acquired(lock, queue, expiry, readers, member, head, dropped, writer, reading,
+                            now_ms, now_us, lease, wait, grace, channel_prefix)
+  if not writer and reading == 0 and dropped then
+    -- the dead heads are gone and the lock is free: the new head gets its turn now
+    hand_off(lock, queue, expiry, now_ms, grace, channel_prefix, false)
+  end
+  local retry = retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
+  if wait > 0 then
+    enqueue(queue, expiry, member, now_ms, now_us, wait, retry, grace)
+  end
+  return {0, retry}
+end
+
