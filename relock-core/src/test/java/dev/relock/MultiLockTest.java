@@ -112,16 +112,6 @@ class MultiLockTest extends OneServerTestBase {
         }));
     }
 
-    /** EVALSHA and EVAL calls Redis has served so far. */
-    private long scriptCalls() {
-        long calls = 0;
-        for (String line : admin().info("commandstats").split("\r\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
-            }
-        }
-        return calls;
-    }
 
     @Test
     void badInputIsRefusedClearly() {

@@ -112,6 +112,17 @@ abstract class OneServerTestBase {
         return "relock:{" + name + "}:queue";
     }
 
+    /** EVALSHA and EVAL calls the fixture server has served so far (INFO commandstats). */
+    long scriptCalls() {
+        long calls = 0;
+        for (String line : admin().info("commandstats").split("\r\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return calls;
+    }
+
     /** The owners waiting for a lock, in queue order. */
     List<String> queue(String name) {
         return admin().zrange(queueKey(name), 0, -1);
