@@ -5,16 +5,22 @@ import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /** One acquisition of a {@link Hold}; closing it gives up that one hold, once. */
-class HoldHandle implements LockHandle {
+public class HoldHandle implements LockHandle {
 
-    private final LettuceRelockClient client;
+    private final Consumer<Hold> release;
     private final Hold hold;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     HoldHandle(LettuceRelockClient client, Hold hold) {
-        this.client = client;
+        this(client::release, hold);
+    }
+
+    /** A handle whose close() gives the hold to {@code release}, once. */
+    public HoldHandle(Consumer<Hold> release, Hold hold) {
+        this.release = release;
         this.hold = hold;
     }
 
@@ -42,7 +48,7 @@ class HoldHandle implements LockHandle {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            client.release(hold);
+            release.accept(hold);
         }
     }
 

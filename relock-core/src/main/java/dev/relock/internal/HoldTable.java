@@ -8,29 +8,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * Every hold of one client that is not yet given up, by lock key, mode and owner. The owner threads add
  * and remove their holds; the lease keeper walks the table to renew them. Thread-safe.
  */
-final class HoldTable {
+public final class HoldTable {
 
     private record Id(String lockKey, LockMode mode, String owner) {}
 
     private final Map<Id, Hold> holds = new ConcurrentHashMap<>();
 
-    Hold get(String lockKey, LockMode mode, String owner) {
+    public Hold get(String lockKey, LockMode mode, String owner) {
         return holds.get(new Id(lockKey, mode, owner));
     }
 
-    void add(Hold hold) {
+    public void add(Hold hold) {
         holds.put(new Id(hold.keys.lock(), hold.mode, hold.owner), hold);
     }
 
-    void remove(Hold hold) {
+    public void remove(Hold hold) {
         holds.remove(new Id(hold.keys.lock(), hold.mode, hold.owner), hold);
     }
 
-    Collection<Hold> all() {
+    public Collection<Hold> all() {
         return holds.values();
     }
 
-    int size() {
+    public int size() {
         return holds.size();
     }
 }

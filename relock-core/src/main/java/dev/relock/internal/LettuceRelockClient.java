@@ -129,14 +129,21 @@ public final class LettuceRelockClient implements RelockClient {
                 ? uri.getHost() + ":" + uri.getPort()
                 : "sentinel master " + uri.getSentinelMasterId();
         RedisClient created = RedisClient.create(uri);
-        created.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                // fail fast while disconnected instead of queueing commands for later
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
-                .build());
+        created.setOptions(clientOptions(settings.commandTimeout()));
         return new LettuceRelockClient(settings, listeners, created, true, address);
+    }
+
+    /**
+     * The options of every Lettuce client relock creates: reconnect automatically, fail commands
+     * at once while disconnected instead of queueing them, time out commands and connects.
+     */
+    public static ClientOptions clientOptions(Duration commandTimeout) {
+        return ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
+                .build();
     }
 
     @Override
@@ -301,7 +308,8 @@ public final class LettuceRelockClient implements RelockClient {
                 });
     }
 
-    private static void checkName(String name) {
+    /** Fails with a clear message unless {@code name} is a valid lock name. */
+    public static void checkName(String name) {
         Objects.requireNonNull(name, "lock name");
         if (name.isBlank()) {
             throw new IllegalArgumentException("lock name must not be blank");
