@@ -96,20 +96,6 @@ final class Poll<T> {
         }
     }
 
-    /**
-     * Gives up the replies still pending: a script whose EVALSHA is still out will then not be
-     * sent again by EVAL after NOSCRIPT (see {@code RedisCalls.run}), so a clean-up sent after this
-     * cannot be overtaken by it.
-     */
-    void abandonPending() {
-        for (CompletableFuture<T> reply : replies) {
-            // the reply's monitor orders this against RedisCalls' NOSCRIPT fallback
-            synchronized (reply) {
-                reply.cancel(false);
-            }
-        }
-    }
-
     synchronized boolean won() {
         return yes >= majority;
     }
@@ -125,6 +111,12 @@ final class Poll<T> {
     /** How many nodes answered, yes or no. */
     synchronized int answered() {
         return yes + no;
+    }
+
+    /** The reply of node {@code node} (an index into the client's nodes), or null if none came. */
+    T answer(int node) {
+        CompletableFuture<T> reply = replies.get(node);
+        return reply.isDone() && !reply.isCompletedExceptionally() ? reply.join() : null;
     }
 
     /** The replies that came, yes and no, in node order. */

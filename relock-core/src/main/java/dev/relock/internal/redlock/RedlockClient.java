@@ -63,19 +63,22 @@ import org.slf4j.LoggerFactory;
  *       order on each connection, so it reaches a node after the attempt it undoes, even one that
  *       timed out and is applied later.</li>
  *   <li>{@link #dispatch} orders renewals against releases: the renewer sends a batch, and an
- *       owner marks a hold releasing and sends its release, each under the lock, so a renewal
- *       (which may re-take a node that lost the key) never reaches a node after the release.</li>
+ *       owner marks a hold releasing and sends its release, each under the lock; a restore (a node
+ *       that lost the key takes it back) is sent under it only for a hold still held, so none
+ *       reaches a node after the release or the clean-up of a lost hold.</li>
  * </ul>
  */
 public final class RedlockClient implements RelockClient {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockClient.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final long CONNECT_ALLOWANCE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockClient.class, "acquire.lua");
     static final LuaScript FENCE = LuaScript.load(RedlockClient.class, "fence.lua");
     static final LuaScript RENEW = LuaScript.load(RedlockClient.class, "renew.lua");
     static final LuaScript RELEASE = LuaScript.load(RedlockClient.class, "release.lua");
+    static final LuaScript RESTORE = LuaScript.load(RedlockClient.class, "restore.lua");
 
     private final String clientId = newClientId();
     private final RelockSettings settings;
@@ -111,7 +114,9 @@ public final class RedlockClient implements RelockClient {
         List<CompletableFuture<Void>> connecting = new ArrayList<>();
         nodes.forEach(node -> connecting.add(node.connect()));
         Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true);
-        connected.awaitDecision(timeoutNanos);
+        // every attempt ends by itself within Lettuce's connect and command timeouts; the first
+        // connection of a JVM may take longer than one command (class loading, event loops)
+        connected.awaitAll(timeoutNanos + CONNECT_ALLOWANCE_NANOS);
         if (!connected.won()) {
             RelockException failure = unavailable("connecting", null, connected);
             shutDown();
@@ -366,22 +371,36 @@ public final class RedlockClient implements RelockClient {
         return settings.defaultLease().toMillis();
     }
 
-    /** Sends a script to every node at once (EVALSHA); a node's yes is a reply that passes {@code isYes}. */
+    /**
+     * Sends a read-only or idempotent script to every node at once (EVALSHA, EVAL after
+     * NOSCRIPT); a node's yes is a reply that passes {@code isYes}.
+     */
     <T> Poll<T> sendToAll(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
             String... args) {
         List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
         for (RedlockNode node : nodes) {
             replies.add(node.run(script, type, keys, args));
         }
-        return new Poll<>(nodes, replies, majority, isYes);
+        return poll(replies, isYes);
     }
 
-    /** One reply of every node to a batch sent to all of them at once, by node. */
-    <T> List<CompletableFuture<T>> sendToEach(LuaScript script, ScriptOutputType type, String[] keys,
+    /**
+     * Sends a script that takes or extends a lock to every node at once, by EVAL: on each node it
+     * runs after every command this client sent there before it and before every command sent
+     * after it, even when the reply comes late or never (an EVALSHA's NOSCRIPT fallback would go
+     * out later and could overtake the clean-up or release that follows).
+     */
+    <T> Poll<T> sendToAllInOrder(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
+            String... args) {
+        return poll(sendToEachInOrder(script, type, keys, args), isYes);
+    }
+
+    /** As {@link #sendToAllInOrder}, for a batch: one reply of every node, by node. */
+    <T> List<CompletableFuture<T>> sendToEachInOrder(LuaScript script, ScriptOutputType type, String[] keys,
             String... args) {
         List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
         for (RedlockNode node : nodes) {
-            replies.add(node.run(script, type, keys, args));
+            replies.add(node.runInOrder(script, type, keys, args));
         }
         return replies;
     }
@@ -462,16 +481,42 @@ public final class RedlockClient implements RelockClient {
         throw unavailable("release", hold.lockName, poll);
     }
 
+    /**
+     * Takes a held lock back on one node that lost it, unless the hold is no longer held: after a
+     * renewal that a majority confirmed. Renewer thread.
+     */
+    void restore(Hold hold, int node) {
+        dispatch.lock();
+        try {
+            if (hold.state() != LeaseState.HELD || hold.releasing() || isClosed()) {
+                return;
+            }
+            RedlockNode target = nodes.get(node);
+            target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER, new String[] {hold.keys.lock(), hold.keys.fence()},
+                    hold.owner, Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken))
+                    .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",
+                            hold.lockName, target.address, error == null ? restored : error.toString()));
+        } finally {
+            dispatch.unlock();
+        }
+    }
+
     /** Marks a hold lost, tells the listeners once, and cleans up what is left of it on the nodes. */
     void reportLost(Hold hold, String reason) {
-        if (!hold.lose(reason)) {
-            return;
+        dispatch.lock();
+        try {
+            // under the dispatch lock: no restore of this hold follows the clean-up
+            if (!hold.lose(reason)) {
+                return;
+            }
+            if (!isClosed()) {
+                cleanUp(hold.keys, hold.owner);
+            }
+        } finally {
+            dispatch.unlock();
         }
         log.warn("relock: Redlock lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
                 hold.lockName, hold.fencingToken, hold.owner, reason);
-        if (!isClosed()) {
-            cleanUp(hold.keys, hold.owner);
-        }
         LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
         for (LeaseLostListener listener : listeners) {
             try {

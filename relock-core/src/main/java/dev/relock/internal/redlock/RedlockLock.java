@@ -42,8 +42,9 @@ import org.slf4j.LoggerFactory;
  *       leases run out for a majority to be free, then a random jitter;</li>
  *   <li>when nobody holds a majority (competitors split the nodes): a random back-off that grows
  *       with repeated splits, so competing clients do not collide forever;</li>
- *   <li>when fewer than a majority answered: {@code tryLock} fails with
- *       {@link RedisUnavailableException}; {@code lock()} backs off and tries again.</li>
+ *   <li>when fewer than a majority answered: a growing back-off, then another attempt; a wait
+ *       that ends so (and {@code tryLock()} without a wait) fails with
+ *       {@link RedisUnavailableException}, at most a command timeout after its end.</li>
  * </ul>
  * It never polls at a fixed rate and never sleeps between nodes.
  */
@@ -146,7 +147,7 @@ final class RedlockLock implements RelockLock {
      * Acquires or re-enters the lock for the current thread.
      *
      * @param waitNanos how long to wait; zero or less tries once
-     * @param forever wait without a deadline, retrying when fewer than a majority answer
+     * @param forever wait without a deadline
      * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
      * @return the hold, or null if the wait ended first
      */
@@ -169,6 +170,8 @@ final class RedlockLock implements RelockLock {
         boolean once = !forever && waitNanos <= 0;
         int splits = 0;
         long unavailableBackoff = 0;
+        // the failure of the last attempt when fewer than a majority answered, else null
+        RedisUnavailableException unavailable = null;
         while (true) {
                 client.ensureOpen();
                 // taken before the attempt: a release during the attempt still wakes this thread
@@ -182,6 +185,7 @@ final class RedlockLock implements RelockLock {
                             return register(owner, attempt, lease, renewed);
                         }
                         unavailableBackoff = 0;
+                        unavailable = null;
                         if (once) {
                             return null;
                         }
@@ -195,9 +199,10 @@ final class RedlockLock implements RelockLock {
                             onSignal = true;
                         }
                     } catch (RedisUnavailableException e) {
-                        if (!forever) {
+                        if (once) {
                             throw e;
                         }
+                        unavailable = e;
                         unavailableBackoff = unavailableBackoff == 0 ? FIRST_UNAVAILABLE_BACKOFF_NANOS
                                 : Math.min(MAX_UNAVAILABLE_BACKOFF_NANOS, unavailableBackoff * 2);
                         log.debug("lock '{}': no majority of Redlock nodes answered, trying again in {} ms: {}",
@@ -207,6 +212,9 @@ final class RedlockLock implements RelockLock {
                     }
                     if (!forever) {
                         if (System.nanoTime() - deadline >= 0) {
+                            if (unavailable != null) {
+                                throw unavailable;
+                            }
                             return null;
                         }
                         parkUntil = deadline - parkUntil < 0 ? deadline : parkUntil;
@@ -283,11 +291,10 @@ final class RedlockLock implements RelockLock {
     /** One parallel round on every node, then the token write-back; cleans up whatever did not end in a hold. */
     private Attempt attempt(String owner, long lease) {
         long sent = System.nanoTime();
-        Poll<List<Object>> poll = client.sendToAll(RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
+        Poll<List<Object>> poll = client.sendToAllInOrder(RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.lock(), keys.fence()}, reply -> (Long) reply.get(0) == 1L,
                 owner, Long.toString(lease));
         poll.awaitDecision(client.timeoutNanos());
-        poll.abandonPending();
         long validUntil = sent + client.drift().validNanos(lease);
         if (poll.won()) {
             long token = 0;
@@ -388,9 +395,8 @@ final class RedlockLock implements RelockLock {
 
     /** Extends the lease of a held lock on a majority, for a re-entry with a longer explicit lease. */
     private void extend(Hold held, long lease) {
-        Poll<List<Long>> poll = client.poll(client.sendToEach(RedlockClient.RENEW, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.fence()}, held.owner, Long.toString(lease),
-                Long.toString(held.fencingToken)), codes -> codes.get(0) == 1L);
+        Poll<List<Long>> poll = client.poll(client.sendToEachInOrder(RedlockClient.RENEW, ScriptOutputType.MULTI,
+                new String[] {keys.lock()}, held.owner, Long.toString(lease)), codes -> codes.get(0) == 1L);
         poll.awaitDecision(client.timeoutNanos());
         if (poll.won()) {
             return;

@@ -30,6 +30,8 @@ import org.slf4j.LoggerFactory;
 final class RedlockNode implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockNode.class);
+    // what RedisCalls.failure names in its messages; cut off again in describe()
+    private static final String OPERATION = "command";
     private static final long RECONNECT_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     final String address;
@@ -129,8 +131,11 @@ final class RedlockNode implements AutoCloseable {
             return cause.getMessage();
         }
         RedisCalls connected = calls;
-        return connected == null ? "Redis at " + address + ": " + cause
-                : connected.failure(cause, "command", null).getMessage();
+        if (connected == null) {
+            return "Redis at " + address + ": " + cause;
+        }
+        String message = connected.failure(cause, OPERATION, null).getMessage();
+        return message.startsWith(OPERATION + ": ") ? message.substring(OPERATION.length() + 2) : message;
     }
 
     private <T> CompletableFuture<T> notConnected() {

@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every lease/3 it sends all renewals due in batches of {@value #BATCH} holds, one renew.lua
  * call per node per batch, to every node at once, and counts each hold's replies across the
- * nodes: a majority of 1s extends the hold's validity from the send time; so many 0s and 2s that a
- * majority can no longer confirm it means the lease is lost now; otherwise (nodes unreachable) the
+ * nodes: a majority of 1s extends the hold's validity from the send time, and the nodes that had
+ * lost the key get it back (restore.lua); so many refusals that a majority can no longer confirm
+ * it means the lease is lost now; otherwise (nodes unreachable) the
  * hold keeps its validity and is lost when that ends. Explicit leases are not renewed and are
  * lost when their validity ends while still held.
  *
@@ -93,18 +94,16 @@ final class RedlockRenewer implements AutoCloseable {
             if (batch.isEmpty()) {
                 return;
             }
-            String[] keys = new String[batch.size() * 2];
-            String[] args = new String[batch.size() * 3];
+            String[] keys = new String[batch.size()];
+            String[] args = new String[batch.size() * 2];
             for (int i = 0; i < batch.size(); i++) {
                 Hold hold = batch.get(i);
-                keys[2 * i] = hold.keys.lock();
-                keys[2 * i + 1] = hold.keys.fence();
-                args[3 * i] = hold.owner;
-                args[3 * i + 1] = Long.toString(hold.leaseMillis());
-                args[3 * i + 2] = Long.toString(hold.fencingToken);
+                keys[i] = hold.keys.lock();
+                args[2 * i] = hold.owner;
+                args[2 * i + 1] = Long.toString(hold.leaseMillis());
             }
             sent = System.nanoTime();
-            replies = client.sendToEach(RedlockClient.RENEW, ScriptOutputType.MULTI, keys, args);
+            replies = client.sendToEachInOrder(RedlockClient.RENEW, ScriptOutputType.MULTI, keys, args);
         } finally {
             client.dispatch().unlock();
         }
@@ -122,6 +121,12 @@ final class RedlockRenewer implements AutoCloseable {
     private void settle(Hold hold, Poll<Long> poll, long sent) {
         if (poll.won()) {
             hold.leaseRenewed(sent - client.drift().nanosFor(hold.leaseMillis()));
+            for (int node = 0; node < client.nodeCount(); node++) {
+                Long code = poll.answer(node);
+                if (code != null && code == 0L) {
+                    client.restore(hold, node);
+                }
+            }
         } else if (hold.releasing()) {
             return;
         } else if (poll.no() > client.nodeCount() - client.majority()) {
