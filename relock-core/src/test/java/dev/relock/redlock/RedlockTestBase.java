@@ -102,6 +102,11 @@ abstract class RedlockTestBase {
         return newClient(UnaryOperator.identity());
     }
 
+    /** Closes {@code client} after the test. */
+    void registerForClose(RelockClient client) {
+        clients.add(client);
+    }
+
     /** The owner holding {@code name} on one node, or null: the lock hash's '~writer' field. */
     static String holderOn(RedisServer node, String name) {
         return node.execute("HGET", "relock:{" + name + "}", "~writer");

@@ -31,6 +31,8 @@ final class Poll<T> {
     private int yes;
     private int no;
     private int failed;
+    // set when a wait for this poll ran out before the poll was decided
+    private volatile boolean waitRanOut;
 
     Poll(List<RedlockNode> nodes, List<CompletableFuture<T>> replies, int majority, Predicate<T> isYes) {
         this.nodes = nodes;
@@ -75,7 +77,7 @@ final class Poll<T> {
         await(CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)), timeoutNanos);
     }
 
-    private static void await(CompletableFuture<?> what, long timeoutNanos) {
+    private void await(CompletableFuture<?> what, long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
         try {
@@ -85,7 +87,10 @@ final class Poll<T> {
                     return;
                 } catch (InterruptedException e) {
                     interrupted = true;
-                } catch (TimeoutException | ExecutionException e) {
+                } catch (TimeoutException e) {
+                    waitRanOut = true;
+                    return;
+                } catch (ExecutionException e) {
                     return;
                 }
             }
@@ -130,13 +135,14 @@ final class Poll<T> {
         return answers;
     }
 
-    /** One line per node that failed or did not answer (yet). */
+    /** One line per node that failed or has not answered. */
     List<String> failures() {
         List<String> failures = new ArrayList<>();
         for (int i = 0; i < replies.size(); i++) {
             CompletableFuture<T> reply = replies.get(i);
-            if (!reply.isDone() || reply.isCancelled()) {
-                failures.add("Redis at " + nodes.get(i).address + " did not answer in time");
+            if (!reply.isDone()) {
+                failures.add("Redis at " + nodes.get(i).address + (waitRanOut
+                        ? " did not answer in time" : " was not waited for (a majority was out of reach)"));
             } else if (reply.isCompletedExceptionally()) {
                 try {
                     reply.join();
