@@ -538,13 +538,15 @@ public final class LettuceRelockClient implements RelockClient {
         }
     }
 
-    private static String newClientId() {
+    /** A random 128-bit client id: 32 hex digits. */
+    public static String newClientId() {
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
         return HexFormat.of().formatHex(id);
     }
 
-    static String withoutCredentials(String uri) {
+    /** The URI with whatever may be credentials replaced by ***, for messages. */
+    public static String withoutCredentials(String uri) {
         // everything between the scheme and the last '@' may be credentials, '@' and '/' included
         return uri == null ? "null" : uri.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*:(//)?).*@", "$1***@");
     }

@@ -54,6 +54,7 @@ class RedlockRestartTest extends RedlockTestBase {
         assertThat(event.lockName()).isEqualTo("forgotten");
         assertThat(event.reason()).contains("majority");
         assertThat(event.fencingToken()).isEqualTo(handle.fencingToken());
+        await().atMost(HANG).until(() -> !lost.isEmpty());
         assertThat(lost).containsExactly(event);
         assertThat(handle.state()).isEqualTo(LeaseState.LOST);
         assertThat(lock.isHeldByCurrentThread()).isFalse();

@@ -23,13 +23,11 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -71,7 +69,6 @@ import org.slf4j.LoggerFactory;
 public final class RedlockClient implements RelockClient {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockClient.class);
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final long CONNECT_ALLOWANCE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockClient.class, "acquire.lua");
@@ -80,7 +77,7 @@ public final class RedlockClient implements RelockClient {
     static final LuaScript RELEASE = LuaScript.load(RedlockClient.class, "release.lua");
     static final LuaScript RESTORE = LuaScript.load(RedlockClient.class, "restore.lua");
 
-    private final String clientId = newClientId();
+    private final String clientId = LettuceRelockClient.newClientId();
     private final RelockSettings settings;
     private final ClockDrift drift;
     private final List<LeaseLostListener> listeners;
@@ -158,17 +155,13 @@ public final class RedlockClient implements RelockClient {
             uri = RedisURI.create(text);
         } catch (RuntimeException e) {
             // Lettuce's message may repeat the URI, password included
-            throw new IllegalArgumentException("not a valid Redis URI: " + withoutCredentials(text));
+            throw new IllegalArgumentException("not a valid Redis URI: " + LettuceRelockClient.withoutCredentials(text));
         }
         if (!uri.getSentinels().isEmpty() || uri.getHost() == null) {
             throw new IllegalArgumentException("a Redlock server must be one Redis master (redis:// or rediss://), "
-                    + "not a Sentinel or socket URI: " + withoutCredentials(text));
+                    + "not a Sentinel or socket URI: " + LettuceRelockClient.withoutCredentials(text));
         }
         return uri;
-    }
-
-    private static String withoutCredentials(String uri) {
-        return uri.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*:(//)?).*@", "$1***@");
     }
 
     /**
@@ -533,12 +526,6 @@ public final class RedlockClient implements RelockClient {
         return new RedisUnavailableException(what + ": " + poll.answered() + " of " + nodes.size()
                 + " Redlock nodes answered, a majority needs " + majority + ": " + String.join("; ", poll.failures()),
                 null);
-    }
-
-    private static String newClientId() {
-        byte[] id = new byte[16];
-        RANDOM.nextBytes(id);
-        return HexFormat.of().formatHex(id);
     }
 
     @Override

@@ -5,8 +5,7 @@ import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.LockInfo;
 import dev.relock.RedisUnavailableException;
-import dev.relock.RelockLock;
-import dev.relock.internal.Durations;
+import dev.relock.internal.HoldingLock;
 import dev.relock.internal.Hold;
 import dev.relock.internal.HoldHandle;
 import dev.relock.internal.LockKeys;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -48,10 +46,9 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * It never polls at a fixed rate and never sleeps between nodes.
  */
-final class RedlockLock implements RelockLock {
+final class RedlockLock extends HoldingLock {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockLock.class);
-    private static final long RENEWED = 0;
     private static final long JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long FIRST_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
@@ -76,71 +73,8 @@ final class RedlockLock implements RelockLock {
     // ---- acquiring ------------------------------------------------------------------------
 
     @Override
-    public void lock() {
-        acquireUninterruptibly(RENEWED);
-    }
-
-    @Override
-    public void lock(long lease, TimeUnit unit) {
-        acquireUninterruptibly(leaseMillis(lease, unit));
-    }
-
-    @Override
-    public void lockInterruptibly() throws InterruptedException {
-        acquire(Long.MAX_VALUE, true, RENEWED, true);
-    }
-
-    @Override
-    public boolean tryLock() {
-        try {
-            return acquire(0, false, RENEWED, false) != null;
-        } catch (InterruptedException e) {
-            throw new AssertionError("a single attempt does not park", e);
-        }
-    }
-
-    @Override
-    public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
-        Objects.requireNonNull(unit, "unit");
-        return acquire(unit.toNanos(wait), false, RENEWED, true) != null;
-    }
-
-    @Override
-    public boolean tryLock(long wait, long lease, TimeUnit unit) throws InterruptedException {
-        Objects.requireNonNull(unit, "unit");
-        return acquire(unit.toNanos(wait), false, leaseMillis(lease, unit), true) != null;
-    }
-
-    @Override
-    public LockHandle acquire() {
-        return handle(acquireUninterruptibly(RENEWED));
-    }
-
-    @Override
-    public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
-        Objects.requireNonNull(wait, "wait");
-        return Optional.ofNullable(acquire(Durations.saturatedNanos(wait), false, RENEWED, true)).map(this::handle);
-    }
-
-    @Override
-    public Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
-        Objects.requireNonNull(wait, "wait");
-        Objects.requireNonNull(lease, "lease");
-        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
-        return Optional.ofNullable(acquire(Durations.saturatedNanos(wait), false, leaseMillis, true))
-                .map(this::handle);
-    }
-
-    private LockHandle handle(Hold hold) {
+    protected LockHandle handleOf(Hold hold) {
         return new HoldHandle(client::release, hold);
-    }
-
-    private Hold acquireUninterruptibly(long leaseMillis) {
-        try {
-            return acquire(Long.MAX_VALUE, true, leaseMillis, false);
-        } catch (InterruptedException e) {
-            throw new AssertionError("an uninterruptible wait does not throw InterruptedException", e);
-        }
     }
 
     /**
@@ -151,7 +85,8 @@ final class RedlockLock implements RelockLock {
      * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
      * @return the hold, or null if the wait ended first
      */
-    private Hold acquire(long waitNanos, boolean forever, long leaseMillis, boolean interruptible)
+    @Override
+    protected Hold acquire(long waitNanos, boolean forever, long leaseMillis, boolean interruptible)
             throws InterruptedException {
         client.ensureOpen();
         if (interruptible && Thread.interrupted()) {
@@ -469,12 +404,9 @@ final class RedlockLock implements RelockLock {
 
     // ---- arguments ------------------------------------------------------------------------
 
-    private long leaseMillis(long lease, TimeUnit unit) {
-        Objects.requireNonNull(unit, "unit");
-        if (lease <= 0) {
-            throw new IllegalArgumentException("lease of lock '" + name + "' must be positive: " + lease + " " + unit);
-        }
-        long millis = Math.max(1, unit.toMillis(lease));
+    @Override
+    protected long leaseMillis(long lease, TimeUnit unit) {
+        long millis = super.leaseMillis(lease, unit);
         if (client.drift().validNanos(millis) <= 0) {
             throw new IllegalArgumentException("lease of lock '" + name + "' must be longer than the Redlock clock"
                     + " drift allowance of " + TimeUnit.NANOSECONDS.toMillis(client.drift().nanosFor(millis))
