@@ -143,7 +143,8 @@ final class RedlockLock extends HoldingLock {
                         log.debug("lock '{}': no majority of Redlock nodes answered, trying again in {} ms: {}",
                                 name, TimeUnit.NANOSECONDS.toMillis(unavailableBackoff), e.getMessage());
                         parkUntil = System.nanoTime() + unavailableBackoff;
-                        onSignal = false;
+                        // a release seen on any node, or close(), ends the back-off early
+                        onSignal = true;
                     }
                     if (!forever) {
                         if (System.nanoTime() - deadline >= 0) {
