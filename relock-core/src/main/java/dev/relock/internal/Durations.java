@@ -3,10 +3,10 @@ package dev.relock.internal;
 import java.time.Duration;
 
 /** Duration arithmetic the acquiring methods share. */
-public final class Durations {
+final class Durations {
 
     /** The duration in nanoseconds, clamped to the range of a long instead of overflowing. */
-    public static long saturatedNanos(Duration duration) {
+    static long saturatedNanos(Duration duration) {
         try {
             return duration.toNanos();
         } catch (ArithmeticException e) {
