@@ -21,6 +21,7 @@ import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
@@ -69,7 +70,7 @@ import org.slf4j.LoggerFactory;
 public final class RedlockClient implements RelockClient {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockClient.class);
-    private static final long CONNECT_ALLOWANCE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockClient.class, "acquire.lua");
     static final LuaScript FENCE = LuaScript.load(RedlockClient.class, "fence.lua");
@@ -103,17 +104,22 @@ public final class RedlockClient implements RelockClient {
         this.channel = settings.keyPrefix() + ":redlock:released";
         this.resources = DefaultClientResources.create();
         this.redisClient = RedisClient.create(resources);
-        redisClient.setOptions(LettuceRelockClient.clientOptions(settings.commandTimeout()));
+        // connecting (socket and handshake) may take longer than one command: the first
+        // connections of a JVM load classes and start event loops; commands keep commandTimeout
+        Duration connectTimeout = settings.commandTimeout().compareTo(MIN_CONNECT_TIMEOUT) > 0
+                ? settings.commandTimeout() : MIN_CONNECT_TIMEOUT;
+        redisClient.setOptions(LettuceRelockClient.clientOptions(settings.commandTimeout()).mutate()
+                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
+                .build());
         for (RedisURI uri : uris) {
-            uri.setTimeout(settings.commandTimeout());
+            uri.setTimeout(connectTimeout);
             nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel, signals));
         }
         List<CompletableFuture<Void>> connecting = new ArrayList<>();
         nodes.forEach(node -> connecting.add(node.connect()));
         Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true);
-        // every attempt ends by itself within Lettuce's connect and command timeouts; the first
-        // connection of a JVM may take longer than one command (class loading, event loops)
-        connected.awaitAll(timeoutNanos + CONNECT_ALLOWANCE_NANOS);
+        // every attempt ends by itself within the connect timeout (connect, handshake, subscribe)
+        connected.awaitAll(2 * connectTimeout.toNanos() + timeoutNanos);
         if (!connected.won()) {
             RelockException failure = unavailable("connecting", null, connected);
             shutDown();
