@@ -114,6 +114,23 @@ class RedisFenceTest extends OneServerTestBase {
     }
 
     @Test
+    void theReadmeSnippetRuns() {
+        RelockClient client = newClient();
+        StatefulRedisConnection<String, String> connection = userConnection;
+        admin().set("account:42", "100");
+
+        // as in README.md, "Fencing at the resource"
+        RedisFence fence = RedisFence.on(connection);          // your own Lettuce connection
+        try (LockHandle held = client.lock("account:42").acquire()) {
+            long balance = Long.parseLong(connection.sync().get("account:42"));
+            fence.set("account:42", Long.toString(balance + 10), held.fencingToken());
+        }
+
+        assertThat(admin().get("account:42")).isEqualTo("110");
+        assertThat(admin().get("{account:42}:fencing-token")).isNotNull();
+    }
+
+    @Test
     void theAsyncVariantsAnswerLikeTheBlockingOnes() throws Exception {
         assertThat(fence.trySetAsync("account:5", "100", 7).toCompletableFuture().get(HANG.toMillis(), TimeUnit.MILLISECONDS))
                 .isTrue();
