@@ -69,7 +69,11 @@ public final class JdbcFence {
      * tokenColumn <= fencingToken}, binding {@code values} to the {@code ?} in {@code assignments}
      * in order.
      *
+     * @param connection where to run it, as it is (autocommit or inside your transaction)
+     * @param id the row's id, bound with {@code setObject}
+     * @param fencingToken the writer's token, e.g. {@link dev.relock.LockHandle#fencingToken()}
      * @param assignments the {@code SET} list without the token column, e.g. {@code "balance = ?"}
+     * @param values bound with {@code setObject} to the placeholders of {@code assignments}, in order
      * @return the number of rows updated: 1 for a unique id, 0 when no row has that id
      * @throws StaleFencingTokenException when the row exists and a newer token has written it
      *     (nothing changed)

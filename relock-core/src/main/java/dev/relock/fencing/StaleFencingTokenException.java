@@ -20,6 +20,7 @@ public class StaleFencingTokenException extends IllegalStateException {
     private final long token;
     private final long lastToken;
 
+    /** A refusal of {@code token}'s write to {@code resource}, which {@code lastToken} wrote last. */
     public StaleFencingTokenException(String resource, long token, long lastToken) {
         super("write to " + resource + " refused: fencing token " + token
                 + " is older than " + lastToken + ", the last token that wrote it");
