@@ -34,12 +34,14 @@ import java.util.concurrent.CompletionStage;
  * change nothing. An <em>equal</em> token writes: it is the same hold writing again, since every
  * fresh acquisition of a relock lock gets a greater token than all before it. The token is kept in
  * a key of its own, {@link #tokenKey(String)}, in the resource's Cluster slot and without a TTL; it
- * must outlive every holder, and deleting it lets any token write again (read it with {@code GET}
- * to see the last token). Fence a key with the
- * tokens of one lock only: tokens of different locks are not ordered against each other.
+ * must outlive every holder, and deleting it lets any token write again ({@code GET} it to see the
+ * last token). Fence a key with the tokens of one lock only: tokens of different locks are not
+ * ordered against each other.
  *
  * <p>What this does not do: it fences writes made through it, not a plain {@code SET} from
- * elsewhere; and a reader of the value sees no token. Redis failures come out as Lettuce's
+ * elsewhere; a reader of the value sees no token; and a key learns a token only when it is
+ * written, so a late write that lands after the next holder acquired but before that holder's
+ * first write still goes through (that write then replaces it). Redis failures come out as Lettuce's
  * exceptions, as for any command on the connection. Immutable and thread-safe; it never closes the
  * connection.
  */
