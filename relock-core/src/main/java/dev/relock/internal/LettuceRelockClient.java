@@ -557,8 +557,8 @@ public final class LettuceRelockClient implements RelockClient {
         if (!hold.lose(reason)) {
             return;
         }
-        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
-                hold.lockName, hold.fencingToken, hold.owner, reason);
+        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}, held {} ms) lost while held: {}",
+                hold.lockName, hold.fencingToken, hold.owner, hold.heldMillis(), reason);
         LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
         for (LeaseLostListener listener : listeners) {
             try {
