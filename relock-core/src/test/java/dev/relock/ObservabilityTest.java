@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.testredis.RedisServer;
+import io.micrometer.common.KeyValues;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.GlobalObservationConvention;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
@@ -274,6 +277,36 @@ class ObservabilityTest extends OneServerTestBase {
                 .isInstanceOf(NullPointerException.class).hasMessage("observationRegistry");
         assertThatThrownBy(() -> builder.metricsGroup(null))
                 .isInstanceOf(NullPointerException.class).hasMessage("metricsGroup");
+    }
+
+    @Test
+    void observationsAloneWorkAndAGlobalConventionOverridesRelocksOwn() {
+        observations.observationConfig().observationConvention(
+                new GlobalObservationConvention<RelockObservationContext>() {
+                    @Override
+                    public boolean supportsContext(Observation.Context context) {
+                        return context instanceof RelockObservationContext;
+                    }
+
+                    @Override
+                    public String getName() {
+                        return "custom.lock";
+                    }
+
+                    @Override
+                    public KeyValues getLowCardinalityKeyValues(RelockObservationContext context) {
+                        return KeyValues.of("state", context.outcome());
+                    }
+                });
+        RelockClient client = newClient(builder -> builder.observationRegistry(observations));
+        RelockLock lock = client.lock("custom");
+        lock.lock();
+        lock.unlock();
+        TestObservationRegistryAssert.assertThat(observations)
+                .hasNumberOfObservationsWithNameEqualTo("custom.lock", 2)
+                .hasAnObservation(observation -> observation.hasLowCardinalityKeyValue("state", "acquired"))
+                .hasAnObservation(observation -> observation.hasLowCardinalityKeyValue("state", "released"));
+        assertThat(meters.getMeters()).as("no meter registry given").isEmpty();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.relock.internal;
 
+import dev.relock.LockInfo;
 import dev.relock.RelockObservationContext;
 import io.lettuce.core.api.StatefulConnection;
 import io.micrometer.common.KeyValues;
@@ -54,6 +55,10 @@ final class MicrometerLockEvents implements LockEvents {
     private final Counter renewalsFailed;
     private final StatefulConnection<?, ?> connection;
     private final String node;
+    // kind -> group -> meters; the kinds are fixed, the groups as many as metricsGroup makes
+    private final Map<String, Map<String, GroupMeters>> byKindAndGroup = Map.of(
+            LockInfo.EXCLUSIVE, new ConcurrentHashMap<>(), LockInfo.SHARED, new ConcurrentHashMap<>(),
+            LockInfo.SEMAPHORE, new ConcurrentHashMap<>(), MULTI, new ConcurrentHashMap<>());
 
     private MicrometerLockEvents(MeterRegistry meters, ObservationRegistry observations,
             Function<String, String> groupOfName, StatefulConnection<?, ?> connection, String node) {
@@ -93,9 +98,15 @@ final class MicrometerLockEvents implements LockEvents {
         return group == null ? Instrumentation.DEFAULT_GROUP : group;
     }
 
+    /** The meters of one kind and group, registered on first use. */
+    private GroupMeters meters(String kind, String group) {
+        return byKindAndGroup.get(kind).computeIfAbsent(group, key -> new GroupMeters(kind, group));
+    }
+
     @Override
     public Wait waitStarted(LockMode mode, String name) {
-        return new MeteredWait(name, LockEvents.kindOf(mode), group(name));
+        String kind = LockEvents.kindOf(mode);
+        return new MeteredWait(name, meters(kind, group(name)));
     }
 
     @Override
@@ -107,12 +118,12 @@ final class MicrometerLockEvents implements LockEvents {
                 break;
             }
         }
-        return new MeteredWait(String.join(",", names), MULTI, group);
+        return new MeteredWait(String.join(",", names), meters(MULTI, group));
     }
 
     @Override
     public void held(Hold hold) {
-        hold.observedBy(new MeteredHold(hold, LockEvents.kindOf(hold.mode), group(hold.lockName)));
+        hold.observedBy(new MeteredHold(hold, meters(LockEvents.kindOf(hold.mode), group(hold.lockName))));
     }
 
     @Override
@@ -125,48 +136,88 @@ final class MicrometerLockEvents implements LockEvents {
         gauges.nodeClosed(meters, node, connection);
     }
 
+    /** A started observation, or the no-op one (and no context made) when nobody observes. */
     private Observation observation(Convention convention, RelockObservationContext context) {
-        return Observation.createNotStarted(null, convention, () -> context, observations).start();
+        return context == null ? Observation.NOOP
+                : Observation.createNotStarted(null, convention, () -> context, observations).start();
+    }
+
+    private RelockObservationContext contextOf(String lockName, GroupMeters meters) {
+        return observations.isNoop() ? null : new RelockObservationContext(lockName, meters.kind, meters.group);
+    }
+
+    /** The meters of one kind and group: found once, then used without a registry lookup. */
+    private final class GroupMeters {
+
+        final String kind;
+        final String group;
+        final Timer acquired;
+        final Timer timedOut;
+        final Timer failed;
+        final Timer holdTime;
+        final Counter lost;
+        final AtomicInteger held;
+        final AtomicInteger waiting;
+
+        GroupMeters(String kind, String group) {
+            this.kind = kind;
+            this.group = group;
+            this.acquired = acquireTimer("acquired");
+            this.timedOut = acquireTimer("timed_out");
+            this.failed = acquireTimer("failed");
+            this.holdTime = Timer.builder(HOLD_TIME)
+                    .description("How long holds lasted, from acquisition to release or loss")
+                    .tags("kind", kind, "group", group)
+                    .publishPercentileHistogram()
+                    .register(meters);
+            this.lost = Counter.builder(LOST)
+                    .description("Leases lost while held (should stay 0)")
+                    .tags("kind", kind, "group", group)
+                    .register(meters);
+            this.held = gauges.counter(meters, HELD, "Holds this JVM's clients have now", kind, group);
+            this.waiting = gauges.counter(meters, WAITING, "Acquisitions under way now (queued or awaiting a reply)",
+                    kind, group);
+        }
+
+        private Timer acquireTimer(String outcome) {
+            return Timer.builder(ACQUIRE)
+                    .description("Acquisitions by outcome, timed from the first attempt to the outcome")
+                    .tags("kind", kind, "group", group, "outcome", outcome)
+                    .publishPercentileHistogram()
+                    .register(meters);
+        }
     }
 
     /** One acquisition: the {@value #ACQUIRE} timer, the {@value #WAITING} gauge and its observation. */
     private final class MeteredWait implements Wait {
 
         private final long startNanos = System.nanoTime();
-        private final String kind;
-        private final String group;
-        private final AtomicInteger waiting;
+        private final GroupMeters meters;
         private final RelockObservationContext context;
         private final Observation observation;
 
-        MeteredWait(String name, String kind, String group) {
-            this.kind = kind;
-            this.group = group;
-            this.waiting = gauges.counter(meters, WAITING, "Acquisitions under way now (queued or awaiting a reply)",
-                    kind, group);
-            waiting.incrementAndGet();
-            this.context = new RelockObservationContext(name, kind, group);
+        MeteredWait(String name, GroupMeters meters) {
+            this.meters = meters;
+            meters.waiting.incrementAndGet();
+            this.context = contextOf(name, meters);
             this.observation = observation(WAIT_CONVENTION, context);
         }
 
-        private void end(String outcome) {
-            waiting.decrementAndGet();
-            Timer.builder(ACQUIRE)
-                    .description("Acquisitions by outcome, timed from the first attempt to the outcome")
-                    .tags("kind", kind, "group", group, "outcome", outcome)
-                    .publishPercentileHistogram()
-                    .register(meters)
-                    .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
-            context.outcome(outcome);
+        private void end(Timer timer, String outcome) {
+            meters.waiting.decrementAndGet();
+            timer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+            if (context != null) {
+                context.outcome(outcome);
+            }
             observation.stop();
         }
 
         @Override
         public void acquired(Hold hold) {
-            if (hold != null) {
+            if (hold != null && context != null) {
                 context.fencingToken(hold.fencingToken);
             }
-            end("acquired");
+            end(meters.acquired, "acquired");
             if (hold != null) {
                 held(hold);
             }
@@ -174,13 +225,13 @@ final class MicrometerLockEvents implements LockEvents {
 
         @Override
         public void timedOut() {
-            end("timed_out");
+            end(meters.timedOut, "timed_out");
         }
 
         @Override
         public void failed(Throwable error) {
             observation.error(error);
-            end("failed");
+            end(meters.failed, "failed");
         }
     }
 
@@ -188,20 +239,18 @@ final class MicrometerLockEvents implements LockEvents {
     private final class MeteredHold implements HoldSpan {
 
         private final long startNanos = System.nanoTime();
-        private final String kind;
-        private final String group;
-        private final AtomicInteger held;
+        private final GroupMeters meters;
         private final AtomicBoolean ended = new AtomicBoolean();
         private final RelockObservationContext context;
         private final Observation observation;
 
-        MeteredHold(Hold hold, String kind, String group) {
-            this.kind = kind;
-            this.group = group;
-            this.held = gauges.counter(meters, HELD, "Holds this JVM's clients have now", kind, group);
-            held.incrementAndGet();
-            this.context = new RelockObservationContext(hold.lockName, kind, group);
-            context.fencingToken(hold.fencingToken);
+        MeteredHold(Hold hold, GroupMeters meters) {
+            this.meters = meters;
+            meters.held.incrementAndGet();
+            this.context = contextOf(hold.lockName, meters);
+            if (context != null) {
+                context.fencingToken(hold.fencingToken);
+            }
             this.observation = observation(HOLD_CONVENTION, context);
         }
 
@@ -210,21 +259,14 @@ final class MicrometerLockEvents implements LockEvents {
             if (!ended.compareAndSet(false, true)) {
                 return;
             }
-            held.decrementAndGet();
-            Timer.builder(HOLD_TIME)
-                    .description("How long holds lasted, from acquisition to release or loss")
-                    .tags("kind", kind, "group", group)
-                    .publishPercentileHistogram()
-                    .register(meters)
-                    .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+            meters.held.decrementAndGet();
+            meters.holdTime.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
             if (lost) {
-                Counter.builder(LOST)
-                        .description("Leases lost while held (should stay 0)")
-                        .tags("kind", kind, "group", group)
-                        .register(meters)
-                        .increment();
+                meters.lost.increment();
             }
-            context.outcome(lost ? "lost" : "released");
+            if (context != null) {
+                context.outcome(lost ? "lost" : "released");
+            }
             observation.stop();
         }
     }
