@@ -1,11 +1,15 @@
 package dev.relock;
 
+import dev.relock.internal.Instrumentation;
 import dev.relock.internal.LettuceRelockClient;
 import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * Configures a {@link RelockClient}. Not thread-safe; build once.
@@ -18,7 +22,12 @@ import java.util.Objects;
  *   <tr><td>{@link #defaultLease(Duration)}</td><td>30 s</td></tr>
  *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
  *   <tr><td>{@link #handoffGrace(Duration)}</td><td>1 s</td></tr>
+ *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry}</td><td>none: nothing measured</td></tr>
+ *   <tr><td>{@link #metricsGroup(Function)}</td><td>every name in group {@code all}</td></tr>
  * </table>
+ *
+ * <p>Micrometer is an optional dependency: without it on the class path this class and the client
+ * work as usual, as long as {@link #meterRegistry} and {@link #observationRegistry} are not called.
  */
 public final class RelockClientBuilder {
 
@@ -35,6 +44,10 @@ public final class RelockClientBuilder {
     private Duration commandTimeout = Duration.ofSeconds(3);
     private Duration handoffGrace = Duration.ofSeconds(1);
     private final List<LeaseLostListener> leaseLostListeners = new ArrayList<>();
+    // typed Object so this class loads without Micrometer: a MeterRegistry, an ObservationRegistry
+    private Object meterRegistry;
+    private Object observationRegistry;
+    private Function<String, String> metricsGroup = Instrumentation.NONE.groupOfName();
 
     RelockClientBuilder() {}
 
@@ -116,6 +129,41 @@ public final class RelockClientBuilder {
     }
 
     /**
+     * Reports to this registry the meters listed in the README ("Metrics, traces and logs"):
+     * acquisitions by outcome with their wait, hold times, renewals, leases lost, holds and
+     * waiters now, and whether the Redis node is connected. Needs micrometer-core on the class path.
+     */
+    public RelockClientBuilder meterRegistry(MeterRegistry registry) {
+        this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+        return this;
+    }
+
+    /**
+     * Reports every wait ({@value RelockObservationContext#WAIT}) and every hold
+     * ({@value RelockObservationContext#HOLD}) as an observation to this registry, for traces (see
+     * {@link RelockObservationContext} for the key values). Needs micrometer-observation on the
+     * class path.
+     */
+    public RelockClientBuilder observationRegistry(ObservationRegistry registry) {
+        this.observationRegistry = Objects.requireNonNull(registry, "observationRegistry");
+        return this;
+    }
+
+    /**
+     * Maps a lock name to the value of the {@code group} tag of its meters and observations. By
+     * default every name is in group {@code all}: lock names are often made of ids
+     * ({@code invoice:4711}), and every distinct tag value is a time series of its own in the
+     * metrics backend, so names as tags would grow without bound. Map names to a few groups, for
+     * example {@code name -> name.substring(0, name.indexOf(':'))}. A null result counts as
+     * {@code all}. Called once per acquisition while a registry is set; it must be fast and must not
+     * throw. Lock names do appear in observations, as a high-cardinality key value (traces only).
+     */
+    public RelockClientBuilder metricsGroup(Function<String, String> nameToGroup) {
+        this.metricsGroup = Objects.requireNonNull(nameToGroup, "metricsGroup");
+        return this;
+    }
+
+    /**
      * Connects and returns the client.
      *
      * @throws IllegalStateException if neither or both of a URI and a Lettuce client were given
@@ -126,7 +174,8 @@ public final class RelockClientBuilder {
             throw new IllegalStateException("set exactly one of redisUri(...) and redisClient(...)");
         }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace);
-        return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners));
+        return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
+                new Instrumentation(meterRegistry, observationRegistry, metricsGroup));
     }
 
     private static Duration positive(Duration value, String what) {

@@ -66,6 +66,22 @@ final class Acquisition {
      * @return the hold, registered with the client, or null if the wait ended first
      */
     Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
+        LockEvents.Wait observed = client.events().waitStarted(mode, name);
+        try {
+            Hold hold = waitFor(waitNanos, forever, interruptible);
+            if (hold == null) {
+                observed.timedOut();
+            } else {
+                observed.acquired(hold);
+            }
+            return hold;
+        } catch (InterruptedException | RuntimeException | Error e) {
+            observed.failed(e);
+            throw e;
+        }
+    }
+
+    private Hold waitFor(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
         long start = System.nanoTime();
         if (!forever && waitNanos <= 0) {
             Attempt attempt = attempt(0);

@@ -1,5 +1,6 @@
 package dev.relock.internal;
 
+import dev.relock.HeldLock;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
@@ -29,6 +30,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -70,13 +72,14 @@ public final class LettuceRelockClient implements RelockClient {
     private final HoldTable holds = new HoldTable();
     private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
+    private final LockEvents events;
     private final String wakeChannelPrefix;
     private final String graceMillis;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong holderIds = new AtomicLong();
 
     private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
-            RedisClient redisClient, boolean ownsRedisClient, String address) {
+            Instrumentation instrumentation, RedisClient redisClient, boolean ownsRedisClient, String address) {
         this.clientId = newClientId();
         this.settings = settings;
         this.listeners = listeners;
@@ -107,15 +110,17 @@ public final class LettuceRelockClient implements RelockClient {
         }
         this.connection = commands;
         this.pubSub = wakeUps;
+        this.events = LockEvents.of(instrumentation, commands, address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
         log.debug("relock client {} connected to {}", clientId, address);
     }
 
     /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
-            List<LeaseLostListener> listeners) {
+            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
-            return new LettuceRelockClient(settings, listeners, redisClient, false, "(caller's Lettuce client)");
+            return new LettuceRelockClient(settings, listeners, instrumentation, redisClient, false,
+                    "(caller's Lettuce client)");
         }
         RedisURI uri;
         try {
@@ -136,7 +141,7 @@ public final class LettuceRelockClient implements RelockClient {
                 .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
                 .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
                 .build());
-        return new LettuceRelockClient(settings, listeners, created, true, address);
+        return new LettuceRelockClient(settings, listeners, instrumentation, created, true, address);
     }
 
     @Override
@@ -326,6 +331,31 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     @Override
+    public List<HeldLock> heldLocks() {
+        long now = System.nanoTime();
+        List<HeldLock> held = new ArrayList<>();
+        for (Hold hold : holds.all()) {
+            if (hold.state() != LeaseState.HELD) {
+                continue;
+            }
+            long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
+            held.add(new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner,
+                    hold.fencingToken, Instant.ofEpochMilli(hold.heldSinceMillis),
+                    Duration.ofMillis(leftMillis), hold.renewed()));
+        }
+        held.sort(Comparator.comparing(HeldLock::name).thenComparing(HeldLock::kind).thenComparing(HeldLock::owner));
+        return held;
+    }
+
+    @Override
+    public Duration ping() {
+        ensureOpen();
+        long sent = System.nanoTime();
+        calls.await(calls.commands().ping(), "ping", null);
+        return Duration.ofNanos(System.nanoTime() - sent);
+    }
+
+    @Override
     public String clientId() {
         return clientId;
     }
@@ -363,6 +393,7 @@ public final class LettuceRelockClient implements RelockClient {
             log.warn("relock client {}: not every held lock could be released at close; their leases run out"
                     + " by themselves: {}", clientId, e.toString());
         }
+        events.close();
         closeQuietly(pubSub);
         closeQuietly(connection);
         if (ownsRedisClient) {
@@ -416,6 +447,10 @@ public final class LettuceRelockClient implements RelockClient {
         return waitingRoom;
     }
 
+    LockEvents events() {
+        return events;
+    }
+
     /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
     void release(Hold hold) {
         ensureOpen();
@@ -457,7 +492,8 @@ public final class LettuceRelockClient implements RelockClient {
             holds.remove(hold);
             hold.drop();
             hold.released();
-            log.debug("{} '{}' released by {}", hold.mode.description, hold.lockName, hold.owner);
+            log.debug("{} '{}' released by {} (fencing token {}, held {} ms)",
+                    hold.mode.description, hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis());
         } else {
             hold.drop();
         }
@@ -508,7 +544,10 @@ public final class LettuceRelockClient implements RelockClient {
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
             holds.add(hold);
+            events.held(hold);
             taken.add(hold);
+            log.debug("lock '{}' acquired by {} with fencing token {} (multi-lock, one script)",
+                    hold.lockName, owner, hold.fencingToken);
         }
         return taken;
     }
@@ -518,8 +557,8 @@ public final class LettuceRelockClient implements RelockClient {
         if (!hold.lose(reason)) {
             return;
         }
-        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
-                hold.lockName, hold.fencingToken, hold.owner, reason);
+        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}, held {} ms) lost while held: {}",
+                hold.lockName, hold.fencingToken, hold.owner, hold.heldMillis(), reason);
         LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
         for (LeaseLostListener listener : listeners) {
             try {
