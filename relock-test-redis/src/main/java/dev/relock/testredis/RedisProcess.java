@@ -28,8 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>The directory and the port belong to this object for its whole life. {@link #restart()} reuses both, which
  *       is what lets append-only data survive {@link #kill()}. An automatically chosen port may change between the
  *       attempts of the first start (when another program grabbed it) and is fixed once a start succeeded.</li>
- *   <li>The configuration file is written anew before every launch from {@link #directives}; redis-server is run
- *       as {@code redis-server <dir>/redis.conf} with the directory as working directory.</li>
+ *   <li>The configuration file is written from {@link #directives} before every launch until the first start
+ *       succeeded; afterwards it is left as the server left it, so what CONFIG REWRITE or a sentinel wrote into it
+ *       (a new {@code replicaof}, a new monitored master) survives {@link #restart()}, as on a real host.
+ *       redis-server is run as {@code redis-server <dir>/redis.conf [--sentinel]} with the directory as working
+ *       directory.</li>
  *   <li>Lifecycle methods are {@code synchronized}; every field changes only under that lock. {@code process},
  *       {@code port} and {@code paused} are also {@code volatile}: the JVM shutdown hook SIGKILLs the process
  *       without the lock (a thread stuck in {@link #start()} must not delay JVM exit), and the getters never wait
@@ -51,6 +54,10 @@ final class RedisProcess {
     static final Set<String> OWN_DIRECTIVES = Set.of("port", "bind", "daemonize", "dir", "logfile", "requirepass");
 
     private static final String READY_LINE = "Ready to accept connections";
+    /** Sentinels never log {@link #READY_LINE}; this line follows the opening of their port. */
+    private static final String SENTINEL_READY_LINE = "Sentinel ID is";
+    /** Files {@link #restartWithoutData()} keeps; everything else in the directory is persisted data. */
+    private static final Set<String> KEPT_FILES = Set.of("redis.conf", "redis.log", "console.log", "nodes.conf");
     private static final String PORT_BUSY_LINE = "Address already in use";
     private static final int MAX_AUTOMATIC_PORT_ATTEMPTS = 5;
     private static final int LOG_TAIL_LINES = 25;
@@ -63,9 +70,11 @@ final class RedisProcess {
     private final Path consoleFile;
     private final String password;
     private final Map<String, String> directives;
+    private final boolean sentinel;
 
     private volatile int port; // written under this; 0 until chosen
     private boolean portFixed; // guarded by this
+    private boolean startedOnce; // guarded by this; from then on the server owns its configuration file
     private volatile Process process; // written under this; null before the first launch
     private volatile boolean paused; // written under this
     private AdminConnection admin; // guarded by this; null when not open
@@ -77,9 +86,11 @@ final class RedisProcess {
      * @param requestedPort a loopback port, or 0 to pick a free one at start
      * @param password the {@code requirepass} value, or null for none
      * @param directives further redis.conf lines, key to value, written verbatim as {@code key value}; no key of
-     *     {@link #OWN_DIRECTIVES}
+     *     {@link #OWN_DIRECTIVES}. A key may hold a space to repeat a directive ({@code "sentinel monitor"}).
+     * @param sentinel true to run it as a Sentinel ({@code --sentinel})
      */
-    RedisProcess(RedisBinary binary, int requestedPort, String password, Map<String, String> directives) {
+    RedisProcess(RedisBinary binary, int requestedPort, String password, Map<String, String> directives,
+            boolean sentinel) {
         for (String key : directives.keySet()) {
             if (OWN_DIRECTIVES.contains(key)) {
                 throw new IllegalArgumentException("directive '" + key + "' is set by the fixture");
@@ -89,6 +100,7 @@ final class RedisProcess {
         this.binary = binary;
         this.password = password;
         this.directives = new LinkedHashMap<>(directives);
+        this.sentinel = sentinel;
         this.directory = registry.newDirectory("server-");
         this.configFile = directory.resolve("redis.conf");
         this.logFile = directory.resolve("redis.log");
@@ -149,6 +161,7 @@ final class RedisProcess {
             }
             if (launch(deadline)) {
                 portFixed = true;
+                startedOnce = true;
                 return;
             }
             if (!portFixed && attempt < MAX_AUTOMATIC_PORT_ATTEMPTS) {
@@ -169,11 +182,17 @@ final class RedisProcess {
      * @return true once it answers as itself, false if it exited because its port was taken
      */
     private boolean launch(long deadline) {
-        writeConfigFile();
+        if (!startedOnce) {
+            writeConfigFile();
+        }
         long logOffset = sizeOf(logFile);
+        List<String> command = sentinel
+                ? List.of(binary.path().toString(), configFile.toString(), "--sentinel")
+                : List.of(binary.path().toString(), configFile.toString());
+        String readyLine = sentinel ? SENTINEL_READY_LINE : READY_LINE;
         Process started;
         try {
-            started = new ProcessBuilder(binary.path().toString(), configFile.toString())
+            started = new ProcessBuilder(command)
                     .directory(directory.toFile())
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleFile.toFile()))
@@ -193,7 +212,7 @@ final class RedisProcess {
                 throw new IllegalStateException("redis-server (" + binary.path() + ") on port " + port
                         + " exited with code " + started.exitValue() + " while starting" + logTails());
             }
-            if (readFrom(logFile, logOffset).contains(READY_LINE) && answersAsItself(started.pid())) {
+            if (readFrom(logFile, logOffset).contains(readyLine) && answersAsItself(started.pid())) {
                 return true;
             }
             if (System.nanoTime() - deadline > 0) {
@@ -280,6 +299,26 @@ final class RedisProcess {
     synchronized void restart() {
         requireOpen();
         stop();
+        start();
+    }
+
+    /**
+     * Stops the server if it runs, deletes its persisted data (every file of the directory but the configuration,
+     * the logs and a cluster's {@code nodes.conf}) and starts it again: it comes back empty, as a host whose disk
+     * was lost or that never persisted.
+     */
+    synchronized void restartWithoutData() {
+        requireOpen();
+        stop();
+        try (var entries = Files.list(directory)) {
+            for (Path entry : (Iterable<Path>) entries::iterator) {
+                if (!KEPT_FILES.contains(entry.getFileName().toString())) {
+                    ProcessRegistry.deleteTree(entry);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete the data in " + directory, e);
+        }
         start();
     }
 
