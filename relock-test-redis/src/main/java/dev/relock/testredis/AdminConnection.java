@@ -102,6 +102,11 @@ final class AdminConnection implements AutoCloseable {
         return reply.toString();
     }
 
+    /** False once the connection is closed, by us or by the server (CLIENT KILL, a sentinel reconfiguring it). */
+    boolean isOpen() {
+        return connection.isOpen();
+    }
+
     @Override
     public void close() {
         connection.close();

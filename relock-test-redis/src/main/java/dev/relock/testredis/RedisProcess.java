@@ -39,7 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  *       for a start to finish.</li>
  *   <li>{@link #execute} takes the lock only to fetch the admin connection and sends the command outside it, so
  *       a slow command (DEBUG SLEEP) in one thread never blocks {@link #kill()} or {@link #pause()} in another.
- *       Closing the connection under such a command makes that command fail.</li>
+ *       Closing the connection under such a command makes that command fail. A connection the server closed
+ *       (CLIENT KILL, as sentinels send when they reconfigure a node) is replaced on the next command.</li>
  *   <li>The fixture connects to its port only after its own process logged "Ready to accept connections" for this
  *       launch, i.e. after it bound the port, so the fixture never sends a command to somebody else's server; it
  *       still checks that INFO reports our pid before calling the server started.</li>
@@ -369,7 +370,11 @@ final class RedisProcess {
 
     // ---- internals; callers hold the lock unless noted ----
 
+    /** The fixture's connection, opened anew if there is none or the server closed it (e.g. CLIENT KILL). */
     private AdminConnection admin() {
+        if (admin != null && !admin.isOpen()) {
+            closeAdmin();
+        }
         if (admin == null) {
             admin = AdminConnection.open(HOST, port, password);
         }

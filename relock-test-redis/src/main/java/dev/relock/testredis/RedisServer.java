@@ -325,6 +325,17 @@ public final class RedisServer implements AutoCloseable {
             return this;
         }
 
+        /** A builder with the options set so far; changes to either do not affect the other. */
+        Builder copy() {
+            Builder copy = new Builder();
+            copy.binary = binary;
+            copy.port = port;
+            copy.password = password;
+            copy.appendOnly = appendOnly;
+            copy.config.putAll(config);
+            return copy;
+        }
+
         /**
          * Starts the server and returns once it answers PING.
          *
