@@ -330,15 +330,26 @@ final class RedisProcess {
      * @see AdminConnection#execute(String...)
      */
     String execute(String... command) {
-        AdminConnection connection;
+        return usableAdmin().execute(command);
+    }
+
+    /**
+     * As {@link #execute}, but returns the reply as Java values: arrays as lists (of lists), integers as Long.
+     *
+     * @see AdminConnection#reply(String...)
+     */
+    Object reply(String... command) {
+        return usableAdmin().reply(command);
+    }
+
+    private AdminConnection usableAdmin() {
         synchronized (this) {
             requireRunning();
             if (paused) {
                 throw new IllegalStateException("redis-server on port " + port + " is paused; resume() it first");
             }
-            connection = admin();
+            return admin();
         }
-        return connection.execute(command);
     }
 
     /** Stops the server if it runs and deletes its directory. Idempotent. */

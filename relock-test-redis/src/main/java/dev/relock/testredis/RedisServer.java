@@ -194,6 +194,11 @@ public final class RedisServer implements AutoCloseable {
         return process.execute(command);
     }
 
+    /** As {@link #execute}, but the reply as Java values (lists for arrays, Long for integers), for the fixtures. */
+    Object reply(String... command) {
+        return process.reply(command);
+    }
+
     /** Stops the server if it runs and deletes its directory. Idempotent; other methods then throw or do nothing. */
     @Override
     public void close() {
@@ -323,6 +328,11 @@ public final class RedisServer implements AutoCloseable {
             }
             config.put(directive, value);
             return this;
+        }
+
+        /** As {@link #config}, unless the directive was set already: for defaults of the topology fixtures. */
+        Builder configIfAbsent(String key, String value) {
+            return config.containsKey(key) ? this : config(key, value);
         }
 
         /** A builder with the options set so far; changes to either do not affect the other. */
