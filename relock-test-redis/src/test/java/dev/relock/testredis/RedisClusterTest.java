@@ -24,18 +24,17 @@ class RedisClusterTest {
 
     @Test
     void slotMatchesClusterKeyslotIncludingHashTags() {
-        try (RedisServer plain = RedisServer.start()) {
+        // a lone cluster-enabled node answers CLUSTER KEYSLOT without any slot assigned
+        try (RedisServer node = RedisServer.builder()
+                .config("cluster-enabled", "yes").config("cluster-config-file", "nodes.conf").start()) {
             for (String key : new String[] {"", "a", "lock:orders", "{user1000}.following", "foo{}{bar}", "{}x",
-                    "a{b", "ünïcødé", "123456789"}) {
-                // CLUSTER KEYSLOT works on a server without cluster mode too
+                    "a{b", "x{a}{b}", "ünïcødé", "123456789"}) {
                 assertThat(RedisCluster.slot(key)).as(key)
-                        .isEqualTo(Integer.parseInt(plain.execute("CLUSTER", "KEYSLOT", key)));
+                        .isEqualTo(Integer.parseInt(node.execute("CLUSTER", "KEYSLOT", key)));
             }
-        } catch (io.lettuce.core.RedisCommandExecutionException notInClusterMode) {
-            // older servers refuse CLUSTER outside cluster mode; the known vector still holds
-            assertThat(RedisCluster.slot("123456789")).isEqualTo(0x31C3 % RedisCluster.SLOTS);
         }
         assertThat(RedisCluster.slot("{user1000}.following")).isEqualTo(RedisCluster.slot("{user1000}.followers"));
+        assertThatThrownBy(() -> RedisCluster.slot(null)).isInstanceOf(NullPointerException.class);
     }
 
     @Test
