@@ -3,6 +3,7 @@ package dev.relock.testredis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -85,6 +86,23 @@ class RedisClusterTest {
                 assertThat(cluster.masterFor("alpha")).isSameAs(target);
                 assertThat(target.execute("GET", "alpha")).isEqualTo("1");
                 assertThat(connection.sync().get("alpha")).isEqualTo("1"); // MOVED followed by the client
+
+                int betaSlot = RedisCluster.slot("{beta}");
+                RedisServer betaSource = cluster.masterForSlot(betaSlot);
+                RedisServer betaTarget = cluster.masters().stream().filter(m -> m != betaSource).findFirst()
+                        .orElseThrow();
+                connection.sync().set("{beta}old", "on-source");
+                cluster.beginSlotMigration(betaSlot, betaTarget);
+                assertThatThrownBy(() -> betaSource.execute("GET", "{beta}absent"))
+                        .isInstanceOf(RedisCommandExecutionException.class).hasMessageStartingWith("ASK " + betaSlot);
+                assertThat(betaSource.execute("GET", "{beta}old")).isEqualTo("on-source");
+                connection.sync().set("{beta}new", "via-ask");
+                assertThat(betaTarget.execute("ASKING")).isEqualTo("OK"); // the next command may read the slot
+                assertThat(betaTarget.execute("GET", "{beta}new")).isEqualTo("via-ask");
+                cluster.finishSlotMigration(betaSlot, betaTarget);
+                assertThat(cluster.masterForSlot(betaSlot)).isSameAs(betaTarget);
+                assertThat(connection.sync().mget("{beta}old", "{beta}new"))
+                        .extracting(kv -> kv.getValueOrElse(null)).containsExactly("on-source", "via-ask");
             } finally {
                 client.shutdown();
             }
