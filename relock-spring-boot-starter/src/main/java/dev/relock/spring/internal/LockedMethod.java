@@ -96,8 +96,10 @@ final class LockedMethod {
             Supplier<Object> emptyResult = when == WhenNotAcquired.SKIP ? EmptyResult.of(method.getReturnType()) : null;
             return new LockedMethod(method, description, name, wait, lease, annotation.shared(), when, fallback,
                     emptyResult);
-        } catch (IllegalArgumentException | ParseException e) {
-            throw new IllegalStateException(description + ": " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(description + ": " + e.getMessage());
+        } catch (ParseException e) {
+            throw new IllegalStateException(description + ": name is not a SpEL expression: " + e.getMessage(), e);
         }
     }
 
