@@ -1,5 +1,6 @@
 package dev.relock.spring.boot;
 
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -89,18 +90,8 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
         return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
     }
 
-    /** RFC 3986 percent-encoding of everything but unreserved characters. */
+    /** Percent-encoded for a URI's user part (URLEncoder's '+' for a space would be read as a plus). */
     static String percentEncoded(String text) {
-        StringBuilder out = new StringBuilder();
-        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~".indexOf(c) >= 0) {
-                out.append(c);
-            } else {
-                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
-            }
-        }
-        return out.toString();
+        return URLEncoder.encode(text, StandardCharsets.UTF_8).replace("+", "%20");
     }
 }
