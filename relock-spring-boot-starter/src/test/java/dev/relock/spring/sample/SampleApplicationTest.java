@@ -91,14 +91,45 @@ class SampleApplicationTest {
 
     @Test
     void aWaitingCallerRunsOnceTheHolderReturns() throws Exception {
-        Future<String> holder = holdInAnotherThread(held -> orders.ship(new Order("7"), held));
-        AtomicBoolean holderDone = new AtomicBoolean();
+        AtomicBoolean holderBodyEnded = new AtomicBoolean();
+        Future<String> holder = holdInAnotherThread(held -> orders.ship(new Order("7"), () -> {
+            held.run();
+            holderBodyEnded.set(true);
+        }));
+        AtomicBoolean waiterSawHolderEnded = new AtomicBoolean();
         Future<String> waiter = threads.submit(() -> orders.shipWaiting(new Order("7"),
-                () -> holderDone.set(holder.isDone())));
+                () -> waiterSawHolderEnded.set(holderBodyEnded.get())));
 
         letGo.countDown();
         assertThat(waiter.get(HANG_SECONDS, TimeUnit.SECONDS)).isEqualTo("shipped 7");
-        assertThat(holderDone).as("the waiter ran after the holder had returned").isTrue();
+        assertThat(holder.get(HANG_SECONDS, TimeUnit.SECONDS)).isEqualTo("shipped 7");
+        assertThat(waiterSawHolderEnded).as("the waiter's body ran after the holder's had ended").isTrue();
+    }
+
+    @Test
+    void anInterruptedWaiterGivesUpWithLockNotAcquiredAndKeepsItsInterruptStatus() throws Exception {
+        holdInAnotherThread(held -> orders.ship(new Order("16"), held));
+        CompletableFuture<LockNotAcquiredException> refused = new CompletableFuture<>();
+        AtomicBoolean stillInterrupted = new AtomicBoolean();
+        Thread waiter = new Thread(() -> {
+            try {
+                orders.shipWaiting(new Order("16"), () -> {});
+                refused.completeExceptionally(new AssertionError("ran while the lock was held"));
+            } catch (LockNotAcquiredException e) {
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+                refused.complete(e);
+            } catch (Throwable t) {
+                refused.completeExceptionally(t);
+            }
+        });
+        waiter.start();
+        waiter.interrupt();
+
+        assertThat(refused.get(HANG_SECONDS, TimeUnit.SECONDS))
+                .hasMessageContaining("lock 'order:16' was not acquired: interrupted while waiting")
+                .hasCauseInstanceOf(InterruptedException.class);
+        assertThat(stillInterrupted).isTrue();
+        waiter.join(TimeUnit.SECONDS.toMillis(HANG_SECONDS));
     }
 
     @Test
