@@ -3,37 +3,12 @@ package dev.relock.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
-import dev.relock.spring.boot.RelockAutoConfiguration;
-import dev.relock.testredis.RedisServer;
+import dev.relock.spring.boot.RelockContextTestBase;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** A {@link DistributedLock} that cannot work stops the start-up with a message naming the method. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class DistributedLockValidationTest {
-
-    private RedisServer redis;
-    private ApplicationContextRunner runner;
-
-    @BeforeAll
-    void startRedis() {
-        redis = RedisServer.start();
-        runner = new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RelockAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
-    }
-
-    @AfterAll
-    void stopRedis() {
-        if (redis != null) {
-            redis.close();
-        }
-    }
+class DistributedLockValidationTest extends RelockContextTestBase {
 
     public static class BadExpression {
         @DistributedLock(name = "'order:' + #id +")

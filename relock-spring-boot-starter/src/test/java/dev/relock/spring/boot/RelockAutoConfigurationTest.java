@@ -18,12 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * The auto-configured client: where it connects ({@code spring.data.redis.*} or an application's
@@ -31,27 +26,13 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * One fixture Redis with a password for the class; each test starts light contexts without web or
  * application beans.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RelockAutoConfigurationTest {
+class RelockAutoConfigurationTest extends RelockContextTestBase {
 
     private static final String PASSWORD = "s3cret:@/ pass";
 
-    private RedisServer redis;
-    private ApplicationContextRunner runner;
-
-    @BeforeAll
-    void startRedis() {
-        redis = RedisServer.builder().password(PASSWORD).start();
-        runner = new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RelockAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
-    }
-
-    @AfterAll
-    void stopRedis() {
-        if (redis != null) {
-            redis.close();
-        }
+    @Override
+    protected RedisServer startRedisServer() {
+        return RedisServer.builder().password(PASSWORD).start();
     }
 
     @Test

@@ -5,14 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.spring.boot.RelockLocksEndpoint.HeldLockDescriptor;
-import dev.relock.testredis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Instant;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.util.ReflectionUtils;
@@ -21,33 +17,18 @@ import org.springframework.util.ReflectionUtils;
  * The actuator pieces on whichever Boot line runs the test: the locks endpoint, the health
  * indicator (reached by reflection, as its type differs between 3.5 and 4) and the metrics wiring.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RelockActuatorTest {
+class RelockActuatorTest extends RelockContextTestBase {
 
-    private RedisServer redis;
-    private ApplicationContextRunner runner;
-
-    @BeforeAll
-    void startRedis() {
-        redis = RedisServer.start();
-        runner = new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RelockAutoConfiguration.class,
-                        RelockEndpointAutoConfiguration.class, RelockHealthAutoConfiguration.class,
-                        RelockBoot4HealthAutoConfiguration.class, RelockMetricsAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        "management.endpoints.web.exposure.include=*");
-    }
-
-    @AfterAll
-    void stopRedis() {
-        if (redis != null) {
-            redis.close();
-        }
+    private ApplicationContextRunner actuatorRunner() {
+        return runner.withConfiguration(AutoConfigurations.of(RelockEndpointAutoConfiguration.class,
+                        RelockHealthAutoConfiguration.class, RelockBoot4HealthAutoConfiguration.class,
+                        RelockMetricsAutoConfiguration.class))
+                .withPropertyValues("management.endpoints.web.exposure.include=*");
     }
 
     @Test
     void theLocksEndpointListsTheLocksThisApplicationHolds() {
-        runner.run(context -> {
+        actuatorRunner().run(context -> {
             RelockClient client = context.getBean(RelockClient.class);
             RelockLocksEndpoint endpoint = context.getBean(RelockLocksEndpoint.class);
             assertThat(endpoint.locks().locks()).isEmpty();
@@ -68,7 +49,7 @@ class RelockActuatorTest {
 
     @Test
     void theHealthIndicatorIsUpWhileRedisAnswersAndDownWhenItDoesNot() {
-        runner.withPropertyValues("relock.command-timeout=500ms").run(context -> {
+        actuatorRunner().withPropertyValues("relock.command-timeout=500ms").run(context -> {
             Object indicator = context.getBean("relockHealthIndicator");
             assertThat(statusOf(indicator)).isEqualTo("UP");
             redis.pause();
@@ -82,7 +63,7 @@ class RelockActuatorTest {
 
     @Test
     void theApplicationsMeterRegistryReachesTheClient() {
-        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+        actuatorRunner().withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
             context.getBean(RelockClient.class).lock("metered").acquire().close();
             assertThat(context.getBean(MeterRegistry.class).getMeters()).isNotEmpty();
         });
@@ -90,7 +71,7 @@ class RelockActuatorTest {
 
     @Test
     void withoutTheActuatorNothingOfItIsConfigured() {
-        runner.withPropertyValues("management.endpoints.web.exposure.include=health").run(context ->
+        actuatorRunner().withPropertyValues("management.endpoints.web.exposure.include=health").run(context ->
                 assertThat(context).doesNotHaveBean(RelockLocksEndpoint.class));
     }
 
