@@ -3,6 +3,7 @@ package dev.relock.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lettuce.core.RedisCredentials;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.List;
@@ -24,8 +25,9 @@ class SpringDataRedisSettingsTest {
                 "password", "p@ss:w/rd%", "database", "7", "timeout", "2s"));
         assertThat(uri.getHost()).isEqualTo("redis.internal");
         assertThat(uri.getPort()).isEqualTo(6380);
-        assertThat(uri.getUsername()).isEqualTo("app user");
-        assertThat(new String(uri.getPassword())).isEqualTo("p@ss:w/rd%");
+        RedisCredentials credentials = credentialsOf(uri);
+        assertThat(credentials.getUsername()).isEqualTo("app user");
+        assertThat(new String(credentials.getPassword())).isEqualTo("p@ss:w/rd%");
         assertThat(uri.getDatabase()).isEqualTo(7);
         assertThat(uri.isSsl()).isFalse();
     }
@@ -50,7 +52,7 @@ class SpringDataRedisSettingsTest {
         assertThat(uri.getSentinels()).extracting(RedisURI::getHost, RedisURI::getPort)
                 .containsExactly(Tuple.tuple("s1", 26379),
                         Tuple.tuple("s2", 26380));
-        assertThat(new String(uri.getPassword())).isEqualTo("data-pw");
+        assertThat(new String(credentialsOf(uri).getPassword())).isEqualTo("data-pw");
         assertThat(uri.getDatabase()).isEqualTo(2);
     }
 
@@ -72,6 +74,11 @@ class SpringDataRedisSettingsTest {
                 "sentinel.nodes[1]", "b:2");
         assertThat(settings.timeout()).isEqualTo(Duration.ofMillis(1500));
         assertThat(settings.sentinel().nodes()).isEqualTo(List.of("a:1", "b:2"));
+    }
+
+    /** Through the credentials provider, which Lettuce 6 and 7 both have (7 dropped getPassword()). */
+    private static RedisCredentials credentialsOf(RedisURI uri) {
+        return uri.getCredentialsProvider().resolveCredentials().block();
     }
 
     private static String uriOf(String... keysAndValues) {
