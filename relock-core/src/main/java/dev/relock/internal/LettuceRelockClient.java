@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
  * connection subscribed to this client's own wake-up channel, one {@link LeaseKeeper} thread.
  *
- * <p>Owner ids are {@code <client id>:<thread id>}; the client id is 128 bits from a
+ * <p>Owner ids are {@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a hold owned by
+ * its handle (asynchronous acquisitions, semaphore permits); the client id is 128 bits from a
  * {@link SecureRandom}, so no other client can guess an owner and release its lock. Every
  * public method may be called from any thread. After {@link #close()} they throw
  * IllegalStateException.
