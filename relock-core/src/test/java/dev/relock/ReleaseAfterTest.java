@@ -97,7 +97,8 @@ class ReleaseAfterTest extends OneServerTestBase {
 
     @Test
     void aLostLeaseThrowsLikeClose() throws Exception {
-        RelockLock mine = newClient().lock("release-after-lost");
+        // the lease keeper looks every defaultLease/3
+        RelockLock mine = newClient(b -> b.defaultLease(Duration.ofMillis(300))).lock("release-after-lost");
         LockHandle handle = mine.tryAcquire(Duration.ZERO, Duration.ofMillis(100)).orElseThrow();
         handle.whenLost().toCompletableFuture().get(HANG.toMillis(), TimeUnit.MILLISECONDS);
         assertThatThrownBy(() -> handle.releaseAfter(DELAY)).isInstanceOf(LeaseLostException.class)
