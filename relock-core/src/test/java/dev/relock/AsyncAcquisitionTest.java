@@ -247,6 +247,33 @@ class AsyncAcquisitionTest extends OneServerTestBase {
     }
 
     @Test
+    void anUncontendedAcquisitionIsOneScriptCall() throws Exception {
+        RelockLock lock = newClient().lock("async-one-call");
+        // the first call of a fresh server may load the script (NOSCRIPT, then EVAL)
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        List<Long> calls = new ArrayList<>();
+        long before = scriptCalls();
+        assertThat(lock.tryLock()).isTrue();
+        calls.add(scriptCalls() - before);
+        lock.unlock();
+        before = scriptCalls();
+        assertThat(lock.tryLock(5, TimeUnit.SECONDS)).isTrue();
+        calls.add(scriptCalls() - before);
+        lock.unlock();
+        before = scriptCalls();
+        lock.lock();
+        calls.add(scriptCalls() - before);
+        lock.unlock();
+        before = scriptCalls();
+        LockHandle handle = result(lock.tryAcquireAsync(Duration.ofSeconds(5))).orElseThrow();
+        calls.add(scriptCalls() - before);
+        handle.close();
+        assertThat(calls).as("script calls of tryLock(), tryLock(wait), lock(), tryAcquireAsync(wait)")
+                .containsExactly(1L, 1L, 1L, 1L);
+    }
+
+    @Test
     void badArgumentsAreRefusedAtOnce() {
         RelockLock lock = newClient().lock("async-bad-input");
         assertThatThrownBy(() -> lock.tryAcquireAsync(null)).isInstanceOf(NullPointerException.class)
