@@ -41,8 +41,9 @@ import java.util.concurrent.locks.Lock;
  *
  * <p>The returned stages complete on a Lettuce I/O thread, on one of the client's timer threads
  * (the Lettuce event executors), or on the thread that closes the client. Callbacks must not
- * block there: chain blocking work with the {@code *Async} methods of {@link CompletionStage}
- * and an executor of your own. Cancelling the stage's {@link CompletionStage#toCompletableFuture()
+ * block there, and closing a handle blocks for a round trip that such a thread would have to
+ * read itself: chain the work and the close with the {@code *Async} methods of
+ * {@link CompletionStage} and an executor of your own. Cancelling the stage's {@link CompletionStage#toCompletableFuture()
  * future} withdraws the acquisition from the queue; a lock acquired just then is released, so
  * nothing ownerless is left. Closing the client fails pending stages with
  * {@link IllegalStateException}.

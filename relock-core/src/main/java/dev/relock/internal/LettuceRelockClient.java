@@ -94,9 +94,11 @@ public final class LettuceRelockClient implements RelockClient {
             wakeUps = redisClient.connectPubSub(StringCodec.UTF8);
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
-            // a client relock creates fails every command after the command timeout by itself
+            // with timeout options (set on the clients relock creates) Lettuce fails every command
+            // after the connection's timeout, set to the command timeout above
             this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address,
-                    redisClient.getResources().eventExecutorGroup(), ownsRedisClient);
+                    redisClient.getResources().eventExecutorGroup(),
+                    redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
             calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
         } catch (RuntimeException e) {
             closeQuietly(wakeUps);
