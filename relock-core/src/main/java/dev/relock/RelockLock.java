@@ -40,7 +40,9 @@ import java.util.concurrent.locks.Lock;
  * thread" means nothing and a thread-owned lock would refuse the release.
  *
  * <p>The returned stages complete on a Lettuce I/O thread, on one of the client's timer threads
- * (the Lettuce event executors), or on the thread that closes the client. Callbacks must not
+ * (the Lettuce event executors), on the thread that cancels or closes the client, or, when the
+ * outcome is known before the call returns (a command refused while disconnected), on the
+ * calling thread. Callbacks must not
  * block there, and closing a handle blocks for a round trip that such a thread would have to
  * read itself: chain the work and the close with the {@code *Async} methods of
  * {@link CompletionStage} and an executor of your own. Cancelling the stage's {@link CompletionStage#toCompletableFuture()
