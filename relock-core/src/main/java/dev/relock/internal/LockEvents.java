@@ -59,10 +59,10 @@ interface LockEvents {
         /** It ended with the hold, or with null for a multi-lock (its holds are reported apiece). */
         void acquired(Hold hold);
 
-        /** The wait ended without the lock. */
+        /** The wait ended without the lock: its time was up, or it was interrupted or cancelled. */
         void timedOut();
 
-        /** The acquisition threw (Redis unavailable, interrupted, refused, client closed). */
+        /** The acquisition failed (Redis unavailable, refused, client closed). */
         void failed(Throwable error);
     }
 
