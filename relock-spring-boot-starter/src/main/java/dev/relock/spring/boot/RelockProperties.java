@@ -25,6 +25,9 @@ public class RelockProperties {
     /** How long the first queued waiter keeps its turn after a release (relock's default: 1s). */
     private Duration handoffGrace;
 
+    /** Meters and observations of the auto-configured client. */
+    private final Metrics metrics = new Metrics();
+
     /** Reserved: waiting for replicas after acquiring is not available yet. */
     private final ReplicationGuard replicationGuard = new ReplicationGuard();
 
@@ -68,8 +71,30 @@ public class RelockProperties {
         this.handoffGrace = handoffGrace;
     }
 
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
     public ReplicationGuard getReplicationGuard() {
         return replicationGuard;
+    }
+
+    /**
+     * {@code relock.metrics.*}: whether the auto-configured client reports to the application's
+     * Micrometer {@code MeterRegistry} and {@code ObservationRegistry} (if it has them).
+     */
+    public static class Metrics {
+
+        /** Whether the client reports meters and observations to the application's registries. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
     }
 
     /**

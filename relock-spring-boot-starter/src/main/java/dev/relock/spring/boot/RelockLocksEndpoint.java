@@ -16,6 +16,7 @@ public class RelockLocksEndpoint {
 
     private final RelockClient client;
 
+    /** An endpoint that lists the holds of {@code client}. */
     public RelockLocksEndpoint(RelockClient client) {
         this.client = client;
     }
@@ -35,7 +36,8 @@ public class RelockLocksEndpoint {
     public record HeldLocks(String clientId, List<HeldLockDescriptor> locks) {}
 
     /**
-     * One held lock, as JSON shows it.
+     * One held lock, as JSON shows it; the fields are those of {@link HeldLock}, the lease in
+     * milliseconds.
      *
      * @param remainingLeaseMillis the lease left when asked, in milliseconds
      * @param renewed whether the lease keeper renews the lease
