@@ -1,5 +1,6 @@
 package dev.relock;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -97,6 +98,23 @@ public interface RelockClient extends AutoCloseable {
      * never KEYS, so it does not block Redis, and like SCAN it may miss a lock taken during the walk.
      */
     List<LockInfo> list(String nameGlob);
+
+    /**
+     * The holds this client has now (locks of every kind, permits), sorted by name: what the client
+     * itself knows, without a round trip to Redis. A hold whose lease was lost is not listed, even
+     * before its owner unlocks it. For an operator's view or an actuator endpoint.
+     */
+    List<HeldLock> heldLocks();
+
+    /**
+     * Sends a PING on the command connection and returns the round trip, for health checks.
+     *
+     * @throws RedisUnavailableException naming the Redis address if no reply came within the
+     *     command timeout or the connection is down
+     * @throws RelockException if Redis refused the command
+     * @throws IllegalStateException if the client is closed
+     */
+    Duration ping();
 
     /** The random 128-bit id (32 hex digits) that makes this client's owner ids unique. */
     String clientId();

@@ -1,14 +1,18 @@
 package dev.relock;
 
+import dev.relock.internal.Instrumentation;
 import dev.relock.internal.LettuceRelockClient;
 import dev.relock.internal.redlock.ClockDrift;
 import dev.relock.internal.redlock.RedlockClient;
 import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * Configures a {@link RelockClient}. Not thread-safe; build once.
@@ -23,7 +27,12 @@ import java.util.Objects;
  *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
  *   <tr><td>{@link #handoffGrace(Duration)}</td><td>1 s</td></tr>
  *   <tr><td>{@link #clockDrift(double, Duration)} (Redlock only)</td><td>1% of the lease + 2 ms</td></tr>
+ *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry} (not with Redlock)</td><td>none: nothing measured</td></tr>
+ *   <tr><td>{@link #metricsGroup(Function)}</td><td>every name in group {@code all}</td></tr>
  * </table>
+ *
+ * <p>Micrometer is an optional dependency: without it on the class path this class and the client
+ * work as usual, as long as {@link #meterRegistry} and {@link #observationRegistry} are not called.
  */
 public final class RelockClientBuilder {
 
@@ -42,6 +51,10 @@ public final class RelockClientBuilder {
     private final List<LeaseLostListener> leaseLostListeners = new ArrayList<>();
     private List<String> redlockUris;
     private ClockDrift clockDrift;
+    // typed Object so this class loads without Micrometer: a MeterRegistry, an ObservationRegistry
+    private Object meterRegistry;
+    private Object observationRegistry;
+    private Function<String, String> metricsGroup = Instrumentation.NONE.groupOfName();
 
     RelockClientBuilder() {}
 
@@ -158,10 +171,46 @@ public final class RelockClientBuilder {
     }
 
     /**
+     * Reports to this registry the meters listed in the README ("Metrics, traces and logs"):
+     * acquisitions by outcome with their wait, hold times, renewals, leases lost, holds and
+     * waiters now, and whether the Redis node is connected. Needs micrometer-core on the class path.
+     */
+    public RelockClientBuilder meterRegistry(MeterRegistry registry) {
+        this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+        return this;
+    }
+
+    /**
+     * Reports every wait ({@value RelockObservationContext#WAIT}) and every hold
+     * ({@value RelockObservationContext#HOLD}) as an observation to this registry, for traces (see
+     * {@link RelockObservationContext} for the key values). Needs micrometer-observation on the
+     * class path.
+     */
+    public RelockClientBuilder observationRegistry(ObservationRegistry registry) {
+        this.observationRegistry = Objects.requireNonNull(registry, "observationRegistry");
+        return this;
+    }
+
+    /**
+     * Maps a lock name to the value of the {@code group} tag of its meters and observations. By
+     * default every name is in group {@code all}: lock names are often made of ids
+     * ({@code invoice:4711}), and every distinct tag value is a time series of its own in the
+     * metrics backend, so names as tags would grow without bound. Map names to a few groups, for
+     * example {@code name -> name.substring(0, name.indexOf(':'))}. A null result counts as
+     * {@code all}. Called once per acquisition while a registry is set; it must be fast and must not
+     * throw. Lock names do appear in observations, as a high-cardinality key value (traces only).
+     */
+    public RelockClientBuilder metricsGroup(Function<String, String> nameToGroup) {
+        this.metricsGroup = Objects.requireNonNull(nameToGroup, "metricsGroup");
+        return this;
+    }
+
+    /**
      * Connects and returns the client.
      *
      * @throws IllegalStateException if not exactly one of a URI, a Lettuce client and Redlock URIs
-     *     was given, or a clock drift was given without Redlock URIs
+     *     was given, a clock drift was given without Redlock URIs, or a meter or observation
+     *     registry was given with Redlock URIs (not supported by Redlock yet)
      * @throws RelockException if Redis (for Redlock: a majority of the servers) cannot be reached
      */
     public RelockClient build() {
@@ -170,6 +219,10 @@ public final class RelockClientBuilder {
             if (redisUri != null || redisClient != null) {
                 throw new IllegalStateException(
                         "set either redlock(...) or one of redisUri(...) and redisClient(...), not both");
+            }
+            if (meterRegistry != null || observationRegistry != null) {
+                throw new IllegalStateException(
+                        "meterRegistry(...) and observationRegistry(...) are not supported by Redlock clients yet");
             }
             return RedlockClient.connect(redlockUris, settings,
                     clockDrift == null ? ClockDrift.DEFAULT : clockDrift, List.copyOf(leaseLostListeners));
@@ -180,7 +233,8 @@ public final class RelockClientBuilder {
         if ((redisUri == null) == (redisClient == null)) {
             throw new IllegalStateException("set exactly one of redisUri(...), redisClient(...) and redlock(...)");
         }
-        return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners));
+        return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
+                new Instrumentation(meterRegistry, observationRegistry, metricsGroup));
     }
 
     private static Duration positive(Duration value, String what) {

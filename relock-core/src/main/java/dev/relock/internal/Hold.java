@@ -23,6 +23,9 @@ public final class Hold {
     public final LockMode mode;
     public final String owner;
     public final long fencingToken;
+    // when it was acquired: System.currentTimeMillis() for users, System.nanoTime() for durations
+    public final long heldSinceMillis = System.currentTimeMillis();
+    final long heldSinceNanos = System.nanoTime();
 
     private final AtomicInteger holds = new AtomicInteger(1);
     private final AtomicReference<LeaseState> state = new AtomicReference<>(LeaseState.HELD);
@@ -32,6 +35,8 @@ public final class Hold {
     private volatile long leaseStartNanos;
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
+    // told when the hold ends; set once, by the acquiring thread, just after acquisition
+    private volatile LockEvents.HoldSpan span = NoLockEvents.INSTANCE;
 
     public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
@@ -102,7 +107,24 @@ public final class Hold {
     }
 
     public void released() {
-        state.compareAndSet(LeaseState.HELD, LeaseState.RELEASED);
+        if (state.compareAndSet(LeaseState.HELD, LeaseState.RELEASED)) {
+            span.ended(this, false);
+        }
+    }
+
+    /** From now on {@code span} hears when this hold ends (at once if it has ended already). */
+    void observedBy(LockEvents.HoldSpan span) {
+        this.span = span;
+        // a loss on the lease keeper thread may have come first and told the old span; the span
+        // ignores a second end
+        LeaseState now = state();
+        if (now != LeaseState.HELD) {
+            span.ended(this, now == LeaseState.LOST);
+        }
+    }
+
+    public long heldMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - heldSinceNanos);
     }
 
     /** Marks the lease lost; returns false if it was already lost or released. */
@@ -111,6 +133,7 @@ public final class Hold {
             return false;
         }
         lost.complete(new LeaseLost(lockName, fencingToken, reason));
+        span.ended(this, true);
         return true;
     }
 

@@ -1,8 +1,16 @@
 package dev.relock.internal;
 
+import dev.relock.HeldLock;
+import dev.relock.LeaseState;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Every hold of one client that is not yet given up, by lock key, mode and owner. The owner threads add
@@ -32,5 +40,22 @@ public final class HoldTable {
 
     public int size() {
         return holds.size();
+    }
+
+    /** The holds still held (not lost), by name, kind and owner: {@code RelockClient.heldLocks()}. */
+    public List<HeldLock> heldLocks() {
+        long now = System.nanoTime();
+        List<HeldLock> held = new ArrayList<>();
+        for (Hold hold : holds.values()) {
+            if (hold.state() != LeaseState.HELD) {
+                continue;
+            }
+            long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
+            held.add(new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner,
+                    hold.fencingToken, Instant.ofEpochMilli(hold.heldSinceMillis),
+                    Duration.ofMillis(leftMillis), hold.renewed()));
+        }
+        held.sort(Comparator.comparing(HeldLock::name).thenComparing(HeldLock::kind).thenComparing(HeldLock::owner));
+        return held;
     }
 }

@@ -91,6 +91,7 @@ final class LeaseKeeper implements AutoCloseable {
         calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args)
                 .whenCompleteAsync((renewed, error) -> {
                     if (error != null) {
+                        client.events().renewals(false, batch.size());
                         log.warn("relock client {}: renewal of {} lease(s) failed; retrying in lease/3: {}",
                                 client.clientId(), batch.size(),
                                 calls.failure(error, "lease renewal", null).getMessage());
@@ -99,8 +100,10 @@ final class LeaseKeeper implements AutoCloseable {
                     for (int i = 0; i < batch.size(); i++) {
                         Hold hold = batch.get(i);
                         if (renewed.get(i) == 1L) {
+                            client.events().renewals(true, 1);
                             hold.leaseRenewed(sent);
                         } else if (!hold.releasing()) {
+                            client.events().renewals(false, 1);
                             client.reportLost(hold, "Redis no longer had it at renewal "
                                     + "(key expired, deleted, flushed or forced open)");
                         }

@@ -1,5 +1,6 @@
 package dev.relock.internal;
 
+import dev.relock.HeldLock;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
@@ -39,6 +40,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -49,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
  * connection subscribed to this client's own wake-up channel, one {@link LeaseKeeper} thread.
  *
- * <p>Owner ids are {@code <client id>:<thread id>}; the client id is 128 bits from a
+ * <p>Owner ids are {@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a hold owned by
+ * its handle (asynchronous acquisitions, semaphore permits); the client id is 128 bits from a
  * {@link SecureRandom}, so no other client can guess an owner and release its lock. Every
  * public method may be called from any thread. After {@link #close()} they throw
  * IllegalStateException.
@@ -70,13 +73,14 @@ public final class LettuceRelockClient implements RelockClient {
     private final HoldTable holds = new HoldTable();
     private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
+    private final LockEvents events;
     private final String wakeChannelPrefix;
     private final String graceMillis;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong holderIds = new AtomicLong();
 
     private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
-            RedisClient redisClient, boolean ownsRedisClient, String address) {
+            Instrumentation instrumentation, RedisClient redisClient, boolean ownsRedisClient, String address) {
         this.clientId = newClientId();
         this.settings = settings;
         this.listeners = listeners;
@@ -92,7 +96,11 @@ public final class LettuceRelockClient implements RelockClient {
             wakeUps = redisClient.connectPubSub(StringCodec.UTF8);
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
-            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address);
+            // with timeout options (set on the clients relock creates) Lettuce fails every command
+            // after the connection's timeout, set to the command timeout above
+            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address,
+                    redisClient.getResources().eventExecutorGroup(),
+                    redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
             calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
         } catch (RuntimeException e) {
             closeQuietly(wakeUps);
@@ -107,15 +115,17 @@ public final class LettuceRelockClient implements RelockClient {
         }
         this.connection = commands;
         this.pubSub = wakeUps;
+        this.events = LockEvents.of(instrumentation, commands, address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
         log.debug("relock client {} connected to {}", clientId, address);
     }
 
     /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
-            List<LeaseLostListener> listeners) {
+            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
-            return new LettuceRelockClient(settings, listeners, redisClient, false, "(caller's Lettuce client)");
+            return new LettuceRelockClient(settings, listeners, instrumentation, redisClient, false,
+                    "(caller's Lettuce client)");
         }
         RedisURI uri;
         try {
@@ -130,7 +140,7 @@ public final class LettuceRelockClient implements RelockClient {
                 : "sentinel master " + uri.getSentinelMasterId();
         RedisClient created = RedisClient.create(uri);
         created.setOptions(clientOptions(settings.commandTimeout()));
-        return new LettuceRelockClient(settings, listeners, created, true, address);
+        return new LettuceRelockClient(settings, listeners, instrumentation, created, true, address);
     }
 
     /**
@@ -334,6 +344,19 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     @Override
+    public List<HeldLock> heldLocks() {
+        return holds.heldLocks();
+    }
+
+    @Override
+    public Duration ping() {
+        ensureOpen();
+        long sent = System.nanoTime();
+        calls.await(calls.commands().ping(), "ping", null);
+        return Duration.ofNanos(System.nanoTime() - sent);
+    }
+
+    @Override
     public String clientId() {
         return clientId;
     }
@@ -349,12 +372,10 @@ public final class LettuceRelockClient implements RelockClient {
             return;
         }
         leaseKeeper.close();
-        List<CompletableFuture<Long>> releases = new ArrayList<>();
-        // withdraw the waiters before waking them: a woken waiter leaves the room
-        waitingRoom.forEach((owner, waiter) -> releases.add(calls.runInOrder(waiter.mode.withdraw,
-                ScriptOutputType.INTEGER, waiter.keys.all(),
-                owner, waiter.mode.kind, "0", graceMillis, wakeChannelPrefix)));
-        waitingRoom.wakeAll();
+        List<CompletableFuture<?>> releases = new ArrayList<>();
+        // withdraw the queued acquisitions while the connection is still open
+        IllegalStateException closedNow = closedException();
+        waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
         for (Hold hold : holds.all()) {
             hold.beginRelease();
             releases.add(calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
@@ -371,6 +392,7 @@ public final class LettuceRelockClient implements RelockClient {
             log.warn("relock client {}: not every held lock could be released at close; their leases run out"
                     + " by themselves: {}", clientId, e.toString());
         }
+        events.close();
         closeQuietly(pubSub);
         closeQuietly(connection);
         if (ownsRedisClient) {
@@ -383,8 +405,20 @@ public final class LettuceRelockClient implements RelockClient {
 
     void ensureOpen() {
         if (closed.get()) {
-            throw new IllegalStateException("relock client " + clientId + " is closed");
+            throw closedException();
         }
+    }
+
+    IllegalStateException closedException() {
+        return new IllegalStateException("relock client " + clientId + " is closed");
+    }
+
+    /**
+     * Runs the timers of waiting acquisitions: the Lettuce client's event executors, so waiting
+     * costs no thread of its own. Tasks must not block.
+     */
+    ScheduledExecutorService timer() {
+        return redisClient.getResources().eventExecutorGroup();
     }
 
     boolean isClosed() {
@@ -424,16 +458,27 @@ public final class LettuceRelockClient implements RelockClient {
         return waitingRoom;
     }
 
+    LockEvents events() {
+        return events;
+    }
+
     /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
     void release(Hold hold) {
+        release(hold, 0);
+    }
+
+    /**
+     * Gives up one hold, from whatever thread; when it is the owner's last and {@code delayMillis}
+     * is positive, the hold stays taken in Redis until that long from now, no longer renewed.
+     */
+    void release(Hold hold, long delayMillis) {
         ensureOpen();
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
                 // clean up in case the key outlived the local view of the lease; owner-checked, and
                 // in order, so it cannot overtake this thread's next acquisition
-                calls.runInOrder(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                        hold.owner, "all", graceMillis, wakeChannelPrefix);
+                releaseInOrder(hold);
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -445,7 +490,11 @@ public final class LettuceRelockClient implements RelockClient {
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
             // cannot keep the lock alive
-            left = calls.await(sendRelease(hold, last ? "all" : "one"), "release", hold.lockName);
+            CompletableFuture<Long> reply = last && delayMillis > 0
+                    ? calls.run(LuaScript.RELEASE_AFTER, ScriptOutputType.INTEGER, hold.keys.all(),
+                            hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeChannelPrefix)
+                    : sendRelease(hold, last ? "all" : "one");
+            left = calls.await(reply, "release", hold.lockName);
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
@@ -465,10 +514,24 @@ public final class LettuceRelockClient implements RelockClient {
             holds.remove(hold);
             hold.drop();
             hold.released();
-            log.debug("{} '{}' released by {}", hold.mode.description, hold.lockName, hold.owner);
+            log.debug("{} '{}' released by {} (fencing token {}, held {} ms)",
+                    hold.mode.description, hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis());
         } else {
             hold.drop();
         }
+    }
+
+    /** Gives up a hold nobody will see, without waiting: from any thread, I/O threads included. */
+    void releaseUnseen(Hold hold) {
+        hold.beginRelease();
+        holds.remove(hold);
+        hold.released();
+        releaseInOrder(hold);
+    }
+
+    private void releaseInOrder(Hold hold) {
+        calls.runInOrder(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
+                hold.owner, "all", graceMillis, wakeChannelPrefix);
     }
 
     private CompletableFuture<Long> sendRelease(Hold hold, String howMany) {
@@ -516,7 +579,10 @@ public final class LettuceRelockClient implements RelockClient {
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
             holds.add(hold);
+            events.held(hold);
             taken.add(hold);
+            log.debug("lock '{}' acquired by {} with fencing token {} (multi-lock, one script)",
+                    hold.lockName, owner, hold.fencingToken);
         }
         return taken;
     }
@@ -526,8 +592,8 @@ public final class LettuceRelockClient implements RelockClient {
         if (!hold.lose(reason)) {
             return;
         }
-        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
-                hold.lockName, hold.fencingToken, hold.owner, reason);
+        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}, held {} ms) lost while held: {}",
+                hold.lockName, hold.fencingToken, hold.owner, hold.heldMillis(), reason);
         LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
         for (LeaseLostListener listener : listeners) {
             try {

@@ -57,13 +57,82 @@ final class OrderedMultiLock implements RelockMultiLock {
 
     @Override
     public void lock() {
+        observedUninterruptibly(() -> {
+            lockUnobserved();
+            return true;
+        });
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        observed(() -> {
+            lockInterruptiblyUnobserved();
+            return true;
+        });
+    }
+
+    @Override
+    public boolean tryLock() {
+        return observedUninterruptibly(this::tryLockUnobserved);
+    }
+
+    @Override
+    public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
+        return observed(() -> tryLockUnobserved(wait, unit));
+    }
+
+    @Override
+    public MultiLockHandle acquire() {
+        return observedUninterruptibly(this::acquireUnobserved);
+    }
+
+    @Override
+    public Optional<MultiLockHandle> tryAcquire(Duration wait) throws InterruptedException {
+        return tryAcquire(wait, null);
+    }
+
+    @Override
+    public Optional<MultiLockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
+        return observed(() -> tryAcquireUnobserved(wait, lease));
+    }
+
+    /** An acquisition of the whole multi-lock, as it returns: null, false or empty when the wait ended first. */
+    private interface Attempt<T> {
+        T run() throws InterruptedException;
+    }
+
+    /** Runs an acquisition and reports its outcome as kind {@value LockEvents#MULTI}. */
+    private <T> T observed(Attempt<T> attempt) throws InterruptedException {
+        LockEvents.Wait observed = client.events().multiWaitStarted(names);
+        try {
+            T result = attempt.run();
+            if (result == null || Boolean.FALSE.equals(result) || Optional.empty().equals(result)) {
+                observed.timedOut();
+            } else {
+                observed.acquired(null);
+            }
+            return result;
+        } catch (InterruptedException | RuntimeException | Error e) {
+            observed.failed(e);
+            throw e;
+        }
+    }
+
+    private <T> T observedUninterruptibly(Attempt<T> attempt) {
+        try {
+            return observed(attempt);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible acquisition threw InterruptedException", e);
+        }
+    }
+
+    private void lockUnobserved() {
         if (atOnce(RENEWED) == null) {
             locks.forEach(RelockLock::lock);
         }
     }
 
-    @Override
-    public void lockInterruptibly() throws InterruptedException {
+    private void lockInterruptiblyUnobserved() throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring multi-lock " + names);
         }
@@ -82,8 +151,7 @@ final class OrderedMultiLock implements RelockMultiLock {
         }
     }
 
-    @Override
-    public boolean tryLock() {
+    private boolean tryLockUnobserved() {
         if (atOnce(RENEWED) != null) {
             return true;
         }
@@ -103,8 +171,7 @@ final class OrderedMultiLock implements RelockMultiLock {
         }
     }
 
-    @Override
-    public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
+    private boolean tryLockUnobserved(long wait, TimeUnit unit) throws InterruptedException {
         if (atOnce(RENEWED) != null) {
             return true;
         }
@@ -130,8 +197,7 @@ final class OrderedMultiLock implements RelockMultiLock {
         unlockAll(locks);
     }
 
-    @Override
-    public MultiLockHandle acquire() {
+    private MultiLockHandle acquireUnobserved() {
         List<Hold> atOnce = atOnce(RENEWED);
         if (atOnce != null) {
             return handleOf(atOnce);
@@ -148,13 +214,8 @@ final class OrderedMultiLock implements RelockMultiLock {
         return new Handle(taken);
     }
 
-    @Override
-    public Optional<MultiLockHandle> tryAcquire(Duration wait) throws InterruptedException {
-        return tryAcquire(wait, null);
-    }
-
-    @Override
-    public Optional<MultiLockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
+    private Optional<MultiLockHandle> tryAcquireUnobserved(Duration wait, Duration lease)
+            throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
         long leaseMillis = RENEWED;
         if (lease != null) {

@@ -7,6 +7,8 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockLock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -72,6 +74,17 @@ class RedlockBadInputTest extends RedlockTestBase {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> RelockClient.builder().clockDrift(0.01, Duration.ofMillis(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative");
+    }
+
+    @Test
+    void metricsAreRefusedOnRedlockUntilSupported() {
+        RelockClientBuilder meters = RelockClient.builder().redlockUris(uris()).meterRegistry(new SimpleMeterRegistry());
+        assertThatThrownBy(meters::build).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("meterRegistry").hasMessageContaining("not supported by Redlock");
+        RelockClientBuilder traces = RelockClient.builder().redlockUris(uris())
+                .observationRegistry(ObservationRegistry.create());
+        assertThatThrownBy(traces::build).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("observationRegistry");
     }
 
     @Test

@@ -153,6 +153,47 @@ class RedlockLockTest extends RedlockTestBase {
     }
 
     @Test
+    void asyncAcquisitionAndDelayedReleaseAreNotSupportedYet() {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("no-async");
+        assertThatThrownBy(lock::acquireAsync).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("acquireAsync()").hasMessageContaining("not supported by Redlock yet");
+        assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ZERO))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("no-async");
+        assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ZERO, Duration.ofSeconds(1)))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not supported by Redlock yet");
+        LockHandle held = lock.acquire();
+        assertThatThrownBy(() -> held.releaseAfter(Duration.ofSeconds(1)))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("releaseAfter");
+        assertThat(held.state()).as("a refused releaseAfter keeps the hold").isEqualTo(LeaseState.HELD);
+        held.releaseAfter(Duration.ZERO);
+        assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void heldLocksListsRedlockHoldsAndPingNeedsAMajority() {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        assertThat(client.heldLocks()).isEmpty();
+        try (LockHandle held = client.lock("listed").acquire()) {
+            assertThat(client.heldLocks()).singleElement().satisfies(lock -> {
+                assertThat(lock.name()).isEqualTo("listed");
+                assertThat(lock.fencingToken()).isEqualTo(held.fencingToken());
+                assertThat(lock.owner()).startsWith(client.clientId() + ":");
+                assertThat(lock.renewed()).isTrue();
+            });
+        }
+        assertThat(client.heldLocks()).isEmpty();
+        assertThat(client.ping()).isPositive().isLessThan(HANG);
+        nodes.get(0).kill();
+        nodes.get(1).kill();
+        assertThat(client.ping()).as("three of five still answer").isPositive();
+        nodes.get(2).kill();
+        assertThatThrownBy(client::ping).isInstanceOf(RedisUnavailableException.class)
+                .hasMessageContaining("ping").hasMessageContaining("a majority needs 3");
+    }
+
+    @Test
     void clientsExcludeEachOtherAndTokensRiseInCriticalSectionOrder() throws Exception {
         Contention contention = new Contention();
         runContention(contention, 3, 3, 40);

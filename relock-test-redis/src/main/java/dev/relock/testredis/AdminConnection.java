@@ -81,6 +81,17 @@ final class AdminConnection implements AutoCloseable {
      * @throws io.lettuce.core.RedisCommandTimeoutException if no reply arrives within the (scaled) 5 s timeout
      */
     String execute(String... command) {
+        return render(reply(command));
+    }
+
+    /**
+     * Sends one command and returns its reply unrendered: strings, Long, Double, Boolean, null, and arrays as
+     * lists of those (nested).
+     *
+     * @throws io.lettuce.core.RedisCommandExecutionException if the server answers with an error
+     * @throws io.lettuce.core.RedisCommandTimeoutException if no reply arrives within the (scaled) 5 s timeout
+     */
+    Object reply(String... command) {
         if (command.length == 0) {
             throw new IllegalArgumentException("a command needs at least its name");
         }
@@ -88,7 +99,7 @@ final class AdminConnection implements AutoCloseable {
         for (int i = 1; i < command.length; i++) {
             args.add(command[i]);
         }
-        return render(connection.sync().dispatch(new CommandName(command[0]), new Reply(), args));
+        return connection.sync().dispatch(new CommandName(command[0]), new Reply(), args);
     }
 
     private static String render(Object reply) {
@@ -100,6 +111,11 @@ final class AdminConnection implements AutoCloseable {
                     .collect(Collectors.joining(", ", "[", "]"));
         }
         return reply.toString();
+    }
+
+    /** False once the connection is closed, by us or by the server (CLIENT KILL, a sentinel reconfiguring it). */
+    boolean isOpen() {
+        return connection.isOpen();
     }
 
     @Override

@@ -154,8 +154,8 @@ public final class RedisBinary {
         return VERSIONS.computeIfAbsent(path, RedisBinary::askVersion);
     }
 
-    /** The major version, e.g. 7 for "7.0.15". */
-    int majorVersion() {
+    /** The major version, e.g. 7 for "7.0.15"; features that need Redis 7 check {@code majorVersion() >= 7}. */
+    public int majorVersion() {
         String version = version();
         int dot = version.indexOf('.');
         return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));

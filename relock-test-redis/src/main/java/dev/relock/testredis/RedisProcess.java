@@ -28,15 +28,19 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>The directory and the port belong to this object for its whole life. {@link #restart()} reuses both, which
  *       is what lets append-only data survive {@link #kill()}. An automatically chosen port may change between the
  *       attempts of the first start (when another program grabbed it) and is fixed once a start succeeded.</li>
- *   <li>The configuration file is written anew before every launch from {@link #directives}; redis-server is run
- *       as {@code redis-server <dir>/redis.conf} with the directory as working directory.</li>
+ *   <li>The configuration file is written from {@link #directives} before every launch until the first start
+ *       succeeded; afterwards it is left as the server left it, so what CONFIG REWRITE or a sentinel wrote into it
+ *       (a new {@code replicaof}, a new monitored master) survives {@link #restart()}, as on a real host.
+ *       redis-server is run as {@code redis-server <dir>/redis.conf [--sentinel]} with the directory as working
+ *       directory.</li>
  *   <li>Lifecycle methods are {@code synchronized}; every field changes only under that lock. {@code process},
  *       {@code port} and {@code paused} are also {@code volatile}: the JVM shutdown hook SIGKILLs the process
  *       without the lock (a thread stuck in {@link #start()} must not delay JVM exit), and the getters never wait
  *       for a start to finish.</li>
  *   <li>{@link #execute} takes the lock only to fetch the admin connection and sends the command outside it, so
  *       a slow command (DEBUG SLEEP) in one thread never blocks {@link #kill()} or {@link #pause()} in another.
- *       Closing the connection under such a command makes that command fail.</li>
+ *       Closing the connection under such a command makes that command fail. A connection the server closed
+ *       (CLIENT KILL, as sentinels send when they reconfigure a node) is replaced on the next command.</li>
  *   <li>The fixture connects to its port only after its own process logged "Ready to accept connections" for this
  *       launch, i.e. after it bound the port, so the fixture never sends a command to somebody else's server; it
  *       still checks that INFO reports our pid before calling the server started.</li>
@@ -51,6 +55,10 @@ final class RedisProcess {
     static final Set<String> OWN_DIRECTIVES = Set.of("port", "bind", "daemonize", "dir", "logfile", "requirepass");
 
     private static final String READY_LINE = "Ready to accept connections";
+    /** Sentinels never log {@link #READY_LINE}; this line follows the opening of their port. */
+    private static final String SENTINEL_READY_LINE = "Sentinel ID is";
+    /** Files {@link #restartWithoutData()} keeps; everything else in the directory is persisted data. */
+    private static final Set<String> KEPT_FILES = Set.of("redis.conf", "redis.log", "console.log", "nodes.conf");
     private static final String PORT_BUSY_LINE = "Address already in use";
     private static final int MAX_AUTOMATIC_PORT_ATTEMPTS = 5;
     private static final int LOG_TAIL_LINES = 25;
@@ -63,9 +71,11 @@ final class RedisProcess {
     private final Path consoleFile;
     private final String password;
     private final Map<String, String> directives;
+    private final boolean sentinel;
 
     private volatile int port; // written under this; 0 until chosen
     private boolean portFixed; // guarded by this
+    private boolean startedOnce; // guarded by this; from then on the server owns its configuration file
     private volatile Process process; // written under this; null before the first launch
     private volatile boolean paused; // written under this
     private AdminConnection admin; // guarded by this; null when not open
@@ -77,9 +87,11 @@ final class RedisProcess {
      * @param requestedPort a loopback port, or 0 to pick a free one at start
      * @param password the {@code requirepass} value, or null for none
      * @param directives further redis.conf lines, key to value, written verbatim as {@code key value}; no key of
-     *     {@link #OWN_DIRECTIVES}
+     *     {@link #OWN_DIRECTIVES}. A key may hold a space to repeat a directive ({@code "sentinel monitor"}).
+     * @param sentinel true to run it as a Sentinel ({@code --sentinel})
      */
-    RedisProcess(RedisBinary binary, int requestedPort, String password, Map<String, String> directives) {
+    RedisProcess(RedisBinary binary, int requestedPort, String password, Map<String, String> directives,
+            boolean sentinel) {
         for (String key : directives.keySet()) {
             if (OWN_DIRECTIVES.contains(key)) {
                 throw new IllegalArgumentException("directive '" + key + "' is set by the fixture");
@@ -89,6 +101,7 @@ final class RedisProcess {
         this.binary = binary;
         this.password = password;
         this.directives = new LinkedHashMap<>(directives);
+        this.sentinel = sentinel;
         this.directory = registry.newDirectory("server-");
         this.configFile = directory.resolve("redis.conf");
         this.logFile = directory.resolve("redis.log");
@@ -149,6 +162,7 @@ final class RedisProcess {
             }
             if (launch(deadline)) {
                 portFixed = true;
+                startedOnce = true;
                 return;
             }
             if (!portFixed && attempt < MAX_AUTOMATIC_PORT_ATTEMPTS) {
@@ -169,11 +183,17 @@ final class RedisProcess {
      * @return true once it answers as itself, false if it exited because its port was taken
      */
     private boolean launch(long deadline) {
-        writeConfigFile();
+        if (!startedOnce) {
+            writeConfigFile();
+        }
         long logOffset = sizeOf(logFile);
+        List<String> command = sentinel
+                ? List.of(binary.path().toString(), configFile.toString(), "--sentinel")
+                : List.of(binary.path().toString(), configFile.toString());
+        String readyLine = sentinel ? SENTINEL_READY_LINE : READY_LINE;
         Process started;
         try {
-            started = new ProcessBuilder(binary.path().toString(), configFile.toString())
+            started = new ProcessBuilder(command)
                     .directory(directory.toFile())
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleFile.toFile()))
@@ -193,7 +213,7 @@ final class RedisProcess {
                 throw new IllegalStateException("redis-server (" + binary.path() + ") on port " + port
                         + " exited with code " + started.exitValue() + " while starting" + logTails());
             }
-            if (readFrom(logFile, logOffset).contains(READY_LINE) && answersAsItself(started.pid())) {
+            if (readFrom(logFile, logOffset).contains(readyLine) && answersAsItself(started.pid())) {
                 return true;
             }
             if (System.nanoTime() - deadline > 0) {
@@ -284,21 +304,52 @@ final class RedisProcess {
     }
 
     /**
+     * Stops the server if it runs, deletes its persisted data (every file of the directory but the configuration,
+     * the logs and a cluster's {@code nodes.conf}) and starts it again: it comes back empty, as a host whose disk
+     * was lost or that never persisted.
+     */
+    synchronized void restartWithoutData() {
+        requireOpen();
+        stop();
+        try (var entries = Files.list(directory)) {
+            for (Path entry : (Iterable<Path>) entries::iterator) {
+                if (!KEPT_FILES.contains(entry.getFileName().toString())) {
+                    ProcessRegistry.deleteTree(entry);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete the data in " + directory, e);
+        }
+        start();
+    }
+
+    /**
      * Sends one command through the fixture's own connection.
      *
      * @throws IllegalStateException if the server is not running or is paused
      * @see AdminConnection#execute(String...)
      */
     String execute(String... command) {
-        AdminConnection connection;
+        return usableAdmin().execute(command);
+    }
+
+    /**
+     * As {@link #execute}, but returns the reply as Java values: arrays as lists (of lists), integers as Long.
+     *
+     * @see AdminConnection#reply(String...)
+     */
+    Object reply(String... command) {
+        return usableAdmin().reply(command);
+    }
+
+    private AdminConnection usableAdmin() {
         synchronized (this) {
             requireRunning();
             if (paused) {
                 throw new IllegalStateException("redis-server on port " + port + " is paused; resume() it first");
             }
-            connection = admin();
+            return admin();
         }
-        return connection.execute(command);
     }
 
     /** Stops the server if it runs and deletes its directory. Idempotent. */
@@ -330,7 +381,11 @@ final class RedisProcess {
 
     // ---- internals; callers hold the lock unless noted ----
 
+    /** The fixture's connection, opened anew if there is none or the server closed it (e.g. CLIENT KILL). */
     private AdminConnection admin() {
+        if (admin != null && !admin.isOpen()) {
+            closeAdmin();
+        }
         if (admin == null) {
             admin = AdminConnection.open(HOST, port, password);
         }

@@ -148,12 +148,26 @@ public final class RedisServer implements AutoCloseable {
 
     /**
      * Stops the server if it runs (as {@link #stop()}) and starts it again on the same port with the same directory
-     * and configuration, so append-only data survives. Works after {@link #stop()} and after {@link #kill()}.
+     * and configuration, so append-only data survives. Works after {@link #stop()} and after {@link #kill()}. The
+     * configuration file is the one the server last wrote itself: changes saved with {@code CONFIG REWRITE} (or by
+     * a sentinel) survive, {@code CONFIG SET} alone does not.
      *
      * @throws IllegalStateException if it was closed or does not come up
      */
     public void restart() {
         process.restart();
+    }
+
+    /**
+     * Stops the server if it runs, deletes its persisted data (append-only file, RDB snapshot) and starts it again on
+     * the same port: it comes back empty, as a host that lost its disk, or as any server without persistence after
+     * {@link #restart()}. Configuration files written by the server itself ({@code CONFIG REWRITE}, a cluster's
+     * {@code nodes.conf}) are kept.
+     *
+     * @throws IllegalStateException if it was closed or does not come up
+     */
+    public void restartWithoutData() {
+        process.restartWithoutData();
     }
 
     /** Runs {@code FLUSHALL}: every key of every database is removed. */
@@ -180,10 +194,43 @@ public final class RedisServer implements AutoCloseable {
         return process.execute(command);
     }
 
+    /** As {@link #execute}, but the reply as Java values (lists for arrays, Long for integers), for the fixtures. */
+    Object reply(String... command) {
+        return process.reply(command);
+    }
+
     /** Stops the server if it runs and deletes its directory. Idempotent; other methods then throw or do nothing. */
     @Override
     public void close() {
         process.close();
+    }
+
+    /** Closes every server, even when closing one fails; the first failure is thrown, later ones suppressed. */
+    static void closeAll(Iterable<RedisServer> servers) {
+        RuntimeException failure = null;
+        for (RedisServer server : servers) {
+            try {
+                server.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Closes every server after {@code cause} interrupted a start; failures to close are added to {@code cause}. */
+    static void closeAll(Iterable<RedisServer> servers, Throwable cause) {
+        try {
+            closeAll(servers);
+        } catch (RuntimeException cleanup) {
+            cause.addSuppressed(cleanup);
+        }
     }
 
     @Override
@@ -283,6 +330,22 @@ public final class RedisServer implements AutoCloseable {
             return this;
         }
 
+        /** As {@link #config}, unless the directive was set already: for defaults of the topology fixtures. */
+        Builder configIfAbsent(String key, String value) {
+            return config.containsKey(key) ? this : config(key, value);
+        }
+
+        /** A builder with the options set so far; changes to either do not affect the other. */
+        Builder copy() {
+            Builder copy = new Builder();
+            copy.binary = binary;
+            copy.port = port;
+            copy.password = password;
+            copy.appendOnly = appendOnly;
+            copy.config.putAll(config);
+            return copy;
+        }
+
         /**
          * Starts the server and returns once it answers PING.
          *
@@ -303,18 +366,27 @@ public final class RedisServer implements AutoCloseable {
                 directives.put("enable-debug-command", "local");
             }
             directives.putAll(config);
-            RedisProcess process = new RedisProcess(chosen, port, password, directives);
-            try {
-                process.start();
-            } catch (RuntimeException | Error e) {
-                try {
-                    process.close();
-                } catch (RuntimeException cleanup) {
-                    e.addSuppressed(cleanup);
-                }
-                throw e;
-            }
-            return new RedisServer(process, password);
+            return launch(chosen, port, password, directives, false);
         }
+    }
+
+    /**
+     * Starts a process with exactly {@code directives} (no defaults added) and wraps it; closes it if the start fails.
+     * For the topology fixtures, which also start sentinels this way.
+     */
+    static RedisServer launch(RedisBinary binary, int port, String password, Map<String, String> directives,
+            boolean sentinel) {
+        RedisProcess process = new RedisProcess(binary, port, password, directives, sentinel);
+        try {
+            process.start();
+        } catch (RuntimeException | Error e) {
+            try {
+                process.close();
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+        return new RedisServer(process, password);
     }
 }

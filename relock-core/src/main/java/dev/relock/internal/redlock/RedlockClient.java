@@ -1,5 +1,6 @@
 package dev.relock.internal.redlock;
 
+import dev.relock.HeldLock;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
@@ -267,6 +268,34 @@ public final class RedlockClient implements RelockClient {
             }
         }
         return new LockInfo(name, LockInfo.FREE, Map.of(), 0, Duration.ZERO, 0, 0);
+    }
+
+    /** The holds of this client, as a Redlock client knows them: see {@link RelockClient#heldLocks()}. */
+    @Override
+    public List<HeldLock> heldLocks() {
+        return holds.heldLocks();
+    }
+
+    /**
+     * Sends a PING to every node and returns the time until a majority answered.
+     *
+     * @throws RedisUnavailableException if fewer than a majority answered within the command timeout
+     * @throws IllegalStateException if the client is closed
+     */
+    @Override
+    public Duration ping() {
+        ensureOpen();
+        long sent = System.nanoTime();
+        List<CompletableFuture<String>> replies = new ArrayList<>(nodes.size());
+        for (RedlockNode node : nodes) {
+            replies.add(node.ping());
+        }
+        Poll<String> poll = poll(replies, reply -> true);
+        poll.awaitDecision(timeoutNanos);
+        if (!poll.won()) {
+            throw unavailable("ping", null, poll);
+        }
+        return Duration.ofNanos(System.nanoTime() - sent);
     }
 
     @Override

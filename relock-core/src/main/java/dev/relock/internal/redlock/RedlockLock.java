@@ -16,9 +16,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -74,7 +76,37 @@ final class RedlockLock extends HoldingLock {
 
     @Override
     protected LockHandle handleOf(Hold hold) {
-        return new HoldHandle(client::release, hold);
+        // releaseAfter with a positive delay is refused below, so the delay given here is always 0
+        return new HoldHandle((held, delayMillis) -> client.release(held), hold) {
+            @Override
+            public void releaseAfter(Duration delay) {
+                Objects.requireNonNull(delay, "delay");
+                if (delay.isNegative() || delay.isZero()) {
+                    close();
+                    return;
+                }
+                throw notSupported("LockHandle.releaseAfter(Duration) with a positive delay");
+            }
+        };
+    }
+
+    @Override
+    public CompletionStage<LockHandle> acquireAsync() {
+        throw notSupported("acquireAsync()");
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
+        throw notSupported("tryAcquireAsync(Duration)");
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease) {
+        throw notSupported("tryAcquireAsync(Duration, Duration)");
+    }
+
+    private UnsupportedOperationException notSupported(String what) {
+        return new UnsupportedOperationException(what + " is not supported by Redlock yet (lock '" + name + "')");
     }
 
     /**

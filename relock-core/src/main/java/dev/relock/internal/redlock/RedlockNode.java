@@ -109,7 +109,9 @@ final class RedlockNode implements AutoCloseable {
         }
         this.connection = commands;
         this.pubSub = wakeUps;
-        this.calls = new RedisCalls(commands.async(), timeout, address);
+        this.calls = new RedisCalls(commands.async(), timeout, address,
+                redisClient.getResources().eventExecutorGroup(),
+                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
     }
 
     /** Runs a script by EVALSHA (EVAL after NOSCRIPT); see {@link RedisCalls#run}. */
@@ -122,6 +124,12 @@ final class RedlockNode implements AutoCloseable {
     <T> CompletableFuture<T> runInOrder(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         RedisCalls connected = calls;
         return connected == null ? notConnected() : connected.runInOrder(script, type, keys, args);
+    }
+
+    /** Sends a PING; completes with its reply. */
+    CompletableFuture<String> ping() {
+        RedisCalls connected = calls;
+        return connected == null ? notConnected() : connected.commands().ping().toCompletableFuture();
     }
 
     /** What went wrong with one command on this node, in words that name the node. */

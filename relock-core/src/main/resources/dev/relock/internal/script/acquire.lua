@@ -30,7 +30,8 @@ if ARGV[3] == '1' then return {-1} end
 
 local now_ms, now_us = server_time()
 local reading = live_readers(lock, readers, now_ms)
-if redis.call('HEXISTS', lock, 'r|' .. owner) == 1 then return {-2} end
+-- only a live reader can hold the read lock (live_readers dropped the others)
+if reading > 0 and redis.call('HEXISTS', lock, 'r|' .. owner) == 1 then return {-2} end
 local head, dropped = live_head(queue, expiry, now_ms)
 
 if not writer and reading == 0 and (head == nil or head == owner) then

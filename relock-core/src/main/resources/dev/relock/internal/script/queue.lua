@@ -45,11 +45,15 @@ end
 
 -- Fencing tokens: max(last + 1, server time in us), so they keep rising even after the fence
 -- key is lost (restart without persistence, failover, 24 h without use).
+-- One SET ... GET in the usual case (the clock has moved on since the last token); a second SET
+-- only when tokens come faster than the clock's microseconds or the clock went back.
 local function next_token(fence, now_us)
-  local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us)
-  local text = string.format('%d', token)
+  local text = string.format('%d', now_us)
+  local last = tonumber(redis.call('SET', fence, text, 'PX', 86400000, 'GET') or '0')
+  if last < now_us then return now_us, text end
+  text = string.format('%d', last + 1)
   redis.call('SET', fence, text, 'PX', 86400000)
-  return token, text
+  return last + 1, text
 end
 
 -- Keeps the lock's keys alive for at least ms more.
@@ -62,6 +66,8 @@ end
 
 -- Drops the readers whose lease has ended; returns how many live readers are left.
 local function live_readers(lock, readers, now_ms)
+  -- one command when nobody reads, the usual case
+  if redis.call('ZCARD', readers) == 0 then return 0 end
   local ended = redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)
   for _, owner in ipairs(ended) do
     redis.call('ZREM', readers, owner)

@@ -12,12 +12,14 @@
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
-if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
-local holds = tonumber(redis.call('HGET', lock, owner))
-if ARGV[2] == 'one' and holds > 1 then
+local held = redis.call('HMGET', lock, '~writer', owner)
+if held[1] ~= owner then return -1 end
+if ARGV[2] == 'one' and tonumber(held[2]) > 1 then
   return redis.call('HINCRBY', lock, owner, -1)
 end
 redis.call('HDEL', lock, owner, '~writer', '~token')
+-- nobody waits and nobody reads, the usual case: nothing to hand off
+if redis.call('EXISTS', queue, readers) == 0 then return 0 end
 local now_ms = server_time()
 -- readers left here can only be the owner itself, after a downgrade
 local reading = live_readers(lock, readers, now_ms)

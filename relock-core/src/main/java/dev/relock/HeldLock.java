@@ -1,0 +1,25 @@
+package dev.relock;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * One hold that this client has now, as the client itself knows it (see
+ * {@link RelockClient#heldLocks()}); no round trip to Redis stands behind it.
+ *
+ * @param name the lock's or semaphore's name
+ * @param kind {@value LockInfo#EXCLUSIVE} for an exclusive lock or the write half of a
+ *     read-write lock, {@value LockInfo#SHARED} for its read half, {@value LockInfo#SEMAPHORE}
+ *     for permits of a semaphore; a member of a multi-lock is {@value LockInfo#EXCLUSIVE}
+ * @param owner the owner id in Redis: {@code <client id>:<thread id>}, or {@code <client id>:h<n>}
+ *     for a handle that any thread may close
+ * @param fencingToken the fencing token this hold got at acquisition
+ * @param heldSince when it was acquired, by this JVM's wall clock
+ * @param remainingLease the lease left by this client's estimate, counted from when the request
+ *     that last set the lease was sent, so never longer than Redis's; {@link Duration#ZERO} once
+ *     it ran out
+ * @param renewed whether the lease keeper renews it (false for an explicit lease)
+ */
+public record HeldLock(
+        String name, String kind, String owner, long fencingToken, Instant heldSince,
+        Duration remainingLease, boolean renewed) {}

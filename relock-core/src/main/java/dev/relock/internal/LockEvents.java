@@ -1,0 +1,75 @@
+package dev.relock.internal;
+
+import dev.relock.LockInfo;
+import io.lettuce.core.api.StatefulConnection;
+import java.util.List;
+
+/**
+ * Where a client reports what its locks do, for metrics and traces: acquisitions with their
+ * outcome, holds from acquisition to release or loss, renewals.
+ *
+ * <p>Without a registry the client uses {@link #NONE}, whose methods do nothing and hand out
+ * itself, so the hot path allocates nothing for it. The Micrometer implementation is
+ * {@link MicrometerLockEvents}; it is named only in {@link #of}, so the JVM loads it (and
+ * Micrometer) only when a registry was configured. Implementations are thread-safe.
+ */
+interface LockEvents {
+
+    /** The events of no registry: every method does nothing. */
+    LockEvents NONE = NoLockEvents.INSTANCE;
+
+    /** The kind tag of a multi-lock's acquisition as a whole. */
+    String MULTI = "multi";
+
+    /** The events for what the builder was given; {@link #NONE} without a registry. */
+    static LockEvents of(Instrumentation instrumentation, StatefulConnection<?, ?> connection, String address) {
+        if (!instrumentation.isEnabled()) {
+            return NONE;
+        }
+        return MicrometerLockEvents.create(instrumentation, connection, address);
+    }
+
+    /** The kind of a hold in this mode, as {@link LockInfo} names kinds. */
+    static String kindOf(LockMode mode) {
+        return switch (mode) {
+            case WRITE -> LockInfo.EXCLUSIVE;
+            case READ -> LockInfo.SHARED;
+            case PERMITS -> LockInfo.SEMAPHORE;
+        };
+    }
+
+    /** A fresh acquisition of a lock or semaphore begins (re-entries are not reported). */
+    Wait waitStarted(LockMode mode, String name);
+
+    /** A multi-lock's acquisition begins; its members may report acquisitions of their own. */
+    Wait multiWaitStarted(List<String> names);
+
+    /** A hold was taken without an acquisition of its own (the multi-lock's one-script path). */
+    void held(Hold hold);
+
+    /** The lease keeper renewed {@code holds} leases ({@code ok}) or failed to. */
+    void renewals(boolean ok, int holds);
+
+    /** The client is closing: meters that describe only it go away. */
+    void close();
+
+    /** One acquisition under way; exactly one of its methods is called, once, when it ends. */
+    interface Wait {
+
+        /** It ended with the hold, or with null for a multi-lock (its holds are reported apiece). */
+        void acquired(Hold hold);
+
+        /** The wait ended without the lock: its time was up, or it was interrupted or cancelled. */
+        void timedOut();
+
+        /** The acquisition failed (Redis unavailable, refused, client closed). */
+        void failed(Throwable error);
+    }
+
+    /** One hold from acquisition on; ended once, by the hold itself, at release or loss. */
+    interface HoldSpan {
+
+        /** The hold was released, or its lease was lost; later calls do nothing. */
+        void ended(Hold hold, boolean lost);
+    }
+}

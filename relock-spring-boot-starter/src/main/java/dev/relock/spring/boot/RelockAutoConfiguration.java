@@ -1,0 +1,87 @@
+package dev.relock.spring.boot;
+
+import dev.relock.LeaseLostListener;
+import dev.relock.RelockClient;
+import dev.relock.RelockClientBuilder;
+import dev.relock.spring.internal.DistributedLockAdvisor;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+
+/**
+ * Auto-configures a {@link RelockClient}, unless the application declares one, and applies
+ * {@link dev.relock.spring.DistributedLock} to its beans.
+ *
+ * <p>The client connects through, in this order: a Lettuce {@link RedisClient} bean if the
+ * application has exactly one (relock then leaves its shutdown to the application), or the
+ * {@code spring.data.redis.*} properties (url, host, port, username, password, database,
+ * ssl.enabled, timeout, sentinel.master and nodes). Redis Cluster is not supported yet: cluster
+ * nodes fail the start-up. Every {@link LeaseLostListener} bean is told of lost leases, and every
+ * {@link RelockClientBuilderCustomizer} bean adjusts the builder. The client is closed when the
+ * context closes. {@code relock.enabled=false} turns all of it off.
+ *
+ * <p>Only APIs that Boot 3.5 and 4.x share are used here, so the one jar serves both lines.
+ */
+@AutoConfiguration
+@ConditionalOnClass(RelockClient.class)
+@ConditionalOnProperty(prefix = "relock", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(RelockProperties.class)
+@Import(AutoProxyCreatorRegistrar.class)
+public class RelockAutoConfiguration {
+
+    /** The client, connected at start-up: a Redis that cannot be reached fails the start-up. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public RelockClient relockClient(RelockProperties properties, Environment environment,
+            ObjectProvider<RedisClient> lettuceClient, ObjectProvider<LeaseLostListener> leaseLostListeners,
+            ObjectProvider<RelockClientBuilderCustomizer> customizers) {
+        if (properties.getReplicationGuard().isEnabled()) {
+            throw new IllegalStateException("relock.replication-guard.enabled=true, but relock does not offer a "
+                    + "replication guard yet; remove the property");
+        }
+        SpringDataRedisSettings redis = SpringDataRedisSettings.bind(environment);
+        RelockClientBuilder builder = RelockClient.builder();
+        RedisClient existing = lettuceClient.getIfUnique();
+        if (existing != null) {
+            builder.redisClient(existing);
+        } else {
+            builder.redisUri(redis.redisUri());
+        }
+        if (properties.getKeyPrefix() != null) {
+            builder.keyPrefix(properties.getKeyPrefix());
+        }
+        if (properties.getDefaultLease() != null) {
+            builder.defaultLease(properties.getDefaultLease());
+        }
+        Duration commandTimeout = properties.getCommandTimeout() != null ? properties.getCommandTimeout() : redis.timeout();
+        if (commandTimeout != null) {
+            builder.commandTimeout(commandTimeout);
+        }
+        if (properties.getHandoffGrace() != null) {
+            builder.handoffGrace(properties.getHandoffGrace());
+        }
+        leaseLostListeners.orderedStream().forEach(builder::leaseLostListener);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+        return builder.build();
+    }
+
+    /**
+     * The advisor behind {@code @DistributedLock}. Static and infrastructure, as advisors must be:
+     * the auto-proxy creator picks it up before the application's beans exist.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    public static DistributedLockAdvisor relockDistributedLockAdvisor(ObjectProvider<RelockClient> client) {
+        return new DistributedLockAdvisor(client::getObject);
+    }
+}

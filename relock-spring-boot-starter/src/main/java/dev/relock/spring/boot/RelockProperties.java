@@ -1,0 +1,117 @@
+package dev.relock.spring.boot;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code relock.*} properties of the auto-configured {@link dev.relock.RelockClient}. Where to
+ * connect comes from {@code spring.data.redis.*}; a setting left unset keeps relock's default.
+ */
+@ConfigurationProperties(prefix = "relock")
+public class RelockProperties {
+
+    /** Whether to auto-configure a RelockClient and apply @DistributedLock. */
+    private boolean enabled = true;
+
+    /** Prefix of every key and channel relock uses (relock's default: "relock"). */
+    private String keyPrefix;
+
+    /** Lease of holds taken without an explicit lease, renewed every third of it (relock's default: 30s). */
+    private Duration defaultLease;
+
+    /** How long one Redis command may take (default: spring.data.redis.timeout if set, else relock's 3s). */
+    private Duration commandTimeout;
+
+    /** How long the first queued waiter keeps its turn after a release (relock's default: 1s). */
+    private Duration handoffGrace;
+
+    /** Meters and observations of the auto-configured client. */
+    private final Metrics metrics = new Metrics();
+
+    /** Reserved: waiting for replicas after acquiring is not available yet. */
+    private final ReplicationGuard replicationGuard = new ReplicationGuard();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getDefaultLease() {
+        return defaultLease;
+    }
+
+    public void setDefaultLease(Duration defaultLease) {
+        this.defaultLease = defaultLease;
+    }
+
+    public Duration getCommandTimeout() {
+        return commandTimeout;
+    }
+
+    public void setCommandTimeout(Duration commandTimeout) {
+        this.commandTimeout = commandTimeout;
+    }
+
+    public Duration getHandoffGrace() {
+        return handoffGrace;
+    }
+
+    public void setHandoffGrace(Duration handoffGrace) {
+        this.handoffGrace = handoffGrace;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    public ReplicationGuard getReplicationGuard() {
+        return replicationGuard;
+    }
+
+    /**
+     * {@code relock.metrics.*}: whether the auto-configured client reports to the application's
+     * Micrometer {@code MeterRegistry} and {@code ObservationRegistry} (if it has them).
+     */
+    public static class Metrics {
+
+        /** Whether the client reports meters and observations to the application's registries. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /**
+     * {@code relock.replication-guard.*}: reserved for waiting until replicas have a lock after
+     * acquiring it. relock does not offer it yet, so enabling it fails at start-up.
+     */
+    public static class ReplicationGuard {
+
+        /** Reserved; must stay false until relock offers a replication guard. */
+        private boolean enabled;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package dev.relock.spring.internal;
+
+import dev.relock.RelockClient;
+import dev.relock.RelockLock;
+import dev.relock.spring.LockNotAcquiredException;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+
+/**
+ * Runs a {@code @DistributedLock} method while holding its lock: evaluates the name, takes the
+ * lock in the calling thread, proceeds, and releases it in the same thread when the method returns
+ * or throws. Stateless apart from the shared method registry; used by any number of threads.
+ */
+final class DistributedLockInterceptor implements MethodInterceptor {
+
+    private final LockedMethods lockedMethods;
+    private final Supplier<RelockClient> client;
+
+    DistributedLockInterceptor(LockedMethods lockedMethods, Supplier<RelockClient> client) {
+        this.lockedMethods = lockedMethods;
+        this.client = client;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Class<?> targetClass = target == null ? null : AopUtils.getTargetClass(target);
+        Optional<LockedMethod> found = lockedMethods.find(invocation.getMethod(), targetClass);
+        if (found.isEmpty()) {
+            return invocation.proceed();
+        }
+        LockedMethod locked = found.get();
+        Object[] args = invocation.getArguments();
+        String lockName = locked.lockName(target, args, lockedMethods.beanFactory());
+        RelockLock lock = locked.lock(client.get(), lockName);
+        boolean acquired;
+        try {
+            acquired = locked.tryLock(lock);
+        } catch (InterruptedException e) {
+            if (locked.declaresInterruptedException()) {
+                throw e;
+            }
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(lockName, locked.method(), "was not acquired: interrupted while waiting", e);
+        }
+        if (!acquired) {
+            return locked.notAcquired(lockName, target, args);
+        }
+        Throwable failure = null;
+        try {
+            return invocation.proceed();
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
+        } finally {
+            release(lock, failure);
+        }
+    }
+
+    /**
+     * Releases the hold taken for this call. If the method threw, a failure to release (such as a
+     * lost lease) is added to its exception; otherwise it is thrown, since the work then ran
+     * without the exclusion the caller asked for.
+     */
+    private static void release(RelockLock lock, Throwable methodFailure) {
+        try {
+            lock.unlock();
+        } catch (RuntimeException e) {
+            if (methodFailure == null) {
+                throw e;
+            }
+            methodFailure.addSuppressed(e);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package dev.relock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relock.spring.DistributedLock.WhenNotAcquired;
+import dev.relock.spring.boot.RelockContextTestBase;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/** A {@link DistributedLock} that cannot work stops the start-up with a message naming the method. */
+class DistributedLockValidationTest extends RelockContextTestBase {
+
+    public static class BadExpression {
+        @DistributedLock(name = "'order:' + #id +")
+        public void run(String id) {}
+    }
+
+    public static class UnknownParameter {
+        @DistributedLock(name = "'order:' + #orderId")
+        public void run(String id) {}
+    }
+
+    public static class MissingFallback {
+        @DistributedLock(name = "#p0", whenNotAcquired = WhenNotAcquired.FALLBACK, fallback = "later")
+        public String run(String id) {
+            return id;
+        }
+
+        public String later(String id, int retries) {
+            return id;
+        }
+    }
+
+    public static class FallbackOfAnotherType {
+        @DistributedLock(name = "#p0", whenNotAcquired = WhenNotAcquired.FALLBACK, fallback = "later")
+        public String run(String id) {
+            return id;
+        }
+
+        public Integer later(String id) {
+            return 1;
+        }
+    }
+
+    public static class FallbackWithoutFallbackMode {
+        @DistributedLock(name = "#p0", fallback = "later")
+        public void run(String id) {}
+
+        public void later(String id) {}
+    }
+
+    public static class SkippedPrimitive {
+        @DistributedLock(name = "#p0", whenNotAcquired = WhenNotAcquired.SKIP)
+        public int run(String id) {
+            return 1;
+        }
+    }
+
+    public static class BadDuration {
+        @DistributedLock(name = "#p0", waitFor = "two seconds")
+        public void run(String id) {}
+    }
+
+    public static class AsyncResult {
+        @DistributedLock(name = "#p0")
+        public CompletableFuture<String> run(String id) {
+            return CompletableFuture.completedFuture(id);
+        }
+    }
+
+    @Test
+    void aBadExpressionIsReportedWithItsMethod() {
+        assertStartUpFails(BadExpression.class, "name is not a SpEL expression");
+    }
+
+    @Test
+    void aVariableThatIsNoParameterIsReported() {
+        assertStartUpFails(UnknownParameter.class, "refers to [#orderId], not a parameter of the method");
+    }
+
+    @Test
+    void aMissingFallbackIsReported() {
+        assertStartUpFails(MissingFallback.class, "fallback method later(String) not found in "
+                + MissingFallback.class.getName());
+    }
+
+    @Test
+    void aFallbackReturningAnotherTypeIsReported() {
+        assertStartUpFails(FallbackOfAnotherType.class, "fallback method later returns java.lang.Integer");
+    }
+
+    @Test
+    void aFallbackNamedWithoutFallbackModeIsReported() {
+        assertStartUpFails(FallbackWithoutFallbackMode.class, "whenNotAcquired is THROW, not FALLBACK");
+    }
+
+    @Test
+    void skippingAMethodThatReturnsAPrimitiveIsReported() {
+        assertStartUpFails(SkippedPrimitive.class, "a method returning int cannot be skipped");
+    }
+
+    @Test
+    void aBadDurationIsReported() {
+        assertStartUpFails(BadDuration.class, "waitFor 'two seconds' is not a duration");
+    }
+
+    @Test
+    void anAsynchronousResultIsReported() {
+        assertStartUpFails(AsyncResult.class, "returns java.util.concurrent.CompletableFuture");
+    }
+
+    private void assertStartUpFails(Class<?> beanClass, String problem) {
+        runner.withBean(beanClass).run(context -> {
+            assertThat(context).hasFailed();
+            String method = "@DistributedLock on " + beanClass.getName() + ".run(String): ";
+            Throwable reported = context.getStartupFailure();
+            while (reported != null && !(reported instanceof IllegalStateException
+                    && reported.getMessage().startsWith(method))) {
+                reported = reported.getCause();
+            }
+            assertThat(reported).as("the failure naming the method").isNotNull();
+            assertThat(reported.getMessage()).contains(problem);
+        });
+    }
+}

@@ -1,0 +1,4 @@
+package dev.relock.spring.sample;
+
+/** An order, whose id names its lock. */
+public record Order(String id) {}

@@ -1,0 +1,358 @@
+package dev.relock.testredis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A TCP proxy on {@value #HOST} in front of one {@code host:port}, with faults a test switches on and off: latency,
+ * a partition (black hole), reset connections and refused new ones. Only JDK classes; meant for a handful of
+ * connections, not for throughput.
+ *
+ * <pre>{@code
+ * try (RedisServer redis = RedisServer.start(); TcpProxy proxy = TcpProxy.to(redis)) {
+ *     RedisClient client = RedisClient.create(proxy.uri());   // redis://127.0.0.1:<proxy port>
+ *     proxy.latency(Duration.ofMillis(50));   // +50 ms each way: a round trip takes 100 ms longer
+ *     proxy.blackhole();                      // commands time out, connections stay open
+ *     proxy.heal();                           // what was held is delivered now
+ *     proxy.cutConnections();                 // every current connection is reset
+ *     proxy.rejectNew(true);                  // new connections are reset at once
+ * }
+ * }</pre>
+ *
+ * <p>What a partition does: {@link #blackhole()} stops forwarding in both directions but keeps every connection
+ * open and keeps accepting new ones, so a client sees timeouts, never a reset or a refused connection. The bytes
+ * sent meanwhile are <em>held</em>, not dropped, and {@link #heal()} delivers them in order: that is what TCP does
+ * when a partition heals before the peers give up (it retransmits; the byte stream never has holes), and it keeps
+ * a Redis connection in step, since every reply still arrives, late. A partition that outlasts the peers' patience
+ * ends with dead connections: model that with {@link #cutConnections()} (before or after {@link #heal()}); the
+ * client then sees a reset and reconnects.
+ *
+ * <p>Design notes: one daemon thread accepts; each connection has, per direction, a reader thread that queues
+ * chunks stamped with their due time ({@code now + latency} at the moment they were read) and a writer thread that
+ * writes them in order once due and while no black hole is on. A latency change affects chunks read afterwards.
+ * All switches are volatile fields read by those threads; {@code blackholed} is also guarded by {@link #gate} so
+ * that writers waiting in the black hole are woken by {@link #heal()}. Methods may be called from any thread.
+ */
+public final class TcpProxy implements AutoCloseable {
+
+    /** The address the proxy listens on. */
+    public static final String HOST = RedisProcess.HOST;
+
+    private static final int CHUNK_SIZE = 16 * 1024;
+    private static final AtomicInteger NEXT_ID = new AtomicInteger();
+
+    private final String targetHost;
+    private final int targetPort;
+    private final ServerSocket listener;
+    private final Set<Link> links = ConcurrentHashMap.newKeySet();
+    private final Object gate = new Object();
+    private final int id = NEXT_ID.incrementAndGet();
+
+    private volatile long latencyNanos;
+    private volatile boolean blackholed; // written under gate
+    private volatile boolean rejectNew;
+    private volatile boolean closed;
+
+    private TcpProxy(String targetHost, int targetPort, ServerSocket listener) {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        this.listener = listener;
+    }
+
+    /**
+     * Starts a proxy on a free loopback port that forwards to {@code host:port}. The target is connected to once
+     * per accepted connection; if it cannot be reached, that connection is reset.
+     *
+     * @throws IllegalArgumentException if the port is not 1..65535
+     * @throws UncheckedIOException if no listening socket can be opened
+     */
+    public static TcpProxy start(String host, int port) {
+        Objects.requireNonNull(host, "host");
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("port must be 1..65535, was " + port);
+        }
+        ServerSocket listener;
+        try {
+            listener = new ServerSocket(0, 50, InetAddress.getByName(HOST));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot listen on " + HOST, e);
+        }
+        TcpProxy proxy = new TcpProxy(host, port, listener);
+        daemon(proxy.name("accept"), proxy::acceptLoop).start();
+        return proxy;
+    }
+
+    /** Starts a proxy in front of {@code server} (its host and port, which survive its restarts). */
+    public static TcpProxy to(RedisServer server) {
+        return start(server.host(), server.port());
+    }
+
+    /** Always {@value #HOST}. */
+    public String host() {
+        return HOST;
+    }
+
+    /** The port clients connect to. */
+    public int port() {
+        return listener.getLocalPort();
+    }
+
+    /** {@code redis://127.0.0.1:<proxy port>}, for a Redis client (no credentials). */
+    public String uri() {
+        return "redis://" + HOST + ":" + port();
+    }
+
+    /** The {@code host:port} behind the proxy. */
+    public String target() {
+        return targetHost + ":" + targetPort;
+    }
+
+    /**
+     * Delays every chunk by {@code oneWay} in each direction, so a request and its reply take {@code 2 * oneWay}
+     * longer. {@link Duration#ZERO} turns it off. Applies to bytes read from now on.
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public void latency(Duration oneWay) {
+        Objects.requireNonNull(oneWay, "oneWay");
+        if (oneWay.isNegative()) {
+            throw new IllegalArgumentException("latency must not be negative, was " + oneWay);
+        }
+        latencyNanos = oneWay.toNanos();
+    }
+
+    /**
+     * Starts a partition: nothing is forwarded in either direction until {@link #heal()}; connections stay open,
+     * new ones are accepted, bytes are held (see the class comment). Idempotent.
+     */
+    public void blackhole() {
+        synchronized (gate) {
+            blackholed = true;
+        }
+    }
+
+    /** Ends a partition: the bytes held are delivered in order, forwarding goes on. Idempotent. */
+    public void heal() {
+        synchronized (gate) {
+            blackholed = false;
+            gate.notifyAll();
+        }
+    }
+
+    /** True between {@link #blackhole()} and {@link #heal()}. */
+    public boolean isBlackholed() {
+        return blackholed;
+    }
+
+    /**
+     * Resets every current connection on both sides (TCP RST, bytes held or in flight are lost): clients see
+     * "connection reset". New connections are accepted as before.
+     */
+    public void cutConnections() {
+        for (Link link : links) {
+            link.reset();
+        }
+    }
+
+    /** While true, every new connection is reset as soon as it is accepted; current ones are left alone. */
+    public void rejectNew(boolean reject) {
+        rejectNew = reject;
+    }
+
+    /** How many client connections are open through the proxy now. */
+    public int connectionCount() {
+        return links.size();
+    }
+
+    /** Stops listening and resets every connection. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            listener.close();
+        } catch (IOException ignored) {
+            // closing a listening socket has nothing to flush; nothing to report
+        }
+        heal(); // writers parked in the black hole must wake up to notice their sockets are gone
+        cutConnections();
+    }
+
+    @Override
+    public String toString() {
+        return "TcpProxy[" + HOST + ":" + port() + " -> " + target() + (blackholed ? ", blackholed" : "") + "]";
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                return; // closed
+            }
+            if (rejectNew || closed) {
+                resetQuietly(client);
+                continue;
+            }
+            Socket upstream = new Socket();
+            try {
+                upstream.connect(new InetSocketAddress(targetHost, targetPort),
+                        (int) TestTimeouts.scaled(Duration.ofSeconds(2)).toMillis());
+                client.setTcpNoDelay(true);
+                upstream.setTcpNoDelay(true);
+            } catch (IOException unreachable) {
+                resetQuietly(upstream);
+                resetQuietly(client);
+                continue;
+            }
+            Link link = new Link(client, upstream);
+            links.add(link);
+            link.start();
+        }
+    }
+
+    private String name(String role) {
+        return "relock-proxy-" + id + "-" + role;
+    }
+
+    private static Thread daemon(String name, Runnable body) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(true);
+        return thread;
+    }
+
+    private static void resetQuietly(Socket socket) {
+        try {
+            if (!socket.isClosed()) {
+                socket.setSoLinger(true, 0); // close() then sends RST instead of FIN
+            }
+        } catch (SocketException ignored) {
+            // not connected: close() alone is all there is to do
+        }
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // a reset socket has nothing left to report
+        }
+    }
+
+    /** A chunk of bytes due at {@code dueNanos}; a chunk with null bytes marks the end of the stream. */
+    private record Chunk(byte[] bytes, long dueNanos) {
+    }
+
+    /** One client connection and its upstream connection; its four threads end when either socket fails. */
+    private final class Link {
+        private final Socket client;
+        private final Socket upstream;
+        private final AtomicInteger openDirections = new AtomicInteger(2);
+
+        Link(Socket client, Socket upstream) {
+            this.client = client;
+            this.upstream = upstream;
+        }
+
+        void start() {
+            String label = "c" + client.getPort();
+            startDirection(client, upstream, label + "-up");
+            startDirection(upstream, client, label + "-down");
+        }
+
+        private void startDirection(Socket from, Socket to, String label) {
+            BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+            daemon(name(label + "-read"), () -> read(from, queue)).start();
+            daemon(name(label + "-write"), () -> write(queue, to)).start();
+        }
+
+        private void read(Socket from, BlockingQueue<Chunk> queue) {
+            byte[] buffer = new byte[CHUNK_SIZE];
+            try (InputStream in = from.getInputStream()) {
+                int count;
+                while ((count = in.read(buffer)) >= 0) {
+                    queue.add(new Chunk(Arrays.copyOf(buffer, count), System.nanoTime() + latencyNanos));
+                }
+                queue.add(new Chunk(null, System.nanoTime() + latencyNanos));
+            } catch (IOException e) {
+                reset();
+                queue.add(new Chunk(null, System.nanoTime())); // wakes the writer so that it ends
+            }
+        }
+
+        private void write(BlockingQueue<Chunk> queue, Socket to) {
+            try {
+                OutputStream out = to.getOutputStream();
+                while (true) {
+                    Chunk chunk = queue.take();
+                    awaitDue(chunk.dueNanos());
+                    awaitForwarding();
+                    if (chunk.bytes() == null) {
+                        to.shutdownOutput(); // the other side closed its half: pass the FIN on
+                        if (openDirections.decrementAndGet() == 0) {
+                            close();
+                        }
+                        return;
+                    }
+                    out.write(chunk.bytes());
+                    out.flush();
+                }
+            } catch (IOException e) {
+                reset();
+            } catch (InterruptedException e) {
+                reset(); // nobody interrupts these threads; if something does, the link ends
+            }
+        }
+
+        private void awaitDue(long dueNanos) {
+            long wait;
+            while ((wait = dueNanos - System.nanoTime()) > 0 && !client.isClosed()) {
+                LockSupport.parkNanos(wait);
+            }
+        }
+
+        private void awaitForwarding() throws InterruptedException {
+            synchronized (gate) {
+                while (blackholed && !client.isClosed()) {
+                    gate.wait();
+                }
+            }
+        }
+
+        void reset() {
+            links.remove(this);
+            resetQuietly(client);
+            resetQuietly(upstream);
+            synchronized (gate) {
+                gate.notifyAll(); // writers of this link waiting in the black hole see the closed socket and end
+            }
+        }
+
+        private void close() {
+            links.remove(this);
+            try {
+                client.close();
+            } catch (IOException ignored) {
+                // both halves were shut down already
+            }
+            try {
+                upstream.close();
+            } catch (IOException ignored) {
+                // as above
+            }
+        }
+    }
+}
