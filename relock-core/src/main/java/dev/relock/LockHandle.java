@@ -1,5 +1,6 @@
 package dev.relock;
 
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -42,4 +43,17 @@ public interface LockHandle extends AutoCloseable {
      */
     @Override
     void close();
+
+    /**
+     * Gives up this hold as {@link #close()} does, except that when it is the owner's last hold of
+     * the lock, the lock stays taken in Redis until {@code delay} from now and then frees itself:
+     * its lease is set to the delay and no longer renewed. For "hold at least this long" (a job
+     * that must not run again before its period is over, even if it finished early). Waiters are
+     * told to try again when the delay is over. A delay of zero or less is {@link #close()}.
+     * Closing the handle afterwards does nothing.
+     *
+     * @throws LeaseLostException if the lease was lost before the hold was given up
+     * @throws RelockException if Redis could not be reached; the lease then runs out on its own
+     */
+    void releaseAfter(Duration delay);
 }

@@ -3,6 +3,7 @@ package dev.relock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -27,6 +28,24 @@ import java.util.concurrent.locks.Lock;
  *
  * <p>Redis trouble surfaces as {@link RelockException} (unchecked) after at most the command
  * timeout, except in {@link #lock()} and {@link #lockInterruptibly()}, which keep trying.
+ *
+ * <p><b>Asynchronous acquisition.</b> {@link #acquireAsync()} and {@link #tryAcquireAsync} return
+ * at once; no thread waits while the lock is taken: the next attempt is started by the wake-up
+ * message of the release, or by a timer at the holder's lease end. Their handles are owned by the
+ * handle, not by a thread: any thread may close them, and they are not reentrant, neither with
+ * each other nor with holds of threads. A second acquisition of a lock this client already holds
+ * through a handle (or a thread) waits like that of any other owner; thread-owned methods such as
+ * {@link #unlock()}, {@link #isHeldByCurrentThread()} and {@link #getHoldCount()} do not see them.
+ * This suits code with no stable thread (futures, Reactor, Kotlin coroutines), where "the current
+ * thread" means nothing and a thread-owned lock would refuse the release.
+ *
+ * <p>The returned stages complete on a Lettuce I/O thread, on one of the client's timer threads
+ * (the Lettuce event executors), or on the thread that closes the client. Callbacks must not
+ * block there: chain blocking work with the {@code *Async} methods of {@link CompletionStage}
+ * and an executor of your own. Cancelling the stage's {@link CompletionStage#toCompletableFuture()
+ * future} withdraws the acquisition from the queue; a lock acquired just then is released, so
+ * nothing ownerless is left. Closing the client fails pending stages with
+ * {@link IllegalStateException}.
  */
 public interface RelockLock extends Lock {
 
@@ -110,6 +129,36 @@ public interface RelockLock extends Lock {
      * @return the handle, or empty if the lock was not acquired within {@code wait}
      */
     Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException;
+
+    /**
+     * Acquires the lock for a new handle, waiting as long as it takes, with a lease renewed while
+     * held; Redis trouble is retried with back-off, as {@link #lock()} does. Returns at once. See
+     * the class comment for who owns the handle and which thread completes the stage.
+     *
+     * @return a stage that completes with the handle; exceptionally with
+     *     {@link IllegalStateException} if the client is closed meanwhile
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<LockHandle> acquireAsync();
+
+    /**
+     * Acquires the lock for a new handle, with a renewed lease, waiting up to {@code wait}; a wait
+     * of zero or less tries once. Returns at once.
+     *
+     * @return a stage that completes with the handle, or with empty when the wait ended first;
+     *     exceptionally with {@link RelockException} when Redis fails (no later than the wait plus
+     *     the command timeout) and with {@link IllegalStateException} if the client is closed
+     *     meanwhile
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait);
+
+    /**
+     * As {@link #tryAcquireAsync(Duration)}, with an explicit lease that is not renewed.
+     *
+     * @throws IllegalArgumentException if lease is not positive
+     */
+    CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease);
 
     /** Whether any owner, in any client, holds the lock now. One round trip. */
     boolean isLocked();

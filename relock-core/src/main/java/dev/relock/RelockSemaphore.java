@@ -2,6 +2,7 @@ package dev.relock;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A distributed counting semaphore whose permits are leased: each acquisition is a
@@ -65,4 +66,24 @@ public interface RelockSemaphore {
 
     /** As {@link #tryAcquire(int, Duration)}, with an explicit lease that is not renewed. */
     Optional<PermitHandle> tryAcquire(int permits, Duration wait, Duration lease) throws InterruptedException;
+
+    /**
+     * As {@link #acquire(int)}, but returns at once and no thread waits: the stage completes with
+     * the handle, retrying Redis trouble with back-off. The threads that complete it, cancelling
+     * and closing the client are as for {@link RelockLock#acquireAsync()}.
+     *
+     * @throws IllegalArgumentException if permits is not positive
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<PermitHandle> acquireAsync(int permits);
+
+    /**
+     * As {@link #tryAcquire(int, Duration)}, but returns at once: the stage completes with the
+     * handle, with empty when the wait ended first, or exceptionally with {@link RelockException}
+     * when Redis fails.
+     */
+    CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait);
+
+    /** As {@link #tryAcquireAsync(int, Duration)}, with an explicit lease that is not renewed. */
+    CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait, Duration lease);
 }

@@ -1,25 +1,48 @@
 package dev.relock.internal;
 
 import dev.relock.RedisUnavailableException;
+import dev.relock.RelockException;
 import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One fresh acquisition by one owner: attempts, the wait between them, and the clean-up when the
- * wait ends without success. Used once, by the thread that acquires.
+ * One fresh acquisition by one owner, as a state machine that no thread waits in: attempts, the
+ * wait between them, and the clean-up when the wait ends without success. The blocking API waits
+ * for its {@link #await outcome} in the caller's thread; the asynchronous API hands out a future
+ * of it.
  *
- * <p>The owner joins the queue in Redis and parks on a {@link Waiter}; it is woken by a message
- * naming it when its turn comes, or wakes by itself when a holder's lease would run out or its own
- * wait ends. It never polls at a fixed rate.
+ * <p>Design notes. The owner joins the queue in Redis. Its next attempt is driven by whichever
+ * comes first: a wake-up message naming it (pub/sub thread, through the {@link WaitingRoom}), a
+ * timer at the holder's lease end or its own deadline (the client's timer executor), or, when
+ * Redis is unreachable and the wait has no deadline, a back-off timer. It never polls at a fixed
+ * rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
+ * thread) and the client's close ({@link #failAtClose}).
+ * <ul>
+ *   <li>Every field below {@code lock} is guarded by it. It is held for book-keeping and while a
+ *       command is handed to Lettuce, never while waiting for anything; so a withdraw is always
+ *       sent after the attempt it may undo, on the same connection, and reaches Redis after it.
+ *   <li>At most one attempt is in flight. A wake-up that arrives while it is in flight is kept and
+ *       starts the next attempt as soon as the reply says "not acquired", so a release that
+ *       happens while the reply is on its way is never missed.
+ *   <li>The outcome completes once, outside the lock: with the hold, with null (the wait ended
+ *       or the acquisition was cancelled), or exceptionally.
+ * </ul>
  *
- * <p>Ambiguity: an attempt whose reply times out may still be applied by Redis. It is then
- * followed, on the same connection and so in order, by the mode's withdraw script, which undoes
- * a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs out.
+ * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
+ * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
+ * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
+ * out.
  */
 final class Acquisition {
 
@@ -39,6 +62,29 @@ final class Acquisition {
     private final boolean renewed;
     private final String[] extraArgs;
     private final LongFunction<RuntimeException> refusal;
+    private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
+
+    // not synchronized: a virtual thread that enters never pins its carrier
+    private final ReentrantLock lock = new ReentrantLock();
+    // all guarded by lock; set once by start()
+    private boolean queued;
+    private boolean forever;
+    private long deadline;
+    // the attempt sent whose reply is not handled yet, or null
+    private CompletableFuture<List<Long>> inFlight;
+    // a wake-up arrived while the attempt was in flight
+    private boolean woken;
+    // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
+    private boolean hasCheckBy;
+    private long checkBy;
+    private ScheduledFuture<?> timer;
+    private long timerAt;
+    // tells a timer that fires late from one that is still wanted
+    private long timerGeneration;
+    private long backoff;
+    private boolean finished;
+    private Hold acquired;
+    private RuntimeException failure;
 
     /**
      * @param extraArgs arguments after the six every acquire script takes
@@ -59,77 +105,200 @@ final class Acquisition {
     }
 
     /**
-     * Acquires, waiting as asked.
+     * Acquires in the calling thread, waiting as asked.
      *
      * @param waitNanos how long to wait; zero or less tries once without queueing
      * @param forever wait without a deadline, retrying Redis failures with back-off
+     * @param interruptible whether an interrupt withdraws and throws; otherwise the wait goes on
+     *     and the interrupt status is kept
      * @return the hold, registered with the client, or null if the wait ended first
      */
     Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
-        long start = System.nanoTime();
-        if (!forever && waitNanos <= 0) {
-            Attempt attempt = attempt(0);
-            return attempt.acquired() ? register(attempt) : null;
-        }
-        // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
-        long deadline = start + Math.min(waitNanos, Long.MAX_VALUE / 2);
-        Waiter waiter = client.waitingRoom().enter(owner, keys, mode);
+        start(waitNanos, forever);
         boolean interrupted = false;
-        long backoff = 0;
         try {
             while (true) {
-                waiter.reset();
-                // after reset(): a close() from now on leaves its wake-up in the waiter (and
-                // withdraws it from the queue)
-                client.ensureOpen();
-                long now = System.nanoTime();
-                long parkUntil;
                 try {
-                    long waitMillis = forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - now));
-                    Attempt attempt = attempt(waitMillis);
-                    if (attempt.acquired()) {
-                        return register(attempt);
-                    }
-                    backoff = 0;
-                    // +1 ms: wake just after the holder's lease has run out in Redis
-                    parkUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(attempt.retryMillis() + 1);
-                } catch (RedisUnavailableException e) {
-                    if (!forever) {
-                        throw e;
-                    }
-                    backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
-                    log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
-                            mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), e.getMessage());
-                    parkUntil = System.nanoTime() + backoff;
-                }
-                if (!forever) {
-                    if (System.nanoTime() - deadline >= 0) {
-                        withdraw(false);
-                        return null;
-                    }
-                    parkUntil = deadline - parkUntil < 0 ? deadline : parkUntil;
-                }
-                try {
-                    waiter.await(parkUntil);
+                    return outcome.get();
                 } catch (InterruptedException e) {
-                    if (interruptible) {
-                        withdraw(false);
+                    if (interruptible && cancel()) {
                         throw e;
                     }
+                    // not interruptible, or the outcome is already there: take it
                     interrupted = true;
+                } catch (ExecutionException e) {
+                    throw rethrown(e.getCause());
                 }
             }
         } finally {
-            client.waitingRoom().leave(owner, waiter);
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
     }
 
-    private record Attempt(boolean acquired, long token, long retryMillis, long sentNanos) {}
+    /**
+     * Starts acquiring and returns at once. Cancelling (or completing) the returned future withdraws
+     * the acquisition; a hold that arrives when nobody can take it any more is released.
+     *
+     * @param onAcquired what the future completes with for the hold
+     * @param onTimeout what it completes with when the wait ends first
+     */
+    <T> CompletableFuture<T> startAsync(long waitNanos, boolean forever, Function<Hold, T> onAcquired, T onTimeout) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        // whoever completes the result first, this acquisition's outcome is no longer wanted after it
+        result.whenComplete((value, error) -> cancel());
+        outcome.whenComplete((hold, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error);
+            } else if (!result.complete(hold == null ? onTimeout : onAcquired.apply(hold)) && hold != null) {
+                client.releaseUnseen(hold);
+            }
+        });
+        start(waitNanos, forever);
+        return result;
+    }
 
-    private Attempt attempt(long waitMillis) {
+    private void start(long waitNanos, boolean forever) {
+        step(() -> {
+            this.forever = forever;
+            this.queued = forever || waitNanos > 0;
+            // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
+            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+            if (queued) {
+                client.waitingRoom().enter(owner, this);
+            }
+            attempt();
+        });
+    }
+
+    LockKeys keys() {
+        return keys;
+    }
+
+    // ---- events -------------------------------------------------------------------------------
+
+    /** The lock may be free for this owner now. Pub/sub thread; never blocks. */
+    void wake() {
+        step(() -> {
+            if (finished) {
+                return;
+            }
+            if (inFlight != null) {
+                woken = true;
+            } else {
+                attempt();
+            }
+        });
+    }
+
+    /** This owner should try again within {@code nanos}, if nothing wakes it sooner. Pub/sub thread. */
+    void checkWithin(long nanos) {
+        step(() -> {
+            if (finished) {
+                return;
+            }
+            long by = System.nanoTime() + nanos;
+            if (!hasCheckBy || by - checkBy < 0) {
+                checkBy = by;
+                hasCheckBy = true;
+            }
+            if (inFlight == null && timer != null && by - timerAt < 0) {
+                schedule(by);
+            }
+        });
+    }
+
+    /**
+     * Withdraws from the queue (undoing an attempt in flight) and completes the outcome with null.
+     *
+     * @return false if the outcome was already decided
+     */
+    boolean cancel() {
+        boolean[] cancelled = {false};
+        step(() -> {
+            if (finished) {
+                return;
+            }
+            boolean attempting = abandonAttempt();
+            if (queued || attempting) {
+                withdraw(attempting);
+            }
+            finish(null, null);
+            cancelled[0] = true;
+        });
+        return cancelled[0];
+    }
+
+    /**
+     * The client is closing: withdraws (before the connection closes) and fails the outcome with
+     * {@code closed}.
+     *
+     * @return the reply of the withdraw, if one was sent
+     */
+    CompletableFuture<?> failAtClose(IllegalStateException closed) {
+        List<CompletableFuture<?>> withdrawn = new ArrayList<>(1);
+        step(() -> {
+            if (!finished) {
+                withdrawn.add(sendWithdraw(abandonAttempt()));
+                finish(null, closed);
+            }
+        });
+        return withdrawn.isEmpty() ? CompletableFuture.completedFuture(null) : withdrawn.get(0);
+    }
+
+    private void onTimer(long generation) {
+        step(() -> {
+            if (finished || inFlight != null || generation != timerGeneration) {
+                return;
+            }
+            timer = null;
+            attempt();
+        });
+    }
+
+    private void onReply(CompletableFuture<List<Long>> reply, long sentNanos, List<Long> result, Throwable error) {
+        step(() -> {
+            if (inFlight != reply || finished) {
+                // cancelled or failed at close meanwhile; the withdraw sent then undoes it
+                return;
+            }
+            inFlight = null;
+            if (error != null) {
+                failed(error);
+            } else if (result.get(0) < 0) {
+                finish(null, refusal.apply(result.get(0)));
+            } else if (result.get(0) == 1) {
+                tookHold(result.get(1), sentNanos);
+            } else {
+                notAcquired(result.get(1));
+            }
+        });
+    }
+
+    /** Runs one event's handling under the lock, then completes the outcome if it was decided. */
+    private void step(Runnable handling) {
+        lock.lock();
+        try {
+            handling.run();
+        } finally {
+            lock.unlock();
+        }
+        settle();
+    }
+
+    // ---- steps, with lock held ----------------------------------------------------------------
+
+    private void attempt() {
+        if (client.isClosed()) {
+            finish(null, client.closedException());
+            return;
+        }
+        cancelTimer();
+        woken = false;
+        hasCheckBy = false;
+        long waitMillis = !queued ? 0
+                : forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
         String[] args = new String[6 + extraArgs.length];
         args[0] = owner;
         args[1] = Long.toString(leaseMillis);
@@ -139,36 +308,87 @@ final class Acquisition {
         args[5] = client.wakeChannelPrefix();
         System.arraycopy(extraArgs, 0, args, 6, extraArgs.length);
         long sent = System.nanoTime();
-        CompletableFuture<List<Long>> reply = client.calls().run(mode.acquire, ScriptOutputType.MULTI, keys.all(), args);
-        List<Long> result;
-        try {
-            result = client.calls().await(reply, "acquire", name);
-        } catch (RedisUnavailableException e) {
-            // the attempt may still be applied; undo it in order on the same connection
-            withdraw(true);
-            throw e;
-        }
-        long code = result.get(0);
-        if (code < 0) {
-            throw refusal.apply(code);
-        }
-        return code == 1
-                ? new Attempt(true, result.get(1), 0, sent)
-                : new Attempt(false, 0, result.get(1), sent);
+        CompletableFuture<List<Long>> reply = send(args);
+        inFlight = reply;
+        // may run at once, in this thread, if the command was refused before it was sent
+        reply.whenComplete((result, error) -> onReply(reply, sent, result, error));
     }
 
-    private Hold register(Attempt attempt) {
-        Hold hold = new Hold(name, keys, mode, owner, attempt.token(), leaseMillis, renewed, attempt.sentNanos());
+    private void notAcquired(long retryMillis) {
+        backoff = 0;
+        long now = System.nanoTime();
+        if (!queued) {
+            finish(null, null);
+        } else if (!forever && now - deadline >= 0) {
+            withdraw(false);
+            finish(null, null);
+        } else if (woken) {
+            attempt();
+        } else {
+            // +1 ms: try just after the holder's lease has run out in Redis
+            long retryAt = now + TimeUnit.MILLISECONDS.toNanos(retryMillis + 1);
+            schedule(forever || retryAt - deadline < 0 ? retryAt : deadline);
+        }
+    }
+
+    private CompletableFuture<List<Long>> send(String[] args) {
+        try {
+            return client.calls().runTimed(mode.acquire, ScriptOutputType.MULTI, keys.all(), args);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private void failed(Throwable error) {
+        RelockException failed = client.calls().failure(error, "acquire", name);
+        if (failed instanceof RedisUnavailableException) {
+            // the attempt may still be applied; undo it in order on the same connection
+            withdraw(true);
+            if (forever && !client.isClosed()) {
+                backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
+                        mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
+                schedule(System.nanoTime() + backoff);
+                return;
+            }
+        }
+        finish(null, failed);
+    }
+
+    private void tookHold(long token, long sentNanos) {
+        Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
         client.holds().add(hold);
         if (client.isClosed()) {
             // close() may have released the table before this hold joined it
-            client.holds().remove(hold);
-            client.calls().runInOrder(mode.release, ScriptOutputType.INTEGER, keys.all(),
-                    owner, "all", client.graceMillis(), client.wakeChannelPrefix());
-            client.ensureOpen();
+            client.releaseUnseen(hold);
+            finish(null, client.closedException());
+            return;
         }
-        log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, attempt.token());
-        return hold;
+        log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, token);
+        finish(hold, null);
+    }
+
+    /** Plans the next attempt at {@code at} (System.nanoTime()), or earlier if a check is due. */
+    private void schedule(long at) {
+        cancelTimer();
+        long when = hasCheckBy && checkBy - at < 0 ? checkBy : at;
+        long generation = ++timerGeneration;
+        try {
+            timer = client.timer().schedule(() -> onTimer(generation),
+                    Math.max(0, when - System.nanoTime()), TimeUnit.NANOSECONDS);
+            timerAt = when;
+        } catch (RejectedExecutionException e) {
+            // the timer executor shuts down only with the client
+            withdraw(false);
+            finish(null, client.closedException());
+        }
+    }
+
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
     }
 
     /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
@@ -177,14 +397,73 @@ final class Acquisition {
             // close() withdraws the waiters itself, before it closes the connection
             return;
         }
-        client.calls().<Long>runInOrder(mode.withdraw, ScriptOutputType.INTEGER, keys.all(),
-                        owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix())
-                .whenComplete((undone, error) -> {
-                    if (error != null) {
-                        log.debug("{} '{}': withdrawing {} failed; its queue entry expires by itself: {}",
-                                mode.description, name, owner, error.toString());
-                    }
-                });
+        sendWithdraw(undoFreshHold).whenComplete((undone, error) -> {
+            if (error != null) {
+                log.debug("{} '{}': withdrawing {} failed; its queue entry expires by itself: {}",
+                        mode.description, name, owner, error.toString());
+            }
+        });
+    }
+
+    /** Gives up on the reply of the attempt in flight; returns whether there was one. */
+    private boolean abandonAttempt() {
+        if (inFlight == null) {
+            return false;
+        }
+        // no NOSCRIPT fallback of the attempt may follow the withdraw that undoes it
+        client.calls().abandon(inFlight);
+        inFlight = null;
+        return true;
+    }
+
+    private CompletableFuture<Long> sendWithdraw(boolean undoFreshHold) {
+        return client.calls().runInOrder(mode.withdraw, ScriptOutputType.INTEGER, keys.all(),
+                owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix());
+    }
+
+    private void finish(Hold hold, RuntimeException error) {
+        finished = true;
+        acquired = hold;
+        failure = error;
+        cancelTimer();
+        if (queued) {
+            client.waitingRoom().leave(owner, this);
+        }
+    }
+
+    /** Completes the outcome once it is decided; called without the lock, so callbacks never run under it. */
+    private void settle() {
+        if (lock.isHeldByCurrentThread()) {
+            // a reply handled at once inside attempt(); the outer event settles after unlocking
+            return;
+        }
+        Hold hold;
+        RuntimeException error;
+        lock.lock();
+        try {
+            if (!finished) {
+                return;
+            }
+            hold = acquired;
+            error = failure;
+        } finally {
+            lock.unlock();
+        }
+        if (error != null) {
+            outcome.completeExceptionally(error);
+        } else {
+            outcome.complete(hold);
+        }
+    }
+
+    private static RuntimeException rethrown(Throwable cause) {
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        return new RelockException("acquiring failed: " + cause, cause);
     }
 
     private static long ceilMillis(long nanos) {

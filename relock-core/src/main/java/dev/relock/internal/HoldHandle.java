@@ -3,7 +3,10 @@ package dev.relock.internal;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
+import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One acquisition of a {@link Hold}; closing it gives up that one hold, once. */
@@ -43,6 +46,16 @@ class HoldHandle implements LockHandle {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             client.release(hold);
+        }
+    }
+
+    @Override
+    public void releaseAfter(Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (closed.compareAndSet(false, true)) {
+            long nanos = Durations.saturatedNanos(delay);
+            // a positive delay shorter than a millisecond still delays
+            client.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
         }
     }
 

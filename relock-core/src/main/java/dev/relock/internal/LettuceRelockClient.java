@@ -39,6 +39,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -49,7 +50,8 @@ import org.slf4j.LoggerFactory;
  * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
  * connection subscribed to this client's own wake-up channel, one {@link LeaseKeeper} thread.
  *
- * <p>Owner ids are {@code <client id>:<thread id>}; the client id is 128 bits from a
+ * <p>Owner ids are {@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a hold owned by
+ * its handle (asynchronous acquisitions, semaphore permits); the client id is 128 bits from a
  * {@link SecureRandom}, so no other client can guess an owner and release its lock. Every
  * public method may be called from any thread. After {@link #close()} they throw
  * IllegalStateException.
@@ -92,7 +94,9 @@ public final class LettuceRelockClient implements RelockClient {
             wakeUps = redisClient.connectPubSub(StringCodec.UTF8);
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
-            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address);
+            // a client relock creates fails every command after the command timeout by itself
+            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address,
+                    redisClient.getResources().eventExecutorGroup(), ownsRedisClient);
             calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
         } catch (RuntimeException e) {
             closeQuietly(wakeUps);
@@ -341,12 +345,10 @@ public final class LettuceRelockClient implements RelockClient {
             return;
         }
         leaseKeeper.close();
-        List<CompletableFuture<Long>> releases = new ArrayList<>();
-        // withdraw the waiters before waking them: a woken waiter leaves the room
-        waitingRoom.forEach((owner, waiter) -> releases.add(calls.runInOrder(waiter.mode.withdraw,
-                ScriptOutputType.INTEGER, waiter.keys.all(),
-                owner, waiter.mode.kind, "0", graceMillis, wakeChannelPrefix)));
-        waitingRoom.wakeAll();
+        List<CompletableFuture<?>> releases = new ArrayList<>();
+        // withdraw the queued acquisitions while the connection is still open
+        IllegalStateException closedNow = closedException();
+        waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
         for (Hold hold : holds.all()) {
             hold.beginRelease();
             releases.add(calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
@@ -375,8 +377,20 @@ public final class LettuceRelockClient implements RelockClient {
 
     void ensureOpen() {
         if (closed.get()) {
-            throw new IllegalStateException("relock client " + clientId + " is closed");
+            throw closedException();
         }
+    }
+
+    IllegalStateException closedException() {
+        return new IllegalStateException("relock client " + clientId + " is closed");
+    }
+
+    /**
+     * Runs the timers of waiting acquisitions: the Lettuce client's event executors, so waiting
+     * costs no thread of its own. Tasks must not block.
+     */
+    ScheduledExecutorService timer() {
+        return redisClient.getResources().eventExecutorGroup();
     }
 
     boolean isClosed() {
@@ -418,14 +432,21 @@ public final class LettuceRelockClient implements RelockClient {
 
     /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
     void release(Hold hold) {
+        release(hold, 0);
+    }
+
+    /**
+     * Gives up one hold, from whatever thread; when it is the owner's last and {@code delayMillis}
+     * is positive, the hold stays taken in Redis until that long from now, no longer renewed.
+     */
+    void release(Hold hold, long delayMillis) {
         ensureOpen();
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
                 // clean up in case the key outlived the local view of the lease; owner-checked, and
                 // in order, so it cannot overtake this thread's next acquisition
-                calls.runInOrder(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                        hold.owner, "all", graceMillis, wakeChannelPrefix);
+                releaseInOrder(hold);
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -437,7 +458,11 @@ public final class LettuceRelockClient implements RelockClient {
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
             // cannot keep the lock alive
-            left = calls.await(sendRelease(hold, last ? "all" : "one"), "release", hold.lockName);
+            CompletableFuture<Long> reply = last && delayMillis > 0
+                    ? calls.run(LuaScript.RELEASE_AFTER, ScriptOutputType.INTEGER, hold.keys.all(),
+                            hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeChannelPrefix)
+                    : sendRelease(hold, last ? "all" : "one");
+            left = calls.await(reply, "release", hold.lockName);
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
@@ -461,6 +486,19 @@ public final class LettuceRelockClient implements RelockClient {
         } else {
             hold.drop();
         }
+    }
+
+    /** Gives up a hold nobody will see, without waiting: from any thread, I/O threads included. */
+    void releaseUnseen(Hold hold) {
+        hold.beginRelease();
+        holds.remove(hold);
+        hold.released();
+        releaseInOrder(hold);
+    }
+
+    private void releaseInOrder(Hold hold) {
+        calls.runInOrder(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
+                hold.owner, "all", graceMillis, wakeChannelPrefix);
     }
 
     private CompletableFuture<Long> sendRelease(Hold hold, String howMany) {

@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -31,11 +33,20 @@ final class RedisCalls {
     private final RedisAsyncCommands<String, String> commands;
     private final long timeoutNanos;
     private final String address;
+    private final ScheduledExecutorService timer;
+    private final boolean lettuceTimesOut;
 
-    RedisCalls(RedisAsyncCommands<String, String> commands, Duration timeout, String address) {
+    /**
+     * @param timer runs the time limit of {@link #runTimed} when Lettuce does not
+     * @param lettuceTimesOut whether Lettuce itself fails every command after {@code timeout}
+     */
+    RedisCalls(RedisAsyncCommands<String, String> commands, Duration timeout, String address,
+            ScheduledExecutorService timer, boolean lettuceTimesOut) {
         this.commands = commands;
         this.timeoutNanos = timeout.toNanos();
         this.address = address;
+        this.timer = timer;
+        this.lettuceTimesOut = lettuceTimesOut;
     }
 
     RedisAsyncCommands<String, String> commands() {
@@ -75,6 +86,35 @@ final class RedisCalls {
     }
 
     /**
+     * As {@link #run}, for a caller that does not wait in {@link #await}: the reply fails with a
+     * timeout after the command timeout (Lettuce's own, when it has one for every command).
+     */
+    <T> CompletableFuture<T> runTimed(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        CompletableFuture<T> reply = run(script, type, keys, args);
+        if (!lettuceTimesOut && !reply.isDone()) {
+            ScheduledFuture<?> limit = timer.schedule(() -> {
+                synchronized (reply) {
+                    reply.completeExceptionally(new RedisCommandTimeoutException("no reply within "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"));
+                }
+            }, timeoutNanos, TimeUnit.NANOSECONDS);
+            reply.whenComplete((value, error) -> limit.cancel(false));
+        }
+        return reply;
+    }
+
+    /**
+     * Gives up on a reply of {@link #run}: no NOSCRIPT fallback follows any more, so a command sent
+     * after this cannot be overtaken by it. Holding the monitor only to cancel, never to wait, is
+     * harmless for virtual threads.
+     */
+    void abandon(CompletableFuture<?> reply) {
+        synchronized (reply) {
+            reply.cancel(false);
+        }
+    }
+
+    /**
      * Runs a script by EVAL, so it reaches Redis after every command this thread sent before it
      * and before every command it sends after: for fire-and-forget clean-ups whose order matters.
      */
@@ -101,10 +141,8 @@ final class RedisCalls {
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
-                    synchronized (future) {
-                        // no NOSCRIPT fallback may follow once the caller has moved on
-                        future.cancel(false);
-                    }
+                    // no NOSCRIPT fallback may follow once the caller has moved on
+                    abandon(future);
                     throw new RedisUnavailableException(
                             what(operation, lockName) + ": Redis at " + address + " did not answer within "
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", e);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -92,7 +93,7 @@ final class RedisLock implements RelockLock {
 
     @Override
     public LockHandle acquire() {
-        return new HoldHandle(client, acquireUninterruptibly(RENEWED));
+        return handleOf(acquireUninterruptibly(RENEWED));
     }
 
     @Override
@@ -110,7 +111,7 @@ final class RedisLock implements RelockLock {
     }
 
     private Optional<LockHandle> handle(Hold hold) {
-        return hold == null ? Optional.empty() : Optional.of(new HoldHandle(client, hold));
+        return hold == null ? Optional.empty() : Optional.of(handleOf(hold));
     }
 
     private Hold acquireUninterruptibly(long leaseMillis) {
@@ -145,12 +146,50 @@ final class RedisLock implements RelockLock {
         if (mode == LockMode.WRITE && client.holds().get(keys.lock(), LockMode.READ, owner) != null) {
             throw upgradeRefused();
         }
+        return acquisition(owner, lease, renewed).run(waitNanos, forever, interruptible);
+    }
+
+    private Acquisition acquisition(String owner, long lease, boolean renewed) {
         return new Acquisition(client, name, keys, mode, owner, lease, renewed, NO_EXTRA_ARGS, code -> {
             if (code == -2) {
                 return upgradeRefused();
             }
             return new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code);
-        }).run(waitNanos, forever, interruptible);
+        });
+    }
+
+    // ---- acquiring for a handle ------------------------------------------------------------
+
+    @Override
+    public CompletionStage<LockHandle> acquireAsync() {
+        return handleOwned(RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        return handleOwned(RENEWED).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(handleOf(hold)), Optional.empty());
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease) {
+        Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(lease, "lease");
+        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
+        return handleOwned(leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(handleOf(hold)), Optional.empty());
+    }
+
+    /** A fresh acquisition owned by the handle it will make, not by a thread. */
+    private Acquisition handleOwned(long leaseMillis) {
+        client.ensureOpen();
+        boolean renewed = leaseMillis == RENEWED;
+        return acquisition(client.newHolderId(), renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
+    }
+
+    private LockHandle handleOf(Hold hold) {
+        return new HoldHandle(client, hold);
     }
 
     private Hold reenter(Hold held, long lease, boolean renewed) {

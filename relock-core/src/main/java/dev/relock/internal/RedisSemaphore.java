@@ -7,6 +7,7 @@ import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A semaphore with leased permits (see {@link RelockSemaphore}; the state in Redis is described in
@@ -74,27 +75,52 @@ final class RedisSemaphore implements RelockSemaphore {
     @Override
     public Optional<PermitHandle> tryAcquire(int permits, Duration wait, Duration lease) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        Objects.requireNonNull(lease, "lease");
-        if (lease.isZero() || lease.isNegative()) {
-            throw new IllegalArgumentException("lease of semaphore '" + name + "' must be positive: " + lease);
-        }
-        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, Math.max(1, lease.toMillis())));
+        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, explicitLeaseMillis(lease)));
+    }
+
+    @Override
+    public CompletionStage<PermitHandle> acquireAsync(int permits) {
+        return acquisition(permits, 0).startAsync(Long.MAX_VALUE, true, hold -> new Permits(client, hold, permits), null);
+    }
+
+    @Override
+    public CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        return tryAcquireAsync(permits, wait, 0);
+    }
+
+    @Override
+    public CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait, Duration lease) {
+        Objects.requireNonNull(wait, "wait");
+        return tryAcquireAsync(permits, wait, explicitLeaseMillis(lease));
+    }
+
+    private CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait, long leaseMillis) {
+        return acquisition(permits, leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(new Permits(client, hold, permits)), Optional.empty());
     }
 
     /** @param leaseMillis an explicit lease, or 0 for the client's renewed lease */
     private PermitHandle acquire(int permits, long waitNanos, boolean forever, long leaseMillis)
             throws InterruptedException {
+        Acquisition acquisition = acquisition(permits, leaseMillis);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring permits of semaphore '" + name + "'");
+        }
+        Hold hold = acquisition.run(waitNanos, forever, true);
+        return hold == null ? null : new Permits(client, hold, permits);
+    }
+
+    /** A fresh acquisition with a holder id of its own, after checking the arguments. */
+    private Acquisition acquisition(int permits, long leaseMillis) {
         if (permits <= 0) {
             throw new IllegalArgumentException("permits to acquire from semaphore '" + name
                     + "' must be positive: " + permits);
         }
         client.ensureOpen();
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring permits of semaphore '" + name + "'");
-        }
         boolean renewed = leaseMillis == 0;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
-        Hold hold = new Acquisition(client, name, keys, LockMode.PERMITS, client.newHolderId(), lease, renewed,
+        return new Acquisition(client, name, keys, LockMode.PERMITS, client.newHolderId(), lease, renewed,
                 new String[] {Integer.toString(permits)}, code -> {
                     if (code == -3) {
                         return notSet();
@@ -104,8 +130,15 @@ final class RedisSemaphore implements RelockSemaphore {
                                 + " permits in all; asking for them would wait forever");
                     }
                     return new IllegalStateException("semaphore '" + name + "': unexpected reply " + code);
-                }).run(waitNanos, forever, true);
-        return hold == null ? null : new Permits(client, hold, permits);
+                });
+    }
+
+    private long explicitLeaseMillis(Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isZero() || lease.isNegative()) {
+            throw new IllegalArgumentException("lease of semaphore '" + name + "' must be positive: " + lease);
+        }
+        return Math.max(1, lease.toMillis());
     }
 
     private long admin(String operation, long number) {

@@ -20,6 +20,7 @@ public final class LuaScript {
     public static final LuaScript ACQUIRE_READ = load("acquire-read.lua");
     public static final LuaScript RELEASE_READ = load("release-read.lua");
     public static final LuaScript WITHDRAW = load("withdraw.lua");
+    public static final LuaScript RELEASE_AFTER = load("release-after.lua");
     public static final LuaScript FORCE_UNLOCK = load("force-unlock.lua");
     public static final LuaScript RENEW = load("renew.lua");
     public static final LuaScript INSPECT = load("inspect.lua");

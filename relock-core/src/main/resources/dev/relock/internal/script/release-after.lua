@@ -1,0 +1,39 @@
+-- release-after.lua: an owner gives up its last hold, but the hold stays taken until a delay from
+-- now and then frees itself (its lease is set to the delay; the client no longer renews it). The
+-- waiter at the head of the queue is told to try again when the delay is over.
+-- uses queue.lua
+--
+-- KEYS[1] lock (a semaphore's hash for 's'), KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry,
+-- KEYS[5] readers (a semaphore's leases for 's') (see queue.lua)
+-- ARGV[1] owner id
+-- ARGV[2] 'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
+-- ARGV[3] the delay in ms (> 0)
+-- ARGV[4] wake-up channel prefix
+-- Returns 0 when the hold now ends after the delay, -1 when the owner held nothing: its lease ran
+-- out or the lock was deleted or forced open.
+local lock, queue, expiry, leases = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
+local owner, kind, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
+
+local now_ms = server_time()
+if kind == 'w' then
+  if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
+  redis.call('PEXPIRE', lock, delay)
+elseif kind == 'r' then
+  if redis.call('HEXISTS', lock, 'r|' .. owner) == 0 then return -1 end
+  live_readers(lock, leases, now_ms)
+  if not redis.call('ZSCORE', leases, owner) then return -1 end
+  redis.call('ZADD', leases, now_ms + delay, owner)
+  extend(lock, leases, delay)
+else
+  redis.call('HGET', lock, '~limit')
+  live_permits(lock, leases, now_ms)
+  if not redis.call('HGET', lock, owner) then return -1 end
+  redis.call('ZADD', leases, now_ms + delay, owner)
+end
+
+local head = live_head(queue, expiry, now_ms)
+if head then
+  redis.call('PUBLISH', ARGV[4] .. client_of(head),
+    'S\n' .. lock .. '\n' .. owner_of(head) .. '\n' .. (delay + 1))
+end
+return 0
