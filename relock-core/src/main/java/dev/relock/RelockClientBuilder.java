@@ -2,11 +2,14 @@ package dev.relock;
 
 import dev.relock.internal.Instrumentation;
 import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.redlock.ClockDrift;
+import dev.relock.internal.redlock.RedlockClient;
 import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -17,12 +20,14 @@ import java.util.function.Function;
  * <table>
  *   <caption>Settings</caption>
  *   <tr><th>setting</th><th>default</th></tr>
- *   <tr><td>{@link #redisUri(String)} or {@link #redisClient(RedisClient)}</td><td>required</td></tr>
+ *   <tr><td>{@link #redisUri(String)}, {@link #redisClient(RedisClient)} or {@link #redlock(String...)}</td>
+ *       <td>required</td></tr>
  *   <tr><td>{@link #keyPrefix(String)}</td><td>{@code relock}</td></tr>
  *   <tr><td>{@link #defaultLease(Duration)}</td><td>30 s</td></tr>
  *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
  *   <tr><td>{@link #handoffGrace(Duration)}</td><td>1 s</td></tr>
- *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry}</td><td>none: nothing measured</td></tr>
+ *   <tr><td>{@link #clockDrift(double, Duration)} (Redlock only)</td><td>1% of the lease + 2 ms</td></tr>
+ *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry} (not with Redlock)</td><td>none: nothing measured</td></tr>
  *   <tr><td>{@link #metricsGroup(Function)}</td><td>every name in group {@code all}</td></tr>
  * </table>
  *
@@ -44,6 +49,8 @@ public final class RelockClientBuilder {
     private Duration commandTimeout = Duration.ofSeconds(3);
     private Duration handoffGrace = Duration.ofSeconds(1);
     private final List<LeaseLostListener> leaseLostListeners = new ArrayList<>();
+    private List<String> redlockUris;
+    private ClockDrift clockDrift;
     // typed Object so this class loads without Micrometer: a MeterRegistry, an ObservationRegistry
     private Object meterRegistry;
     private Object observationRegistry;
@@ -63,6 +70,41 @@ public final class RelockClientBuilder {
      */
     public RelockClientBuilder redisClient(RedisClient redisClient) {
         this.redisClient = Objects.requireNonNull(redisClient, "redisClient");
+        return this;
+    }
+
+    /**
+     * Runs every lock on Redlock over these independent Redis masters instead of one Redis: a
+     * lock is held when a majority ({@code n/2 + 1}) of them granted it within its lease minus
+     * the time the requests took and the clock drift (see the README's Redlock section for the
+     * guarantees and what they assume). Only exclusive locks are available on Redlock.
+     *
+     * @param redisUris 3, 5 or 7 Lettuce URIs ({@code redis://…}, {@code rediss://…}) of distinct
+     *     servers, no Sentinel
+     * @throws IllegalArgumentException if the count is not odd and within 3..7, a URI is invalid,
+     *     names a Sentinel, or two name the same server
+     */
+    public RelockClientBuilder redlock(String... redisUris) {
+        return redlockUris(Arrays.asList(Objects.requireNonNull(redisUris, "redisUris")));
+    }
+
+    /** As {@link #redlock(String...)}. */
+    public RelockClientBuilder redlockUris(List<String> redisUris) {
+        this.redlockUris = RedlockClient.checkUris(redisUris);
+        return this;
+    }
+
+    /**
+     * How much a Redlock lease is shortened, on top of the time its requests took, to allow for
+     * the servers' clocks running faster than this JVM's: {@code lease * factorOfLease + fixed}.
+     * Default 1% of the lease plus 2 ms.
+     *
+     * @param factorOfLease 0 to 0.5
+     * @param fixed zero or more
+     * @throws IllegalArgumentException if either is out of range
+     */
+    public RelockClientBuilder clockDrift(double factorOfLease, Duration fixed) {
+        this.clockDrift = ClockDrift.of(factorOfLease, fixed);
         return this;
     }
 
@@ -166,14 +208,31 @@ public final class RelockClientBuilder {
     /**
      * Connects and returns the client.
      *
-     * @throws IllegalStateException if neither or both of a URI and a Lettuce client were given
-     * @throws RelockException if Redis cannot be reached
+     * @throws IllegalStateException if not exactly one of a URI, a Lettuce client and Redlock URIs
+     *     was given, a clock drift was given without Redlock URIs, or a meter or observation
+     *     registry was given with Redlock URIs (not supported by Redlock yet)
+     * @throws RelockException if Redis (for Redlock: a majority of the servers) cannot be reached
      */
     public RelockClient build() {
-        if ((redisUri == null) == (redisClient == null)) {
-            throw new IllegalStateException("set exactly one of redisUri(...) and redisClient(...)");
-        }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace);
+        if (redlockUris != null) {
+            if (redisUri != null || redisClient != null) {
+                throw new IllegalStateException(
+                        "set either redlock(...) or one of redisUri(...) and redisClient(...), not both");
+            }
+            if (meterRegistry != null || observationRegistry != null) {
+                throw new IllegalStateException(
+                        "meterRegistry(...) and observationRegistry(...) are not supported by Redlock clients yet");
+            }
+            return RedlockClient.connect(redlockUris, settings,
+                    clockDrift == null ? ClockDrift.DEFAULT : clockDrift, List.copyOf(leaseLostListeners));
+        }
+        if (clockDrift != null) {
+            throw new IllegalStateException("clockDrift(...) applies only to Redlock clients: set redlock(...)");
+        }
+        if ((redisUri == null) == (redisClient == null)) {
+            throw new IllegalStateException("set exactly one of redisUri(...), redisClient(...) and redlock(...)");
+        }
         return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
                 new Instrumentation(meterRegistry, observationRegistry, metricsGroup));
     }

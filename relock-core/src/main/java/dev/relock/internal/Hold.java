@@ -16,15 +16,15 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code leaseStartNanos} is when the request that last set the lease was <em>sent</em>, so the
  * lease as seen here never outlives the one Redis keeps.
  */
-final class Hold {
+public final class Hold {
 
-    final String lockName;
-    final LockKeys keys;
-    final LockMode mode;
-    final String owner;
-    final long fencingToken;
+    public final String lockName;
+    public final LockKeys keys;
+    public final LockMode mode;
+    public final String owner;
+    public final long fencingToken;
     // when it was acquired: System.currentTimeMillis() for users, System.nanoTime() for durations
-    final long heldSinceMillis = System.currentTimeMillis();
+    public final long heldSinceMillis = System.currentTimeMillis();
     final long heldSinceNanos = System.nanoTime();
 
     private final AtomicInteger holds = new AtomicInteger(1);
@@ -38,7 +38,7 @@ final class Hold {
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = NoLockEvents.INSTANCE;
 
-    Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
+    public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
         this.lockName = lockName;
         this.keys = keys;
@@ -50,12 +50,12 @@ final class Hold {
         this.leaseStartNanos = leaseStartNanos;
     }
 
-    int holds() {
+    public int holds() {
         return holds.get();
     }
 
     /** Another hold by the same owner; Redis has already extended the lease to at least leaseMillis. */
-    void reenter(long leaseMillis, boolean renew, long sentNanos) {
+    public void reenter(long leaseMillis, boolean renew, long sentNanos) {
         holds.incrementAndGet();
         if (renew) {
             renewed = true;
@@ -67,46 +67,46 @@ final class Hold {
     }
 
     /** Gives up one hold locally; returns how many are left. */
-    int drop() {
+    public int drop() {
         return holds.updateAndGet(n -> Math.max(0, n - 1));
     }
 
-    boolean renewed() {
+    public boolean renewed() {
         return renewed;
     }
 
-    long leaseMillis() {
+    public long leaseMillis() {
         return leaseMillis;
     }
 
     /** Redis confirmed a renewal of leaseMillis sent at sentNanos. Lease keeper thread. */
-    void leaseRenewed(long sentNanos) {
+    public void leaseRenewed(long sentNanos) {
         if (sentNanos - leaseStartNanos > 0) {
             leaseStartNanos = sentNanos;
         }
     }
 
-    long leaseEndNanos() {
+    public long leaseEndNanos() {
         return leaseStartNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     }
 
-    boolean leaseEndedBy(long nowNanos) {
+    public boolean leaseEndedBy(long nowNanos) {
         return nowNanos - leaseEndNanos() >= 0;
     }
 
-    LeaseState state() {
+    public LeaseState state() {
         return state.get();
     }
 
-    void beginRelease() {
+    public void beginRelease() {
         releasing = true;
     }
 
-    boolean releasing() {
+    public boolean releasing() {
         return releasing;
     }
 
-    void released() {
+    public void released() {
         if (state.compareAndSet(LeaseState.HELD, LeaseState.RELEASED)) {
             span.ended(this, false);
         }
@@ -123,12 +123,12 @@ final class Hold {
         }
     }
 
-    long heldMillis() {
+    public long heldMillis() {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - heldSinceNanos);
     }
 
     /** Marks the lease lost; returns false if it was already lost or released. */
-    boolean lose(String reason) {
+    public boolean lose(String reason) {
         if (!state.compareAndSet(LeaseState.HELD, LeaseState.LOST)) {
             return false;
         }
@@ -138,12 +138,12 @@ final class Hold {
     }
 
     /** Why the lease was lost, or null while it is not. */
-    String lostReason() {
+    public String lostReason() {
         LeaseLost event = lost.getNow(null);
         return event == null ? null : event.reason();
     }
 
-    CompletableFuture<LeaseLost> whenLost() {
+    public CompletableFuture<LeaseLost> whenLost() {
         return lost;
     }
 }

@@ -10,14 +10,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One acquisition of a {@link Hold}; closing it gives up that one hold, once. */
-class HoldHandle implements LockHandle {
+public class HoldHandle implements LockHandle {
 
-    private final LettuceRelockClient client;
+    /** Gives up one hold; when it is the owner's last, the lock stays taken {@code delayMillis} (if positive). */
+    @FunctionalInterface
+    public interface Release {
+        void release(Hold hold, long delayMillis);
+    }
+
+    private final Release release;
     private final Hold hold;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     HoldHandle(LettuceRelockClient client, Hold hold) {
-        this.client = client;
+        this(client::release, hold);
+    }
+
+    /** A handle whose close() or releaseAfter(...) gives the hold to {@code release}, once. */
+    public HoldHandle(Release release, Hold hold) {
+        this.release = release;
         this.hold = hold;
     }
 
@@ -45,7 +56,7 @@ class HoldHandle implements LockHandle {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            client.release(hold);
+            release.release(hold, 0);
         }
     }
 
@@ -55,7 +66,7 @@ class HoldHandle implements LockHandle {
         if (closed.compareAndSet(false, true)) {
             long nanos = Durations.saturatedNanos(delay);
             // a positive delay shorter than a millisecond still delays
-            client.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
+            release.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
         }
     }
 

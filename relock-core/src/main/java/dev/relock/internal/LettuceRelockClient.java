@@ -30,7 +30,6 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -140,14 +139,21 @@ public final class LettuceRelockClient implements RelockClient {
                 ? uri.getHost() + ":" + uri.getPort()
                 : "sentinel master " + uri.getSentinelMasterId();
         RedisClient created = RedisClient.create(uri);
-        created.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                // fail fast while disconnected instead of queueing commands for later
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
-                .build());
+        created.setOptions(clientOptions(settings.commandTimeout()));
         return new LettuceRelockClient(settings, listeners, instrumentation, created, true, address);
+    }
+
+    /**
+     * The options of every Lettuce client relock creates: reconnect automatically, fail commands
+     * at once while disconnected instead of queueing them, time out commands and connects.
+     */
+    public static ClientOptions clientOptions(Duration commandTimeout) {
+        return ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
+                .build();
     }
 
     @Override
@@ -312,7 +318,8 @@ public final class LettuceRelockClient implements RelockClient {
                 });
     }
 
-    private static void checkName(String name) {
+    /** Fails with a clear message unless {@code name} is a valid lock name. */
+    public static void checkName(String name) {
         Objects.requireNonNull(name, "lock name");
         if (name.isBlank()) {
             throw new IllegalArgumentException("lock name must not be blank");
@@ -338,19 +345,7 @@ public final class LettuceRelockClient implements RelockClient {
 
     @Override
     public List<HeldLock> heldLocks() {
-        long now = System.nanoTime();
-        List<HeldLock> held = new ArrayList<>();
-        for (Hold hold : holds.all()) {
-            if (hold.state() != LeaseState.HELD) {
-                continue;
-            }
-            long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
-            held.add(new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner,
-                    hold.fencingToken, Instant.ofEpochMilli(hold.heldSinceMillis),
-                    Duration.ofMillis(leftMillis), hold.renewed()));
-        }
-        held.sort(Comparator.comparing(HeldLock::name).thenComparing(HeldLock::kind).thenComparing(HeldLock::owner));
-        return held;
+        return holds.heldLocks();
     }
 
     @Override
@@ -609,13 +604,15 @@ public final class LettuceRelockClient implements RelockClient {
         }
     }
 
-    private static String newClientId() {
+    /** A random 128-bit client id: 32 hex digits. */
+    public static String newClientId() {
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
         return HexFormat.of().formatHex(id);
     }
 
-    static String withoutCredentials(String uri) {
+    /** The URI with whatever may be credentials replaced by ***, for messages. */
+    public static String withoutCredentials(String uri) {
         // everything between the scheme and the last '@' may be credentials, '@' and '/' included
         return uri == null ? "null" : uri.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*:(//)?).*@", "$1***@");
     }

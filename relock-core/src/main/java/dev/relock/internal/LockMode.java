@@ -8,7 +8,7 @@ import dev.relock.internal.script.LuaScript;
  * scripts, and its own kind letter in the scripts' arguments; all take the keys of
  * {@link LockKeys#all()} and the same leading arguments.
  */
-enum LockMode {
+public enum LockMode {
     WRITE(LuaScript.ACQUIRE, LuaScript.RELEASE, LuaScript.WITHDRAW, "w", "lock"),
     READ(LuaScript.ACQUIRE_READ, LuaScript.RELEASE_READ, LuaScript.WITHDRAW, "r", "read lock"),
     PERMITS(LuaScript.PERMITS_ACQUIRE, LuaScript.PERMITS_RELEASE, LuaScript.PERMITS_WITHDRAW, "s", "semaphore");

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeoutException;
  * most the command timeout. Commands sent from one thread reach Redis in the order they were sent.
  * Thread-safe.
  */
-final class RedisCalls {
+public final class RedisCalls {
 
     private final RedisAsyncCommands<String, String> commands;
     private final long timeoutNanos;
@@ -40,7 +40,7 @@ final class RedisCalls {
      * @param timer runs the time limit of {@link #runTimed} when Lettuce does not
      * @param lettuceTimesOut whether Lettuce itself fails every command after {@code timeout}
      */
-    RedisCalls(RedisAsyncCommands<String, String> commands, Duration timeout, String address,
+    public RedisCalls(RedisAsyncCommands<String, String> commands, Duration timeout, String address,
             ScheduledExecutorService timer, boolean lettuceTimesOut) {
         this.commands = commands;
         this.timeoutNanos = timeout.toNanos();
@@ -49,7 +49,7 @@ final class RedisCalls {
         this.lettuceTimesOut = lettuceTimesOut;
     }
 
-    RedisAsyncCommands<String, String> commands() {
+    public RedisAsyncCommands<String, String> commands() {
         return commands;
     }
 
@@ -60,7 +60,7 @@ final class RedisCalls {
      * ({@link #await} timed out), and fire-and-forget scripts that must stay in order use
      * {@link #runInOrder}.
      */
-    <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+    public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         CompletableFuture<T> reply = new CompletableFuture<>();
         commands.<T>evalsha(script.sha(), type, keys, args).whenComplete((value, error) -> {
             if (error == null) {
@@ -118,7 +118,7 @@ final class RedisCalls {
      * Runs a script by EVAL, so it reaches Redis after every command this thread sent before it
      * and before every command it sends after: for fire-and-forget clean-ups whose order matters.
      */
-    <T> CompletableFuture<T> runInOrder(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+    public <T> CompletableFuture<T> runInOrder(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         return commands.<T>eval(script.body(), type, keys, args).toCompletableFuture();
     }
 
@@ -130,7 +130,7 @@ final class RedisCalls {
      * @throws RedisUnavailableException on timeout or connection failure
      * @throws RelockException when Redis refused the command
      */
-    <T> T await(CompletionStage<T> reply, String operation, String lockName) {
+    public <T> T await(CompletionStage<T> reply, String operation, String lockName) {
         CompletableFuture<T> future = reply.toCompletableFuture();
         long deadline = System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
@@ -158,7 +158,7 @@ final class RedisCalls {
     }
 
     /** The exception a caller sees for a failed command. */
-    RelockException failure(Throwable error, String operation, String lockName) {
+    public RelockException failure(Throwable error, String operation, String lockName) {
         Throwable cause = unwrap(error);
         String what = what(operation, lockName);
         if (cause instanceof RelockException relock) {
@@ -187,7 +187,7 @@ final class RedisCalls {
         return lockName == null ? operation : operation + " of lock '" + lockName + "'";
     }
 
-    static Throwable unwrap(Throwable error) {
+    public static Throwable unwrap(Throwable error) {
         Throwable cause = error;
         while ((cause instanceof CompletionException || cause instanceof ExecutionException)
                 && cause.getCause() != null) {

@@ -8,9 +8,9 @@ import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -26,10 +26,9 @@ import org.slf4j.LoggerFactory;
  * are an {@link Acquisition}. Re-entries are counted in Redis as well as here (a re-entry costs
  * one round trip and proves the lease is still there).
  */
-final class RedisLock implements RelockLock {
+final class RedisLock extends HoldingLock {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLock.class);
-    private static final long RENEWED = 0;
     private static final String[] NO_EXTRA_ARGS = {};
 
     private final LettuceRelockClient client;
@@ -56,70 +55,8 @@ final class RedisLock implements RelockLock {
     // ---- acquiring ------------------------------------------------------------------------
 
     @Override
-    public void lock() {
-        acquireUninterruptibly(RENEWED);
-    }
-
-    @Override
-    public void lock(long lease, TimeUnit unit) {
-        acquireUninterruptibly(leaseMillis(lease, unit));
-    }
-
-    @Override
-    public void lockInterruptibly() throws InterruptedException {
-        acquire(Long.MAX_VALUE, true, RENEWED, true);
-    }
-
-    @Override
-    public boolean tryLock() {
-        try {
-            return acquire(0, false, RENEWED, false) != null;
-        } catch (InterruptedException e) {
-            throw new AssertionError("a single attempt does not park", e);
-        }
-    }
-
-    @Override
-    public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
-        Objects.requireNonNull(unit, "unit");
-        return acquire(unit.toNanos(wait), false, RENEWED, true) != null;
-    }
-
-    @Override
-    public boolean tryLock(long wait, long lease, TimeUnit unit) throws InterruptedException {
-        Objects.requireNonNull(unit, "unit");
-        return acquire(unit.toNanos(wait), false, leaseMillis(lease, unit), true) != null;
-    }
-
-    @Override
-    public LockHandle acquire() {
-        return handleOf(acquireUninterruptibly(RENEWED));
-    }
-
-    @Override
-    public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
-        Objects.requireNonNull(wait, "wait");
-        return handle(acquire(Durations.saturatedNanos(wait), false, RENEWED, true));
-    }
-
-    @Override
-    public Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
-        Objects.requireNonNull(wait, "wait");
-        Objects.requireNonNull(lease, "lease");
-        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
-        return handle(acquire(Durations.saturatedNanos(wait), false, leaseMillis, true));
-    }
-
-    private Optional<LockHandle> handle(Hold hold) {
-        return hold == null ? Optional.empty() : Optional.of(handleOf(hold));
-    }
-
-    private Hold acquireUninterruptibly(long leaseMillis) {
-        try {
-            return acquire(Long.MAX_VALUE, true, leaseMillis, false);
-        } catch (InterruptedException e) {
-            throw new AssertionError("an uninterruptible wait does not throw InterruptedException", e);
-        }
+    protected LockHandle handleOf(Hold hold) {
+        return new HoldHandle(client, hold);
     }
 
     /**
@@ -130,7 +67,8 @@ final class RedisLock implements RelockLock {
      * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
      * @return the hold, or null if the wait ended first
      */
-    private Hold acquire(long waitNanos, boolean forever, long leaseMillis, boolean interruptible)
+    @Override
+    protected Hold acquire(long waitNanos, boolean forever, long leaseMillis, boolean interruptible)
             throws InterruptedException {
         client.ensureOpen();
         if (interruptible && Thread.interrupted()) {
@@ -186,10 +124,6 @@ final class RedisLock implements RelockLock {
         client.ensureOpen();
         boolean renewed = leaseMillis == RENEWED;
         return acquisition(client.newHolderId(), renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
-    }
-
-    private LockHandle handleOf(Hold hold) {
-        return new HoldHandle(client, hold);
     }
 
     private Hold reenter(Hold held, long lease, boolean renewed) {
@@ -279,14 +213,6 @@ final class RedisLock implements RelockLock {
 
     private String what() {
         return mode == LockMode.WRITE ? "lock '" + name + "'" : "read lock '" + name + "'";
-    }
-
-    private long leaseMillis(long lease, TimeUnit unit) {
-        Objects.requireNonNull(unit, "unit");
-        if (lease <= 0) {
-            throw new IllegalArgumentException("lease of lock '" + name + "' must be positive: " + lease + " " + unit);
-        }
-        return Math.max(1, unit.toMillis(lease));
     }
 
     @Override

@@ -59,15 +59,25 @@ public final class LuaScript {
     }
 
     private static LuaScript load(String file) {
-        String body = read(file);
+        String body = read(LuaScript.class, file);
         if (body.contains(QUEUE_MARKER)) {
-            body = read("queue.lua") + body;
+            body = read(LuaScript.class, "queue.lua") + body;
         }
         return new LuaScript(file, body);
     }
 
-    private static String read(String file) {
-        try (InputStream in = LuaScript.class.getResourceAsStream(file)) {
+    /**
+     * A script kept as a resource beside {@code anchor}'s class file, for scripts of other
+     * internal packages (they do not use queue.lua).
+     *
+     * @throws IllegalStateException if the resource is missing
+     */
+    public static LuaScript load(Class<?> anchor, String file) {
+        return new LuaScript(file, read(anchor, file));
+    }
+
+    private static String read(Class<?> anchor, String file) {
+        try (InputStream in = anchor.getResourceAsStream(file)) {
             if (in == null) {
                 throw new IllegalStateException("relock script resource missing: " + file);
             }

@@ -1,0 +1,572 @@
+package dev.relock.internal.redlock;
+
+import dev.relock.HeldLock;
+import dev.relock.LeaseLost;
+import dev.relock.LeaseLostException;
+import dev.relock.LeaseLostListener;
+import dev.relock.LeaseState;
+import dev.relock.LockInfo;
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockClient;
+import dev.relock.RelockException;
+import dev.relock.RelockLock;
+import dev.relock.RelockMultiLock;
+import dev.relock.RelockReadWriteLock;
+import dev.relock.RelockSemaphore;
+import dev.relock.RelockSettings;
+import dev.relock.internal.Hold;
+import dev.relock.internal.HoldTable;
+import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.LockKeys;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link RelockClient} on Redlock: N (3, 5 or 7) independent Redis masters, one command and one
+ * pub/sub connection each, every command sent to all of them at once (never one after another)
+ * and its replies counted as they come ({@link Poll}).
+ *
+ * <p>Design notes.
+ * <ul>
+ *   <li>A lock is held when a majority ({@code N/2 + 1}) of nodes granted it (acquire.lua), and
+ *       only until {@code sent + lease - drift}, where {@code sent} is when the requests went out
+ *       (not when the replies came) and drift is the {@link ClockDrift}. The {@link Hold} keeps
+ *       that bound as its lease end: its lease start is recorded as {@code sent - drift}.</li>
+ *   <li>Fencing tokens: each node hands out its own (acquire.lua); the acquirer takes the
+ *       maximum of its majority's and writes it back to a majority (fence.lua) before it uses it,
+ *       so every later majority contains a node that hands out a larger one. This assumes a node
+ *       does not forget its fence: persistence, or a node that restarts empty stays down for the
+ *       longest lease (its TIME-based floor then still keeps tokens rising).</li>
+ *   <li>Re-entries are counted in the JVM only; the nodes hold a lock once per owner.</li>
+ *   <li>Whatever did not end in a held lock is cleaned up on every node by owner, by EVAL in
+ *       order on each connection, so it reaches a node after the attempt it undoes, even one that
+ *       timed out and is applied later.</li>
+ *   <li>{@link #dispatch} orders renewals against releases: the renewer sends a batch, and an
+ *       owner marks a hold releasing and sends its release, each under the lock; a restore (a node
+ *       that lost the key takes it back) is sent under it only for a hold still held, so none
+ *       reaches a node after the release or the clean-up of a lost hold.</li>
+ * </ul>
+ */
+public final class RedlockClient implements RelockClient {
+
+    private static final Logger log = LoggerFactory.getLogger(RedlockClient.class);
+    private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+    static final LuaScript ACQUIRE = LuaScript.load(RedlockClient.class, "acquire.lua");
+    static final LuaScript FENCE = LuaScript.load(RedlockClient.class, "fence.lua");
+    static final LuaScript RENEW = LuaScript.load(RedlockClient.class, "renew.lua");
+    static final LuaScript RELEASE = LuaScript.load(RedlockClient.class, "release.lua");
+    static final LuaScript RESTORE = LuaScript.load(RedlockClient.class, "restore.lua");
+
+    private final String clientId = LettuceRelockClient.newClientId();
+    private final RelockSettings settings;
+    private final ClockDrift drift;
+    private final List<LeaseLostListener> listeners;
+    private final ClientResources resources;
+    private final RedisClient redisClient;
+    private final List<RedlockNode> nodes = new ArrayList<>();
+    private final int majority;
+    private final long timeoutNanos;
+    private final String channel;
+    private final ReleaseSignals signals = new ReleaseSignals();
+    private final HoldTable holds = new HoldTable();
+    private final ReentrantLock dispatch = new ReentrantLock();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final RedlockRenewer renewer;
+
+    private RedlockClient(List<RedisURI> uris, RelockSettings settings, ClockDrift drift,
+            List<LeaseLostListener> listeners) {
+        this.settings = settings;
+        this.drift = drift;
+        this.listeners = listeners;
+        this.majority = uris.size() / 2 + 1;
+        this.timeoutNanos = settings.commandTimeout().toNanos();
+        this.channel = settings.keyPrefix() + ":redlock:released";
+        this.resources = DefaultClientResources.create();
+        this.redisClient = RedisClient.create(resources);
+        // connecting (socket and handshake) may take longer than one command: the first
+        // connections of a JVM load classes and start event loops; commands keep commandTimeout
+        Duration connectTimeout = settings.commandTimeout().compareTo(MIN_CONNECT_TIMEOUT) > 0
+                ? settings.commandTimeout() : MIN_CONNECT_TIMEOUT;
+        redisClient.setOptions(LettuceRelockClient.clientOptions(settings.commandTimeout()).mutate()
+                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
+                .build());
+        for (RedisURI uri : uris) {
+            uri.setTimeout(connectTimeout);
+            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel, signals));
+        }
+        List<CompletableFuture<Void>> connecting = new ArrayList<>();
+        nodes.forEach(node -> connecting.add(node.connect()));
+        Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true);
+        // every attempt ends by itself within the connect timeout (connect, handshake, subscribe)
+        connected.awaitAll(2 * connectTimeout.toNanos() + timeoutNanos);
+        if (!connected.won()) {
+            RelockException failure = unavailable("connecting", null, connected);
+            shutDown();
+            throw failure;
+        }
+        this.renewer = new RedlockRenewer(this, Math.max(1, settings.defaultLease().toMillis() / 3));
+        log.debug("relock Redlock client {} connected to {} of {} nodes", clientId, connected.yes(), nodes.size());
+    }
+
+    /**
+     * Checks the URIs of {@code RelockClientBuilder.redlock(...)}.
+     *
+     * @return an immutable copy
+     * @throws IllegalArgumentException if the count is not odd within 3..7, a URI is invalid or a
+     *     Sentinel URI, or two name the same host and port
+     */
+    public static List<String> checkUris(List<String> uris) {
+        Objects.requireNonNull(uris, "redisUris");
+        if (uris.size() < 3 || uris.size() > 7 || uris.size() % 2 == 0) {
+            throw new IllegalArgumentException("Redlock needs an odd number of 3 to 7 independent Redis servers, got "
+                    + uris.size() + " URIs");
+        }
+        Set<String> servers = new HashSet<>();
+        for (String text : uris) {
+            RedisURI uri = parse(text);
+            String server = uri.getHost().toLowerCase() + ":" + uri.getPort();
+            if (!servers.add(server)) {
+                throw new IllegalArgumentException("Redlock servers must be distinct; " + server
+                        + " is given twice");
+            }
+        }
+        return List.copyOf(uris);
+    }
+
+    private static RedisURI parse(String text) {
+        Objects.requireNonNull(text, "a Redlock URI is null");
+        RedisURI uri;
+        try {
+            uri = RedisURI.create(text);
+        } catch (RuntimeException e) {
+            // Lettuce's message may repeat the URI, password included
+            throw new IllegalArgumentException("not a valid Redis URI: " + LettuceRelockClient.withoutCredentials(text));
+        }
+        if (!uri.getSentinels().isEmpty() || uri.getHost() == null) {
+            throw new IllegalArgumentException("a Redlock server must be one Redis master (redis:// or rediss://), "
+                    + "not a Sentinel or socket URI: " + LettuceRelockClient.withoutCredentials(text));
+        }
+        return uri;
+    }
+
+    /**
+     * Called by {@code RelockClientBuilder.build()} with URIs that passed {@link #checkUris}.
+     *
+     * @throws RedisUnavailableException if fewer than a majority of the servers can be reached
+     */
+    public static RelockClient connect(List<String> uris, RelockSettings settings, ClockDrift drift,
+            List<LeaseLostListener> listeners) {
+        List<RedisURI> parsed = new ArrayList<>();
+        checkUris(uris).forEach(uri -> parsed.add(parse(uri)));
+        return new RedlockClient(parsed, settings, drift, listeners);
+    }
+
+    // ---- the public API ---------------------------------------------------------------------
+
+    @Override
+    public RelockLock lock(String name) {
+        LettuceRelockClient.checkName(name);
+        ensureOpen();
+        return new RedlockLock(this, name, LockKeys.of(settings.keyPrefix(), name));
+    }
+
+    @Override
+    public RelockReadWriteLock readWriteLock(String name) {
+        throw unsupported("read-write locks");
+    }
+
+    @Override
+    public RelockSemaphore semaphore(String name) {
+        throw unsupported("semaphores");
+    }
+
+    @Override
+    public RelockMultiLock multiLock(String... names) {
+        throw unsupported("multi-locks");
+    }
+
+    @Override
+    public LockInfo inspectSemaphore(String name) {
+        throw unsupported("semaphores");
+    }
+
+    @Override
+    public List<LockInfo> list(String nameGlob) {
+        throw unsupported("list(...) (inspect(name) asks every node about one lock)");
+    }
+
+    private static UnsupportedOperationException unsupported(String what) {
+        return new UnsupportedOperationException("a Redlock client does not support " + what
+                + " yet; it offers exclusive locks (lock(name)) and inspect(name)");
+    }
+
+    /**
+     * What a majority of the nodes hold for the lock: the owner that holds it on a majority, the
+     * largest fencing token among those nodes, and the lease within which a majority still holds
+     * it. A key left on a minority of nodes counts as free. Waits for every node, at most the
+     * command timeout.
+     *
+     * @throws RedisUnavailableException if fewer than a majority of the nodes answered
+     */
+    @Override
+    public LockInfo inspect(String name) {
+        LettuceRelockClient.checkName(name);
+        ensureOpen();
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+        Poll<List<Object>> poll = sendToAll(LuaScript.INSPECT, ScriptOutputType.MULTI,
+                new String[] {keys.lock(), keys.expiry(), keys.leases()}, reply -> true);
+        poll.awaitAll(timeoutNanos);
+        List<List<Object>> answers = poll.answers();
+        if (answers.size() < majority) {
+            throw unavailable("inspect", name, poll);
+        }
+        // see inspect.lua for the layout: pttl, waiters, writer, holds, token, readers...
+        Map<String, List<List<Object>>> byWriter = new HashMap<>();
+        for (List<Object> answer : answers) {
+            String writer = (String) answer.get(2);
+            if (!writer.isEmpty()) {
+                byWriter.computeIfAbsent(writer, w -> new ArrayList<>()).add(answer);
+            }
+        }
+        for (Map.Entry<String, List<List<Object>>> entry : byWriter.entrySet()) {
+            List<List<Object>> held = entry.getValue();
+            if (held.size() >= majority) {
+                long token = 0;
+                List<Long> leases = new ArrayList<>();
+                for (List<Object> answer : held) {
+                    token = Math.max(token, (Long) answer.get(4));
+                    long pttl = (Long) answer.get(0);
+                    leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
+                }
+                leases.sort(null);
+                // the majority-th longest lease: until then a majority still holds it
+                long lease = leases.get(leases.size() - majority);
+                return new LockInfo(name, LockInfo.EXCLUSIVE, Map.of(entry.getKey(), 1), token,
+                        lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(lease), 0, 0);
+            }
+        }
+        return new LockInfo(name, LockInfo.FREE, Map.of(), 0, Duration.ZERO, 0, 0);
+    }
+
+    /** The holds of this client, as a Redlock client knows them: see {@link RelockClient#heldLocks()}. */
+    @Override
+    public List<HeldLock> heldLocks() {
+        return holds.heldLocks();
+    }
+
+    /**
+     * Sends a PING to every node and returns the time until a majority answered.
+     *
+     * @throws RedisUnavailableException if fewer than a majority answered within the command timeout
+     * @throws IllegalStateException if the client is closed
+     */
+    @Override
+    public Duration ping() {
+        ensureOpen();
+        long sent = System.nanoTime();
+        List<CompletableFuture<String>> replies = new ArrayList<>(nodes.size());
+        for (RedlockNode node : nodes) {
+            replies.add(node.ping());
+        }
+        Poll<String> poll = poll(replies, reply -> true);
+        poll.awaitDecision(timeoutNanos);
+        if (!poll.won()) {
+            throw unavailable("ping", null, poll);
+        }
+        return Duration.ofNanos(System.nanoTime() - sent);
+    }
+
+    @Override
+    public String clientId() {
+        return clientId;
+    }
+
+    @Override
+    public RelockSettings settings() {
+        return settings;
+    }
+
+    /** The clock drift this client allows for. */
+    public ClockDrift clockDrift() {
+        return drift;
+    }
+
+    /**
+     * Stops the renewer, wakes every waiting thread (they fail with IllegalStateException),
+     * releases every hold on every node (waiting at most the command timeout) and closes the
+     * connections. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        renewer.close();
+        signals.wakeAll();
+        List<CompletableFuture<Void>> releases = new ArrayList<>();
+        for (Hold hold : holds.all()) {
+            Poll<Long> poll = sendRelease(hold);
+            releases.add(poll.decided());
+            hold.released();
+            holds.remove(hold);
+        }
+        try {
+            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
+                    .get(settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("relock Redlock client {}: not every held lock could be released at close; their leases run"
+                    + " out by themselves: {}", clientId, e.toString());
+        }
+        shutDown();
+        log.debug("relock Redlock client {} closed", clientId);
+    }
+
+    private void shutDown() {
+        nodes.forEach(RedlockNode::close);
+        redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
+    }
+
+    // ---- for the locks and the renewer of this client ------------------------------------------
+
+    void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("relock Redlock client " + clientId + " is closed");
+        }
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    String ownerOfCurrentThread() {
+        return clientId + ":" + Thread.currentThread().getId();
+    }
+
+    int majority() {
+        return majority;
+    }
+
+    int nodeCount() {
+        return nodes.size();
+    }
+
+    long timeoutNanos() {
+        return timeoutNanos;
+    }
+
+    ClockDrift drift() {
+        return drift;
+    }
+
+    HoldTable holds() {
+        return holds;
+    }
+
+    ReleaseSignals signals() {
+        return signals;
+    }
+
+    ReentrantLock dispatch() {
+        return dispatch;
+    }
+
+    long defaultLeaseMillis() {
+        return settings.defaultLease().toMillis();
+    }
+
+    /**
+     * Sends a read-only or idempotent script to every node at once (EVALSHA, EVAL after
+     * NOSCRIPT); a node's yes is a reply that passes {@code isYes}.
+     */
+    <T> Poll<T> sendToAll(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
+            String... args) {
+        List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
+        for (RedlockNode node : nodes) {
+            replies.add(node.run(script, type, keys, args));
+        }
+        return poll(replies, isYes);
+    }
+
+    /**
+     * Sends a script that takes or extends a lock to every node at once, by EVAL: on each node it
+     * runs after every command this client sent there before it and before every command sent
+     * after it, even when the reply comes late or never (an EVALSHA's NOSCRIPT fallback would go
+     * out later and could overtake the clean-up or release that follows).
+     */
+    <T> Poll<T> sendToAllInOrder(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
+            String... args) {
+        return poll(sendToEachInOrder(script, type, keys, args), isYes);
+    }
+
+    /** As {@link #sendToAllInOrder}, for a batch: one reply of every node, by node. */
+    <T> List<CompletableFuture<T>> sendToEachInOrder(LuaScript script, ScriptOutputType type, String[] keys,
+            String... args) {
+        List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
+        for (RedlockNode node : nodes) {
+            replies.add(node.runInOrder(script, type, keys, args));
+        }
+        return replies;
+    }
+
+    <T> Poll<T> poll(List<CompletableFuture<T>> replies, Predicate<T> isYes) {
+        return new Poll<>(nodes, replies, majority, isYes);
+    }
+
+    /**
+     * Deletes whatever {@code owner} holds of the lock on every node, without waiting: by EVAL, so
+     * on each node it runs after every attempt of this owner sent before it.
+     */
+    void cleanUp(LockKeys keys, String owner) {
+        for (RedlockNode node : nodes) {
+            node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, new String[] {keys.lock()}, owner, channel, "0")
+                    .whenComplete((deleted, error) -> {
+                        if (error != null) {
+                            log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
+                                    keys.lock(), node.address, error.toString());
+                        }
+                    });
+        }
+    }
+
+    /** Deletes the lock on every node whoever holds it; yes = deleted there. */
+    Poll<Long> forceRelease(LockKeys keys) {
+        return sendToAll(RELEASE, ScriptOutputType.INTEGER, new String[] {keys.lock()}, deleted -> deleted == 1,
+                "", channel, "1");
+    }
+
+    /** Marks the hold releasing and sends its release to every node, after any renewal already sent. */
+    private Poll<Long> sendRelease(Hold hold) {
+        dispatch.lock();
+        try {
+            hold.beginRelease();
+            List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
+            for (RedlockNode node : nodes) {
+                // EVAL: in order after every attempt and renewal sent before it
+                replies.add(node.runInOrder(RELEASE, ScriptOutputType.INTEGER, new String[] {hold.keys.lock()},
+                        hold.owner, channel, "0"));
+            }
+            return poll(replies, deleted -> deleted == 1);
+        } finally {
+            dispatch.unlock();
+        }
+    }
+
+    /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
+    void release(Hold hold) {
+        ensureOpen();
+        if (hold.state() == LeaseState.LOST) {
+            if (hold.drop() == 0) {
+                holds.remove(hold);
+                cleanUp(hold.keys, hold.owner);
+            }
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        if (hold.holds() > 1) {
+            // re-entries are counted here only
+            hold.drop();
+            return;
+        }
+        Poll<Long> poll = sendRelease(hold);
+        holds.remove(hold);
+        hold.drop();
+        poll.awaitDecision(timeoutNanos);
+        if (poll.won()) {
+            hold.released();
+            log.debug("Redlock lock '{}' released by {}", hold.lockName, hold.owner);
+            return;
+        }
+        if (poll.no() > nodes.size() - majority) {
+            reportLost(hold, "a majority of the nodes no longer had it at release (lease ran out, key lost or"
+                    + " forced open)");
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        hold.released();
+        throw unavailable("release", hold.lockName, poll);
+    }
+
+    /**
+     * Takes a held lock back on one node that lost it, unless the hold is no longer held: after a
+     * renewal that a majority confirmed. Renewer thread.
+     */
+    void restore(Hold hold, int node) {
+        dispatch.lock();
+        try {
+            if (hold.state() != LeaseState.HELD || hold.releasing() || isClosed()) {
+                return;
+            }
+            RedlockNode target = nodes.get(node);
+            target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER, new String[] {hold.keys.lock(), hold.keys.fence()},
+                    hold.owner, Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken))
+                    .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",
+                            hold.lockName, target.address, error == null ? restored : error.toString()));
+        } finally {
+            dispatch.unlock();
+        }
+    }
+
+    /** Marks a hold lost, tells the listeners once, and cleans up what is left of it on the nodes. */
+    void reportLost(Hold hold, String reason) {
+        dispatch.lock();
+        try {
+            // under the dispatch lock: no restore of this hold follows the clean-up
+            if (!hold.lose(reason)) {
+                return;
+            }
+            if (!isClosed()) {
+                cleanUp(hold.keys, hold.owner);
+            }
+        } finally {
+            dispatch.unlock();
+        }
+        log.warn("relock: Redlock lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
+                hold.lockName, hold.fencingToken, hold.owner, reason);
+        LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
+        for (LeaseLostListener listener : listeners) {
+            try {
+                listener.leaseLost(event);
+            } catch (RuntimeException e) {
+                log.error("relock: lease-lost listener {} failed", listener, e);
+            }
+        }
+    }
+
+    /** The exception for a poll that fewer than a majority of the nodes answered. */
+    RedisUnavailableException unavailable(String operation, String lockName, Poll<?> poll) {
+        String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
+        return new RedisUnavailableException(what + ": " + poll.answered() + " of " + nodes.size()
+                + " Redlock nodes answered, a majority needs " + majority + ": " + String.join("; ", poll.failures()),
+                null);
+    }
+
+    @Override
+    public String toString() {
+        List<String> addresses = new ArrayList<>();
+        nodes.forEach(node -> addresses.add(node.address));
+        return "RedlockClient[" + clientId + ", " + addresses + "]";
+    }
+}

@@ -1,0 +1,313 @@
+package dev.relock.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.relock.LeaseState;
+import dev.relock.LockHandle;
+import dev.relock.LockInfo;
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockClient;
+import dev.relock.RelockException;
+import dev.relock.RelockLock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Redlock over five independent servers: the lock's contract (reentrancy, tryLock, handles,
+ * fencing, inspection), mutual exclusion across clients, and locking that goes on while a minority
+ * of the servers is down and stops, with a clear exception, when a majority is.
+ */
+class RedlockLockTest extends RedlockTestBase {
+
+    private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
+
+    @Override
+    int nodeCount() {
+        return 5;
+    }
+
+    @Test
+    void aLockIsHeldOnEveryNodeReentrantAndReleasedEverywhere() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("plain");
+        lock.lock();
+        // the call returns once a majority granted it; the others follow at once
+        assertThat(nodesHolding("plain")).isGreaterThanOrEqualTo(3);
+        await().atMost(HANG).until(() -> nodesHolding("plain") == 5);
+        assertThat(holderOn(nodes.get(0), "plain")).startsWith(client.clientId() + ":");
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.lock();
+        assertThat(lock.getHoldCount()).isEqualTo(2);
+        lock.unlock();
+        assertThat(nodesHolding("plain")).as("re-entries are counted in the client only").isEqualTo(5);
+        lock.unlock();
+        assertThat(nodesHolding("plain")).isLessThanOrEqualTo(2);
+        await().atMost(HANG).until(() -> nodesHolding("plain") == 0);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("plain");
+    }
+
+    @Test
+    void anotherClientCannotTakeAHeldLockAndTakesItAfterTheRelease() throws Exception {
+        RelockLock mine = newClient().lock("shared");
+        RelockLock theirs = newClient().lock("shared");
+        LockHandle held = mine.acquire();
+        assertThat(theirs.tryLock()).isFalse();
+        long start = System.nanoTime();
+        assertThat(theirs.tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(millisSince(start)).isBetween(90L, HANG.toMillis());
+
+        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+            Optional<LockHandle> got = theirs.tryAcquire(HANG);
+            try (LockHandle handle = got.orElseThrow()) {
+                return handle.fencingToken();
+            }
+        });
+        long released = System.nanoTime();
+        held.close();
+        long next = resultOf(waiter);
+        // woken by the release message, not by the end of the 30 s lease
+        assertThat(millisSince(released)).isLessThan(5_000);
+        assertThat(next).isGreaterThan(held.fencingToken());
+        assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
+    }
+
+    @Test
+    void inspectReportsTheMajorityHolderItsTokenAndLease() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("inspected");
+        assertThat(client.inspect("inspected").kind()).isEqualTo(LockInfo.FREE);
+        assertThat(lock.isLocked()).isFalse();
+        try (LockHandle held = lock.acquire()) {
+            LockInfo info = client.inspect("inspected");
+            assertThat(info.kind()).isEqualTo(LockInfo.EXCLUSIVE);
+            assertThat(info.holders()).containsOnlyKeys(client.clientId() + ":" + Thread.currentThread().getId());
+            assertThat(info.fencingToken()).isEqualTo(held.fencingToken());
+            assertThat(info.remainingLease()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30));
+            assertThat(lock.isLocked()).isTrue();
+            assertThat(lock.fencingToken()).hasValue(held.fencingToken());
+            // a key left on two of five nodes is no lock
+            nodes.get(0).execute("DEL", "relock:{inspected}");
+            nodes.get(1).execute("DEL", "relock:{inspected}");
+            assertThat(client.inspect("inspected").isHeld()).isTrue();
+            nodes.get(2).execute("DEL", "relock:{inspected}");
+            assertThat(client.inspect("inspected").isHeld()).isFalse();
+        } catch (dev.relock.LeaseLostException e) {
+            // the release found only a minority: reported as lost, as it should be
+            assertThat(e).hasMessageContaining("inspected");
+        }
+    }
+
+    @Test
+    void fencingTokensRiseEvenWhenTheNodesCountersDisagree() throws Exception {
+        RelockLock lock = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT)).lock("fenced");
+        long first = tokenOfOneAcquisition(lock);
+        // one node's counter is far ahead of the others'
+        long ahead = first + 1_000_000_000L;
+        nodes.get(4).execute("SET", "relock:{fenced}:fence", Long.toString(ahead));
+        // with two others down, every majority contains it: the token is the majority's maximum
+        nodes.get(0).kill();
+        nodes.get(1).kill();
+        long second = tokenOfOneAcquisition(lock);
+        assertThat(second).isGreaterThan(ahead);
+        // now that node is down and the other two came back empty: the token was written back to a
+        // majority, so every majority of the rest still knows it
+        nodes.get(4).kill();
+        nodes.get(0).restart();
+        nodes.get(1).restart();
+        long third = tokenOfOneAcquisition(lock);
+        assertThat(third).isGreaterThan(second);
+    }
+
+    private static long tokenOfOneAcquisition(RelockLock lock) {
+        try (LockHandle held = lock.acquire()) {
+            return held.fencingToken();
+        }
+    }
+
+    @Test
+    void unsupportedKindsOfLockSaySo() {
+        RelockClient client = newClient();
+        assertThatThrownBy(() -> client.readWriteLock("x")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("Redlock").hasMessageContaining("read-write");
+        assertThatThrownBy(() -> client.semaphore("x")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("semaphores");
+        assertThatThrownBy(() -> client.multiLock("x", "y")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("multi-locks");
+        assertThatThrownBy(() -> client.list("*")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("list");
+        assertThatThrownBy(() -> client.lock("x").newCondition()).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void asyncAcquisitionAndDelayedReleaseAreNotSupportedYet() {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("no-async");
+        assertThatThrownBy(lock::acquireAsync).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("acquireAsync()").hasMessageContaining("not supported by Redlock yet");
+        assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ZERO))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("no-async");
+        assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ZERO, Duration.ofSeconds(1)))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not supported by Redlock yet");
+        LockHandle held = lock.acquire();
+        assertThatThrownBy(() -> held.releaseAfter(Duration.ofSeconds(1)))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("releaseAfter");
+        assertThat(held.state()).as("a refused releaseAfter keeps the hold").isEqualTo(LeaseState.HELD);
+        held.releaseAfter(Duration.ZERO);
+        assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void heldLocksListsRedlockHoldsAndPingNeedsAMajority() {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        assertThat(client.heldLocks()).isEmpty();
+        try (LockHandle held = client.lock("listed").acquire()) {
+            assertThat(client.heldLocks()).singleElement().satisfies(lock -> {
+                assertThat(lock.name()).isEqualTo("listed");
+                assertThat(lock.fencingToken()).isEqualTo(held.fencingToken());
+                assertThat(lock.owner()).startsWith(client.clientId() + ":");
+                assertThat(lock.renewed()).isTrue();
+            });
+        }
+        assertThat(client.heldLocks()).isEmpty();
+        assertThat(client.ping()).isPositive().isLessThan(HANG);
+        nodes.get(0).kill();
+        nodes.get(1).kill();
+        assertThat(client.ping()).as("three of five still answer").isPositive();
+        nodes.get(2).kill();
+        assertThatThrownBy(client::ping).isInstanceOf(RedisUnavailableException.class)
+                .hasMessageContaining("ping").hasMessageContaining("a majority needs 3");
+    }
+
+    @Test
+    void clientsExcludeEachOtherAndTokensRiseInCriticalSectionOrder() throws Exception {
+        Contention contention = new Contention();
+        runContention(contention, 3, 3, 40);
+        assertThat(contention.overlaps).as("critical sections entered while another was inside").hasValue(0);
+        assertThat(contention.tokens()).hasSize(3 * 3 * 40).isSorted().doesNotHaveDuplicates();
+    }
+
+    @ParameterizedTest(name = "{0} of 5 nodes killed")
+    @ValueSource(ints = {1, 2})
+    void lockingGoesOnWhileAMinorityIsDown(int killed) throws Exception {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        for (int i = 0; i < killed; i++) {
+            nodes.get(i).kill();
+        }
+        Contention contention = new Contention();
+        runContention(contention, 2, 2, 15);
+        assertThat(contention.overlaps).hasValue(0);
+        assertThat(contention.tokens()).hasSize(2 * 2 * 15).isSorted().doesNotHaveDuplicates();
+        try (LockHandle held = client.lock("minority-down").acquire()) {
+            await().atMost(HANG).until(() -> nodesHolding("minority-down") == 5 - killed);
+        }
+    }
+
+    @Test
+    void tryLockFailsClearlyWhenAMajorityIsDown() throws Exception {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        RelockLock lock = client.lock("majority-down");
+        nodes.get(0).kill();
+        nodes.get(1).kill();
+        nodes.get(2).pause();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> lock.tryLock(200, TimeUnit.MILLISECONDS))
+                .isInstanceOf(RedisUnavailableException.class)
+                .isInstanceOf(RelockException.class)
+                .hasMessageContaining("majority-down")
+                .hasMessageContaining("2 of 5 Redlock nodes answered, a majority needs 3")
+                .hasMessageContaining(nodes.get(0).port() + "");
+        assertThat(millisSince(start)).isLessThan(200 + COMMAND_TIMEOUT.toMillis() + 300);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThatThrownBy(() -> client.inspect("majority-down")).isInstanceOf(RedisUnavailableException.class);
+        // back to a majority: the same client locks again
+        nodes.get(2).resume();
+        assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void anAcquireThatTimedOutOnAPausedNodeLeavesNothingThereAfterItResumes() throws Exception {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        RelockLock lock = client.lock("ambiguous");
+        nodes.get(0).kill();
+        nodes.get(1).kill();
+        nodes.get(2).pause();
+        // nodes 3 and 4 grant it, node 2 cannot answer: no majority within the command timeout
+        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class);
+        // the clean-up is sent without waiting for its replies
+        await().atMost(HANG).untilAsserted(() -> assertThat(holderOn(nodes.get(3), "ambiguous"))
+                .as("cleaned up on the nodes that granted it").isNull());
+        nodes.get(2).resume();
+        // the paused node runs the acquire it had queued, then the clean-up sent after it
+        await().atMost(HANG).untilAsserted(() -> assertThat(nodes.get(2).execute("EXISTS", "relock:{ambiguous}"))
+                .as("nothing ownerless on the resumed node").isEqualTo("0"));
+
+        // the same with a majority reached while one node is paused: the paused node's late grant is
+        // the holder's own, and its release removes it
+        nodes.get(0).restart();
+        nodes.get(1).restart();
+        nodes.get(2).pause();
+        assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        lock.unlock();
+        nodes.get(2).resume();
+        await().atMost(HANG).untilAsserted(() -> assertThat(nodes.get(2).execute("EXISTS", "relock:{ambiguous}"))
+                .isEqualTo("0"));
+    }
+
+    private void runContention(Contention contention, int clients, int threadsPerClient, int rounds)
+            throws Exception {
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        CountDownLatch start = new CountDownLatch(1);
+        for (int c = 0; c < clients; c++) {
+            RelockLock lock = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT)).lock("contended");
+            for (int t = 0; t < threadsPerClient; t++) {
+                workers.add(inNewThread("client" + c + "-thread" + t, () -> {
+                    start.await();
+                    for (int i = 0; i < rounds; i++) {
+                        try (LockHandle held = lock.acquire()) {
+                            contention.criticalSection(held.fencingToken());
+                        }
+                    }
+                    return null;
+                }));
+            }
+        }
+        start.countDown();
+        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+    }
+
+    /** Watches critical sections: who is inside, and the fencing tokens in the order they ran. */
+    static final class Contention {
+        final AtomicInteger inside = new AtomicInteger();
+        final AtomicInteger overlaps = new AtomicInteger();
+        private final ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
+
+        List<Long> tokens() {
+            return new ArrayList<>(tokens);
+        }
+
+        void criticalSection(long fencingToken) {
+            if (inside.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+            }
+            tokens.add(fencingToken);
+            Thread.yield();
+            inside.decrementAndGet();
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.relock.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.relock.LockHandle;
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockClient;
+import dev.relock.RelockLock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Redlock over three servers: a majority is two; one down is tolerated, two are not. */
+class RedlockThreeNodesTest extends RedlockTestBase {
+
+    private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
+
+    @Override
+    int nodeCount() {
+        return 3;
+    }
+
+    @Test
+    void clientsExcludeEachOtherWithOneNodeDown() throws Exception {
+        RedlockLockTest.Contention contention = new RedlockLockTest.Contention();
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<RelockLock> locks = new ArrayList<>();
+        for (int c = 0; c < 3; c++) {
+            locks.add(newClient(b -> b.commandTimeout(COMMAND_TIMEOUT)).lock("three"));
+        }
+        nodes.get(1).kill();
+        for (int c = 0; c < locks.size(); c++) {
+            RelockLock lock = locks.get(c);
+            for (int t = 0; t < 2; t++) {
+                workers.add(inNewThread("client" + c + "-thread" + t, () -> {
+                    start.await();
+                    for (int i = 0; i < 25; i++) {
+                        try (LockHandle held = lock.acquire()) {
+                            contention.criticalSection(held.fencingToken());
+                        }
+                    }
+                    return null;
+                }));
+            }
+        }
+        start.countDown();
+        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(contention.overlaps).hasValue(0);
+        assertThat(contention.tokens()).hasSize(3 * 2 * 25).isSorted().doesNotHaveDuplicates();
+    }
+
+    @Test
+    void twoOfThreeDownIsNoMajority() {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        nodes.get(0).kill();
+        nodes.get(2).kill();
+        assertThatThrownBy(() -> client.lock("three-down").tryLock())
+                .isInstanceOf(RedisUnavailableException.class)
+                .hasMessageContaining("of 3 Redlock nodes answered, a majority needs 2")
+                .hasMessageContaining(nodes.get(0).port() + "");
+    }
+}
