@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * {@value #BATCH} keys per script call (the calls are pipelined on the one connection), and on
  * its own thread reads the replies: a renewed lease is confirmed; a lock Redis no longer has for
  * the owner is lost. A hold whose lease has certainly ended by the local clock (renewals failing,
- * or an explicit lease that ran out while still held) is lost too. Whoever hears of the loss is
- * told through {@link LettuceRelockClient#reportLost}, on this thread.
+ * or an explicit lease that ran out while still held) is lost too, at the moment it ends: a pass
+ * that sees a lease ending before the next pass schedules a check for that moment. Whoever hears
+ * of the loss is told through {@link LettuceRelockClient#reportLost}, on this thread.
  */
 final class LeaseKeeper implements AutoCloseable {
 
@@ -31,11 +32,13 @@ final class LeaseKeeper implements AutoCloseable {
     private final HoldTable holds;
     private final RedisCalls calls;
     private final ScheduledExecutorService thread;
+    private final long periodNanos;
 
     LeaseKeeper(LettuceRelockClient client, HoldTable holds, RedisCalls calls, long periodMillis) {
         this.client = client;
         this.holds = holds;
         this.calls = calls;
+        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
         this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread t = new Thread(runnable, "relock-lease-keeper-" + client.clientId().substring(0, 8));
             t.setDaemon(true);
@@ -48,16 +51,15 @@ final class LeaseKeeper implements AutoCloseable {
     private void renewAll() {
         try {
             long now = System.nanoTime();
+            long nextPass = now + periodNanos;
+            long earliestEnd = nextPass;
             List<Hold> batch = new ArrayList<>();
             for (Hold hold : holds.all()) {
-                if (hold.state() != LeaseState.HELD || hold.releasing()) {
+                if (hold.state() != LeaseState.HELD || hold.releasing() || reportIfEnded(hold, now)) {
                     continue;
                 }
-                if (hold.leaseEndedBy(now)) {
-                    client.reportLost(hold, hold.renewed()
-                            ? "its lease of " + hold.leaseMillis() + " ms ran out before a renewal got through"
-                            : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held");
-                    continue;
+                if (hold.leaseEndNanos() - earliestEnd < 0) {
+                    earliestEnd = hold.leaseEndNanos();
                 }
                 if (hold.renewed()) {
                     batch.add(hold);
@@ -70,10 +72,38 @@ final class LeaseKeeper implements AutoCloseable {
             if (!batch.isEmpty()) {
                 send(batch);
             }
+            if (earliestEnd - nextPass < 0) {
+                // a lease ends before the next pass (renewals failing, or an explicit lease): tell its holder then
+                thread.schedule(this::reportEnded, earliestEnd - now, TimeUnit.NANOSECONDS);
+            }
         } catch (RuntimeException e) {
             // never let one bad pass end the schedule
             log.error("relock lease keeper pass failed", e);
         }
+    }
+
+    /** Reports every held lease that has ended by now; sends nothing. Runs on the keeper thread only. */
+    private void reportEnded() {
+        try {
+            long now = System.nanoTime();
+            for (Hold hold : holds.all()) {
+                if (hold.state() == LeaseState.HELD && !hold.releasing()) {
+                    reportIfEnded(hold, now);
+                }
+            }
+        } catch (RuntimeException e) {
+            log.error("relock lease keeper check failed", e);
+        }
+    }
+
+    private boolean reportIfEnded(Hold hold, long now) {
+        if (!hold.leaseEndedBy(now)) {
+            return false;
+        }
+        client.reportLost(hold, hold.renewed()
+                ? "its lease of " + hold.leaseMillis() + " ms ran out before a renewal got through"
+                : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held");
+        return true;
     }
 
     private void send(List<Hold> batch) {
