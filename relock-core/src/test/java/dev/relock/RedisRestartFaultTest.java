@@ -30,12 +30,7 @@ class RedisRestartFaultTest {
     private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
 
     private RelockClient client(RedisServer server, Duration lease) {
-        return RelockClient.builder()
-                .redisUri(server.uri())
-                .defaultLease(lease)
-                .commandTimeout(COMMAND_TIMEOUT)
-                .leaseLostListener(lost::add)
-                .build();
+        return FaultClients.renewing(server.uri(), lease, COMMAND_TIMEOUT, lost::add);
     }
 
     @Test

@@ -58,8 +58,9 @@ final class LeaseKeeper implements AutoCloseable {
                 if (hold.state() != LeaseState.HELD || hold.releasing() || reportIfEnded(hold, now)) {
                     continue;
                 }
-                if (hold.leaseEndNanos() - earliestEnd < 0) {
-                    earliestEnd = hold.leaseEndNanos();
+                long end = hold.leaseEndNanos() - guardNanos(hold);
+                if (end - earliestEnd < 0) {
+                    earliestEnd = end;
                 }
                 if (hold.renewed()) {
                     batch.add(hold);
@@ -96,8 +97,17 @@ final class LeaseKeeper implements AutoCloseable {
         }
     }
 
+    /** 1% of the lease plus 2 ms: Redlock's allowance for clock drift, here for the scheduler's lateness. */
+    private static long guardNanos(Hold hold) {
+        return TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis() / 100 + 2);
+    }
+
+    /**
+     * A lease counts as ended here {@link #guardNanos} before its end by the local clock, so that the holder hears
+     * of it before Redis lets anybody else in although this thread may wake a little late.
+     */
     private boolean reportIfEnded(Hold hold, long now) {
-        if (!hold.leaseEndedBy(now)) {
+        if (!hold.leaseEndedBy(now + guardNanos(hold))) {
             return false;
         }
         client.reportLost(hold, hold.renewed()

@@ -1,0 +1,88 @@
+package dev.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.relock.ExclusionChecker.Report;
+import dev.relock.testredis.RedisServer;
+import dev.relock.testredis.TcpProxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The network between a holder and Redis fails (a {@link TcpProxy} black hole: connections stay open, nothing
+ * arrives). The holder's client counts the lease on its own clock from the moment it sent the last request that set
+ * it, so it tells the holder by the time the lease ends, before Redis lets a contender in: mutual exclusion holds
+ * without help from fencing. Every call during the partition fails within the command timeout.
+ */
+class PartitionFaultTest {
+
+    private static final Duration LEASE = Duration.ofMillis(900);
+    private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(300);
+    /** How late a scheduled thread may wake on a busy machine; a bound on measurement noise, not a goal. */
+    private static final Duration SCHEDULING_SLACK = Duration.ofMillis(100);
+    private static final Duration MARGIN = Duration.ofSeconds(5);
+
+    private final ExclusionChecker checker = new ExclusionChecker();
+    private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
+
+    @Test
+    void partitionLongerThanTheLeaseTellsTheHolderBeforeAnybodyElseGetsIn() throws Exception {
+        String name = "partitioned";
+        try (RedisServer server = RedisServer.start();
+                TcpProxy proxy = TcpProxy.to(server);
+                RelockClient holder = FaultClients.renewing(proxy.uri(), LEASE, COMMAND_TIMEOUT, lost::add);
+                RelockClient contender = FaultClients.renewing(server.uri(), LEASE, COMMAND_TIMEOUT, e -> { })) {
+            LockHandle held = holder.lock(name).acquire();
+            checker.enter(name, "holder", held.fencingToken());
+            AtomicLong toldAt = new AtomicLong();
+            held.whenLost().thenRun(() -> {
+                toldAt.set(System.nanoTime());
+                checker.leave(name, "holder", held.fencingToken());
+            });
+
+            long cut = System.nanoTime(); // every request that set the lease was sent before this
+            proxy.blackhole();
+            try {
+                // calls fail within the command timeout instead of hanging
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> holder.lock("other").tryLock())
+                        .isInstanceOf(RedisUnavailableException.class);
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .isLessThan(COMMAND_TIMEOUT.plus(SCHEDULING_SLACK));
+
+                Optional<LockHandle> taken = contender.lock(name).tryAcquire(LEASE.plus(MARGIN));
+                assertThat(taken).as("the lease ran out in Redis").isPresent();
+                try (LockHandle theirs = taken.get()) {
+                    checker.enter(name, "contender", theirs.fencingToken());
+                    assertThat(theirs.fencingToken()).isGreaterThan(held.fencingToken());
+                    held.whenLost().toCompletableFuture().get(MARGIN.toMillis(), TimeUnit.MILLISECONDS);
+                    assertThat(Duration.ofNanos(toldAt.get() - cut)).as("told by the end of the lease")
+                            .isLessThanOrEqualTo(LEASE.plus(SCHEDULING_SLACK));
+                    assertThat(held.isValid()).isFalse();
+
+                    long unlock = System.nanoTime();
+                    assertThatThrownBy(held::close).isInstanceOf(LeaseLostException.class);
+                    assertThat(Duration.ofNanos(System.nanoTime() - unlock))
+                            .isLessThan(COMMAND_TIMEOUT.plus(SCHEDULING_SLACK));
+                    checker.leave(name, "contender", theirs.fencingToken());
+                }
+            } finally {
+                proxy.heal();
+            }
+            // the requests held in the partition arrive late now; none of them may disturb the lock
+            assertThat(lost).hasSize(1);
+            try (LockHandle again = holder.lock(name).acquire()) {
+                assertThat(again.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+        }
+        Report report = checker.report();
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.entries()).isEqualTo(2);
+    }
+}
