@@ -19,8 +19,9 @@ import java.util.Map;
  * <p>{@link #report()} replays all events in stamp order and counts, per lock:
  * <ul>
  *   <li>overlaps: an {@code ENTER} while another owner is inside (mutual exclusion broken);</li>
- *   <li>token regressions: an {@code ENTER} whose token is not greater than every earlier entry's (fencing broken);
- *       a lock's tokens must rise with every fresh acquisition, whoever gets it;</li>
+ *   <li>token regressions: an {@code ENTER} whose token is lower than an earlier entry's, or equal to it but by
+ *       another owner (fencing broken). The same owner may enter again with its token when its hold never ended in
+ *       Redis in between (a release that failed while Redis was down, then a re-entry);</li>
  *   <li>writes a fenced resource (one that keeps the highest token it has seen and refuses lower ones, like {@code
  *       UPDATE ... WHERE last_token <= ?}) accepts and refuses. A refused write is an overlap that fencing caught.</li>
  * </ul>
@@ -108,6 +109,7 @@ final class ExclusionChecker {
         ordered.sort(Comparator.comparingLong(Event::nanos));
         Map<String, Map<String, Long>> inside = new HashMap<>();
         Map<String, Long> highestEntered = new HashMap<>();
+        Map<String, String> highestOwners = new HashMap<>();
         Map<String, Long> highestWritten = new HashMap<>();
         List<String> violations = new ArrayList<>();
         int entries = 0;
@@ -126,12 +128,17 @@ final class ExclusionChecker {
                                 + ") entered while " + owners + " inside");
                     }
                     Long highest = highestEntered.get(e.lock());
-                    if (highest != null && e.token() <= highest) {
+                    String highestOwner = highestOwners.get(e.lock());
+                    if (highest != null && (e.token() < highest
+                            || e.token() == highest && !e.owner().equals(highestOwner))) {
                         regressions++;
                         violations.add("token regression on " + e.lock() + ": " + e.owner() + " entered with "
-                                + e.token() + " after " + highest);
+                                + e.token() + " after " + highestOwner + " with " + highest);
                     }
-                    highestEntered.merge(e.lock(), e.token(), Math::max);
+                    if (highest == null || e.token() > highest) {
+                        highestEntered.put(e.lock(), e.token());
+                        highestOwners.put(e.lock(), e.owner());
+                    }
                     owners.put(e.owner(), e.token());
                 }
                 case WRITE -> {
