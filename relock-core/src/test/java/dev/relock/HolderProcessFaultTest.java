@@ -59,6 +59,8 @@ class HolderProcessFaultTest {
                 assertThat(handle.isValid()).isTrue();
                 checker.leave(lock, "contender", handle.fencingToken());
             }
+            System.out.printf("measured: lock free %d ms after the kill, %d ms of lease were left%n", waitedMillis,
+                    leaseLeftMillis);
             assertThat(waitedMillis).as("not before the lease left at the kill (%s ms) ran out", leaseLeftMillis)
                     .isGreaterThanOrEqualTo(leaseLeftMillis - CLOCK_SLACK_MILLIS)
                     .isLessThanOrEqualTo(LEASE.plus(MARGIN).toMillis());
@@ -97,6 +99,8 @@ class HolderProcessFaultTest {
                 assertThat(handle.isValid()).as("the thawed holder's unlock left the new holder alone").isTrue();
                 assertThat(client.lock(lock).fencingToken()).hasValue(handle.fencingToken());
                 checker.leave(lock, "contender", handle.fencingToken());
+                System.out.printf("measured: frozen holder told %d ms after SIGCONT (lease %d ms)%n", toldMillis,
+                        LEASE.toMillis());
                 assertThat(toldMillis).as("told within a renewal period of waking up")
                         .isLessThanOrEqualTo(LEASE.toMillis());
             }

@@ -63,6 +63,8 @@ class PartitionFaultTest {
                     checker.enter(name, "contender", theirs.fencingToken());
                     assertThat(theirs.fencingToken()).isGreaterThan(held.fencingToken());
                     held.whenLost().toCompletableFuture().get(MARGIN.toMillis(), TimeUnit.MILLISECONDS);
+                    System.out.printf("measured: holder told %d ms into the partition (lease %d ms)%n",
+                            TimeUnit.NANOSECONDS.toMillis(toldAt.get() - cut), LEASE.toMillis());
                     assertThat(Duration.ofNanos(toldAt.get() - cut)).as("told by the end of the lease")
                             .isLessThanOrEqualTo(LEASE.plus(SCHEDULING_SLACK));
                     assertThat(held.isValid()).isFalse();
