@@ -19,7 +19,7 @@ final class EvictionPolicyCheck {
 
     private static final Logger log = LoggerFactory.getLogger(EvictionPolicyCheck.class);
 
-    static final Set<String> EVICTING = Set.of(
+    private static final Set<String> EVICTING = Set.of(
             "allkeys-lru", "allkeys-lfu", "allkeys-random",
             "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl");
 
