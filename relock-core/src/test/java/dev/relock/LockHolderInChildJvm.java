@@ -9,7 +9,7 @@ import java.time.Duration;
 /**
  * Main class of the child JVM that {@link ChildJvm} starts: connects to the Redis given as the first argument with a
  * renewed lease (the third argument in milliseconds, default {@link #LEASE}), acquires the lock named by the second,
- * prints {@code ACQUIRED <fencing token>} and an {@link ExclusionChecker} {@code ENTER} line, then holds it until its
+ * prints an {@link ExclusionChecker} {@code ENTER} line and {@code ACQUIRED <fencing token>}, then holds it until its
  * standard input ends (so it also goes away with the test JVM). Meant to be SIGKILLed or SIGSTOPped while holding.
  *
  * <p>Lines it obeys on standard input: {@code WRITE} prints a {@code WRITE} event with its token (a write to the
@@ -34,8 +34,9 @@ final class LockHolderInChildJvm {
                 .build()) {
             LockHandle held = client.lock(lock).acquire();
             long token = held.fencingToken();
-            System.out.println("ACQUIRED " + token);
+            // ENTER first: once the test has read ACQUIRED, its checker has the entry
             System.out.println(ExclusionChecker.line(Kind.ENTER, lock, owner, token));
+            System.out.println("ACQUIRED " + token);
             held.whenLost().thenAccept(lost -> System.out.println("LOST " + lost.fencingToken()));
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             String command;
