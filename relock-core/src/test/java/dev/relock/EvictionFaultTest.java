@@ -2,6 +2,7 @@ package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.relock.ExclusionChecker.Report;
 import io.lettuce.core.RedisCommandExecutionException;
@@ -104,6 +105,7 @@ class EvictionFaultTest extends OneServerTestBase {
             assertThat(event.reason()).contains("no longer had it");
             assertThat(checker.write(name, "holder", held.fencingToken())).isFalse();
             checker.leave(name, "holder", held.fencingToken());
+            await().atMost(HANG).until(() -> !lost.isEmpty()); // the listener runs just after whenLost completes
             assertThat(lost).containsExactly(event);
             assertThatThrownBy(held::close).isInstanceOf(LeaseLostException.class);
             theirs.close();
