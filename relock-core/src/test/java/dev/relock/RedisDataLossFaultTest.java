@@ -31,12 +31,7 @@ class RedisDataLossFaultTest {
     private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
 
     private RelockClient holderClient(RedisServer server) {
-        return RelockClient.builder()
-                .redisUri(server.uri())
-                .defaultLease(LEASE)
-                .commandTimeout(COMMAND_TIMEOUT)
-                .leaseLostListener(lost::add)
-                .build();
+        return FaultClients.renewing(server.uri(), LEASE, COMMAND_TIMEOUT, lost::add);
     }
 
     private static RelockClient otherClient(RedisServer server) {

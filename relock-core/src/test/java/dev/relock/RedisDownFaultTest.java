@@ -26,12 +26,7 @@ class RedisDownFaultTest {
     private static final Duration RECOVERY = Duration.ofSeconds(20);
 
     private static RelockClient client(RedisServer server, Duration lease, List<LeaseLost> lost) {
-        return RelockClient.builder()
-                .redisUri(server.uri())
-                .defaultLease(lease)
-                .commandTimeout(COMMAND_TIMEOUT)
-                .leaseLostListener(lost::add)
-                .build();
+        return FaultClients.renewing(server.uri(), lease, COMMAND_TIMEOUT, lost::add);
     }
 
     private static void assertUnavailableWithin(Duration bound, String lockName, ThrowingCallable call) {

@@ -116,6 +116,7 @@ public final class LettuceRelockClient implements RelockClient {
         this.connection = commands;
         this.pubSub = wakeUps;
         this.events = LockEvents.of(instrumentation, commands, address);
+        EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(commands.sync(), address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
         log.debug("relock client {} connected to {}", clientId, address);
     }
