@@ -3,6 +3,7 @@ package dev.relock;
 import dev.relock.internal.Instrumentation;
 import dev.relock.internal.LettuceRelockClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
@@ -17,7 +18,9 @@ import java.util.function.Function;
  * <table>
  *   <caption>Settings</caption>
  *   <tr><th>setting</th><th>default</th></tr>
- *   <tr><td>{@link #redisUri(String)} or {@link #redisClient(RedisClient)}</td><td>required</td></tr>
+ *   <tr><td>one of {@link #redisUri(String)}, {@link #redisClient(RedisClient)},
+ *       {@link #redisClusterUris(String...)}, {@link #redisClusterClient(RedisClusterClient)}</td>
+ *       <td>required</td></tr>
  *   <tr><td>{@link #keyPrefix(String)}</td><td>{@code relock}</td></tr>
  *   <tr><td>{@link #defaultLease(Duration)}</td><td>30 s</td></tr>
  *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
@@ -39,6 +42,8 @@ public final class RelockClientBuilder {
 
     private String redisUri;
     private RedisClient redisClient;
+    private List<String> redisClusterUris;
+    private RedisClusterClient redisClusterClient;
     private String keyPrefix = "relock";
     private Duration defaultLease = Duration.ofSeconds(30);
     private Duration commandTimeout = Duration.ofSeconds(3);
@@ -63,6 +68,37 @@ public final class RelockClientBuilder {
      */
     public RelockClientBuilder redisClient(RedisClient redisClient) {
         this.redisClient = Objects.requireNonNull(redisClient, "redisClient");
+        return this;
+    }
+
+    /**
+     * A Redis Cluster to connect to, by the Lettuce URIs of one or more of its nodes (seeds);
+     * relock learns the rest of the cluster from them. Every key of one lock or semaphore shares
+     * a hash tag, so it lives in one slot; the README's "Redis Cluster" section says what a
+     * failover can lose.
+     *
+     * @throws IllegalArgumentException if no URI is given
+     */
+    public RelockClientBuilder redisClusterUris(String... seedUris) {
+        Objects.requireNonNull(seedUris, "redisClusterUris");
+        if (seedUris.length == 0) {
+            throw new IllegalArgumentException("redisClusterUris needs the URI of at least one cluster node");
+        }
+        for (int i = 0; i < seedUris.length; i++) {
+            Objects.requireNonNull(seedUris[i], "redisClusterUris[" + i + "]");
+        }
+        this.redisClusterUris = List.of(seedUris);
+        return this;
+    }
+
+    /**
+     * An existing Lettuce cluster client to open relock's two connections with, instead of seed
+     * URIs. relock does not shut it down; its options (timeouts, reconnects, topology refresh,
+     * TLS) are the caller's. Enable adaptive topology refresh on it, so a failover or a resharding
+     * is noticed before leases run out.
+     */
+    public RelockClientBuilder redisClusterClient(RedisClusterClient redisClusterClient) {
+        this.redisClusterClient = Objects.requireNonNull(redisClusterClient, "redisClusterClient");
         return this;
     }
 
@@ -166,16 +202,37 @@ public final class RelockClientBuilder {
     /**
      * Connects and returns the client.
      *
-     * @throws IllegalStateException if neither or both of a URI and a Lettuce client were given
+     * @throws IllegalStateException unless exactly one of a URI, a Lettuce client, cluster seed
+     *     URIs and a Lettuce cluster client was given
+     * @throws IllegalArgumentException if a URI is not a valid Redis URI
      * @throws RelockException if Redis cannot be reached
      */
     public RelockClient build() {
-        if ((redisUri == null) == (redisClient == null)) {
-            throw new IllegalStateException("set exactly one of redisUri(...) and redisClient(...)");
+        List<String> given = new ArrayList<>();
+        if (redisUri != null) {
+            given.add("redisUri");
+        }
+        if (redisClient != null) {
+            given.add("redisClient");
+        }
+        if (redisClusterUris != null) {
+            given.add("redisClusterUris");
+        }
+        if (redisClusterClient != null) {
+            given.add("redisClusterClient");
+        }
+        if (given.size() != 1) {
+            throw new IllegalStateException("set exactly one of redisUri(...), redisClient(...), redisClusterUris(...)"
+                    + " and redisClusterClient(...); " + (given.isEmpty() ? "none was set" : "got " + given));
         }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace);
+        Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
+        if (redisClusterUris != null || redisClusterClient != null) {
+            return LettuceRelockClient.connectCluster(redisClusterUris, redisClusterClient, settings,
+                    List.copyOf(leaseLostListeners), instrumentation);
+        }
         return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
-                new Instrumentation(meterRegistry, observationRegistry, metricsGroup));
+                instrumentation);
     }
 
     private static Duration positive(Duration value, String what) {
