@@ -262,6 +262,10 @@ class RedisClusterTest {
         CompletableFuture<LockHandle> duringMigration = client.lock(twin).acquireAsync().toCompletableFuture();
         Thread.sleep(lease.toMillis() / 2); // on purpose: a renewal falls into the migration
         cluster.finishSlotMigration(slot, target);
+        assertThat(source.execute("INFO", "errorstats")).as("TRYAGAIN answered by the source")
+                .contains("errorstat_TRYAGAIN");
+        assertThat(target.execute("INFO", "commandstats")).as("ASK followed to the target")
+                .contains("cmdstat_asking");
 
         assertThat(target.execute("EXISTS", lockKey(name))).isEqualTo("1");
         LockHandle twinHeld = duringMigration.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
