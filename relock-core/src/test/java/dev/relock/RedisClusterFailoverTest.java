@@ -102,10 +102,10 @@ class RedisClusterFailoverTest {
         String channel = "relock:wake:" + waiter.clientId();
         RedisServer subscribedOn = subscriberOf(channel);
         if (cluster.masters().contains(subscribedOn)) {
-            cluster.killMaster(subscribedOn);
-        } else {
-            subscribedOn.kill();
+            // demoted first, so no slot waits for an election after the kill
+            cluster.failover(cluster.replicaOf(subscribedOn));
         }
+        subscribedOn.kill();
         // Lettuce reconnects to another node and subscribes again
         await().atMost(HANG).until(() -> {
             RedisServer now = subscriberOf(channel);
@@ -137,6 +137,8 @@ class RedisClusterFailoverTest {
         RedisServer replica = cluster.replicaOf(master);
         String name = nameOn(master, "unreplicated-");
 
+        // Lettuce connects to a node on first use: open the connection to the master first
+        client.lock(name).acquire().close();
         replica.pause(); // the acquisition below never reaches it
         LockHandle held = client.lock(name).acquire();
         master.kill();
