@@ -5,6 +5,7 @@ import dev.relock.internal.LettuceRelockClient;
 import dev.relock.internal.redlock.ClockDrift;
 import dev.relock.internal.redlock.RedlockClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
@@ -20,7 +21,9 @@ import java.util.function.Function;
  * <table>
  *   <caption>Settings</caption>
  *   <tr><th>setting</th><th>default</th></tr>
- *   <tr><td>{@link #redisUri(String)}, {@link #redisClient(RedisClient)} or {@link #redlock(String...)}</td>
+ *   <tr><td>one of {@link #redisUri(String)}, {@link #redisClient(RedisClient)},
+ *       {@link #redisClusterUris(String...)}, {@link #redisClusterClient(RedisClusterClient)},
+ *       {@link #redlock(String...)}</td>
  *       <td>required</td></tr>
  *   <tr><td>{@link #keyPrefix(String)}</td><td>{@code relock}</td></tr>
  *   <tr><td>{@link #defaultLease(Duration)}</td><td>30 s</td></tr>
@@ -44,6 +47,8 @@ public final class RelockClientBuilder {
 
     private String redisUri;
     private RedisClient redisClient;
+    private List<String> redisClusterUris;
+    private RedisClusterClient redisClusterClient;
     private String keyPrefix = "relock";
     private Duration defaultLease = Duration.ofSeconds(30);
     private Duration commandTimeout = Duration.ofSeconds(3);
@@ -95,6 +100,26 @@ public final class RelockClientBuilder {
     }
 
     /**
+     * A Redis Cluster to connect to, by the Lettuce URIs of one or more of its nodes (seeds);
+     * relock learns the rest of the cluster from them. Every key of one lock or semaphore shares
+     * a hash tag, so it lives in one slot; the README's "Redis Cluster" section says what a
+     * failover can lose.
+     *
+     * @throws IllegalArgumentException if no URI is given
+     */
+    public RelockClientBuilder redisClusterUris(String... seedUris) {
+        Objects.requireNonNull(seedUris, "redisClusterUris");
+        if (seedUris.length == 0) {
+            throw new IllegalArgumentException("redisClusterUris needs the URI of at least one cluster node");
+        }
+        for (int i = 0; i < seedUris.length; i++) {
+            Objects.requireNonNull(seedUris[i], "redisClusterUris[" + i + "]");
+        }
+        this.redisClusterUris = List.of(seedUris);
+        return this;
+    }
+
+    /**
      * How much a Redlock lease is shortened, on top of the time its requests took, to allow for
      * the servers' clocks running faster than this JVM's: {@code lease * factorOfLease + fixed}.
      * Default 1% of the lease plus 2 ms.
@@ -105,6 +130,17 @@ public final class RelockClientBuilder {
      */
     public RelockClientBuilder clockDrift(double factorOfLease, Duration fixed) {
         this.clockDrift = ClockDrift.of(factorOfLease, fixed);
+        return this;
+    }
+
+    /**
+     * An existing Lettuce cluster client to open relock's two connections with, instead of seed
+     * URIs. relock does not shut it down; its options (timeouts, reconnects, topology refresh,
+     * TLS) are the caller's. Enable adaptive topology refresh on it, so a failover or a resharding
+     * is noticed before leases run out.
+     */
+    public RelockClientBuilder redisClusterClient(RedisClusterClient redisClusterClient) {
+        this.redisClusterClient = Objects.requireNonNull(redisClusterClient, "redisClusterClient");
         return this;
     }
 
@@ -208,18 +244,36 @@ public final class RelockClientBuilder {
     /**
      * Connects and returns the client.
      *
-     * @throws IllegalStateException if not exactly one of a URI, a Lettuce client and Redlock URIs
-     *     was given, a clock drift was given without Redlock URIs, or a meter or observation
-     *     registry was given with Redlock URIs (not supported by Redlock yet)
+     * @throws IllegalStateException unless exactly one of a URI, a Lettuce client, cluster seed
+     *     URIs, a Lettuce cluster client and Redlock URIs was given; if a clock drift was given
+     *     without Redlock URIs, or a meter or observation registry with Redlock URIs (not supported
+     *     by Redlock yet)
+     * @throws IllegalArgumentException if a URI is not a valid Redis URI
      * @throws RelockException if Redis (for Redlock: a majority of the servers) cannot be reached
      */
     public RelockClient build() {
+        List<String> given = new ArrayList<>();
+        if (redisUri != null) {
+            given.add("redisUri");
+        }
+        if (redisClient != null) {
+            given.add("redisClient");
+        }
+        if (redisClusterUris != null) {
+            given.add("redisClusterUris");
+        }
+        if (redisClusterClient != null) {
+            given.add("redisClusterClient");
+        }
+        if (redlockUris != null) {
+            given.add("redlock");
+        }
+        if (given.size() != 1) {
+            throw new IllegalStateException("set exactly one of redisUri(...), redisClient(...), redisClusterUris(...),"
+                    + " redisClusterClient(...) and redlock(...); " + (given.isEmpty() ? "none was set" : "got " + given));
+        }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace);
         if (redlockUris != null) {
-            if (redisUri != null || redisClient != null) {
-                throw new IllegalStateException(
-                        "set either redlock(...) or one of redisUri(...) and redisClient(...), not both");
-            }
             if (meterRegistry != null || observationRegistry != null) {
                 throw new IllegalStateException(
                         "meterRegistry(...) and observationRegistry(...) are not supported by Redlock clients yet");
@@ -230,11 +284,13 @@ public final class RelockClientBuilder {
         if (clockDrift != null) {
             throw new IllegalStateException("clockDrift(...) applies only to Redlock clients: set redlock(...)");
         }
-        if ((redisUri == null) == (redisClient == null)) {
-            throw new IllegalStateException("set exactly one of redisUri(...), redisClient(...) and redlock(...)");
+        Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
+        if (redisClusterUris != null || redisClusterClient != null) {
+            return LettuceRelockClient.connectCluster(redisClusterUris, redisClusterClient, settings,
+                    List.copyOf(leaseLostListeners), instrumentation);
         }
         return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
-                new Instrumentation(meterRegistry, observationRegistry, metricsGroup));
+                instrumentation);
     }
 
     private static Duration positive(Duration value, String what) {

@@ -1,6 +1,5 @@
 package dev.relock.internal;
 
-import io.lettuce.core.api.sync.RedisCommands;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -26,11 +25,14 @@ final class EvictionPolicyCheck {
     private EvictionPolicyCheck() {
     }
 
-    /** Reads {@code maxmemory-policy} on {@code commands} (blocking, within its timeout) and warns if it evicts. */
-    static void warnIfLockKeysCanBeEvicted(RedisCommands<String, String> commands, String address) {
+    /**
+     * Reads {@code maxmemory-policy} through {@code calls} (blocking, within the command timeout) and warns if it
+     * evicts. On Cluster the command goes to one node, and that node's policy is the one judged.
+     */
+    static void warnIfLockKeysCanBeEvicted(RedisCalls calls, String address) {
         String policy;
         try {
-            Map<String, String> reply = commands.configGet("maxmemory-policy");
+            Map<String, String> reply = calls.await(calls.commands().configGet("maxmemory-policy"), "CONFIG GET", null);
             policy = reply.get("maxmemory-policy");
         } catch (RuntimeException e) {
             log.debug("cannot read maxmemory-policy of Redis at {} (CONFIG refused or renamed?): {}", address,

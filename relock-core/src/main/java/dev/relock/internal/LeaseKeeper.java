@@ -4,7 +4,9 @@ import dev.relock.LeaseState;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * holds whose lease ended while held.
  *
  * <p>Every lease/3 it walks the client's {@link HoldTable}, sends all renewals due in batches of
- * {@value #BATCH} keys per script call (the calls are pipelined on the one connection), and on
+ * at most {@value #BATCH} holds per script call (the calls are pipelined on the one connection),
+ * one batch per Cluster slot since a script may touch one slot only (standalone and Sentinel
+ * Redis: every key counts as slot 0, so holds fill batches in table order), and on
  * its own thread reads the replies: a renewed lease is confirmed; a lock Redis no longer has for
  * the owner is lost. A hold whose lease has certainly ended by the local clock (renewals failing,
  * or an explicit lease that ran out while still held) is lost too. Whoever hears of the loss is
@@ -48,7 +52,7 @@ final class LeaseKeeper implements AutoCloseable {
     private void renewAll() {
         try {
             long now = System.nanoTime();
-            List<Hold> batch = new ArrayList<>();
+            Map<Integer, List<Hold>> batches = new HashMap<>();
             for (Hold hold : holds.all()) {
                 if (hold.state() != LeaseState.HELD || hold.releasing()) {
                     continue;
@@ -60,16 +64,16 @@ final class LeaseKeeper implements AutoCloseable {
                     continue;
                 }
                 if (hold.renewed()) {
+                    int slot = client.slotOf(hold.keys.lock());
+                    List<Hold> batch = batches.computeIfAbsent(slot, unused -> new ArrayList<>());
                     batch.add(hold);
                     if (batch.size() == BATCH) {
-                        send(batch);
-                        batch = new ArrayList<>();
+                        // the reply handler keeps reading the list sent
+                        send(batches.remove(slot));
                     }
                 }
             }
-            if (!batch.isEmpty()) {
-                send(batch);
-            }
+            batches.values().forEach(this::send);
         } catch (RuntimeException e) {
             // never let one bad pass end the schedule
             log.error("relock lease keeper pass failed", e);

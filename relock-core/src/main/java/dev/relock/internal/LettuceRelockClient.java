@@ -16,6 +16,7 @@ import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.LockInfo;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
@@ -25,7 +26,14 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.security.SecureRandom;
@@ -50,6 +58,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
  * connection subscribed to this client's own wake-up channel, one {@link LeaseKeeper} thread.
+ * On Redis Cluster the command connection is Lettuce's cluster connection (one socket per node
+ * behind it, commands routed by slot) and the pub/sub connection sits on one node of Lettuce's
+ * choosing; plain PUBLISH reaches it from every node.
  *
  * <p>Owner ids are {@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a hold owned by
  * its handle (asynchronous acquisitions, semaphore permits); the client id is 128 bits from a
@@ -65,9 +76,11 @@ public final class LettuceRelockClient implements RelockClient {
     private final String clientId;
     private final RelockSettings settings;
     private final List<LeaseLostListener> listeners;
-    private final RedisClient redisClient;
+    private final AbstractRedisClient redisClient;
     private final boolean ownsRedisClient;
-    private final StatefulRedisConnection<String, String> connection;
+    // a Redis Cluster client: keys are routed by slot, and one script may touch one slot only
+    private final boolean cluster;
+    private final StatefulConnection<String, String> connection;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     private final RedisCalls calls;
     private final HoldTable holds = new HoldTable();
@@ -80,25 +93,39 @@ public final class LettuceRelockClient implements RelockClient {
     private final AtomicLong holderIds = new AtomicLong();
 
     private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
-            Instrumentation instrumentation, RedisClient redisClient, boolean ownsRedisClient, String address) {
+            Instrumentation instrumentation, AbstractRedisClient redisClient, boolean ownsRedisClient, String address) {
         this.clientId = newClientId();
         this.settings = settings;
         this.listeners = listeners;
         this.redisClient = redisClient;
         this.ownsRedisClient = ownsRedisClient;
+        this.cluster = redisClient instanceof RedisClusterClient;
         this.wakeChannelPrefix = settings.keyPrefix() + ":wake:";
         this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
-        StatefulRedisConnection<String, String> commands = null;
+        StatefulConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> wakeUps = null;
         try {
-            commands = redisClient.connect(StringCodec.UTF8);
+            RedisClusterAsyncCommands<String, String> async;
+            // on Cluster, scripts PUBLISH with plain pub/sub, which every node forwards to every
+            // other: a subscription on whichever node Lettuce picks hears every wake-up (README)
+            if (redisClient instanceof RedisClusterClient clusterClient) {
+                StatefulRedisClusterConnection<String, String> routed = clusterClient.connect(StringCodec.UTF8);
+                commands = routed;
+                async = routed.async();
+                wakeUps = clusterClient.connectPubSub(StringCodec.UTF8);
+            } else {
+                RedisClient plain = (RedisClient) redisClient;
+                StatefulRedisConnection<String, String> single = plain.connect(StringCodec.UTF8);
+                commands = single;
+                async = single.async();
+                wakeUps = plain.connectPubSub(StringCodec.UTF8);
+            }
             commands.setTimeout(settings.commandTimeout());
-            wakeUps = redisClient.connectPubSub(StringCodec.UTF8);
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
             // with timeout options (set on the clients relock creates) Lettuce fails every command
             // after the connection's timeout, set to the command timeout above
-            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address,
+            this.calls = new RedisCalls(async, settings.commandTimeout(), address,
                     redisClient.getResources().eventExecutorGroup(),
                     redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
             calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
@@ -116,7 +143,7 @@ public final class LettuceRelockClient implements RelockClient {
         this.connection = commands;
         this.pubSub = wakeUps;
         this.events = LockEvents.of(instrumentation, commands, address);
-        EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(commands.sync(), address);
+        EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
         log.debug("relock client {} connected to {}", clientId, address);
     }
@@ -128,13 +155,7 @@ public final class LettuceRelockClient implements RelockClient {
             return new LettuceRelockClient(settings, listeners, instrumentation, redisClient, false,
                     "(caller's Lettuce client)");
         }
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(redisUri);
-        } catch (RuntimeException e) {
-            // Lettuce's message may repeat the URI, password included
-            throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + withoutCredentials(redisUri));
-        }
+        RedisURI uri = parse(redisUri, "redisUri");
         uri.setTimeout(settings.commandTimeout());
         String address = uri.getSentinels().isEmpty()
                 ? uri.getHost() + ":" + uri.getPort()
@@ -155,6 +176,54 @@ public final class LettuceRelockClient implements RelockClient {
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
                 .build();
+    }
+
+    /**
+     * Called by {@link RelockClientBuilder#build()} for a Redis Cluster, with exactly one of seed
+     * URIs and a Lettuce cluster client.
+     */
+    public static RelockClient connectCluster(List<String> seedUris, RedisClusterClient clusterClient,
+            RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+        if (clusterClient != null) {
+            return new LettuceRelockClient(settings, listeners, instrumentation, clusterClient, false,
+                    "(caller's Lettuce cluster client)");
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String seedUri : seedUris) {
+            RedisURI seed = parse(seedUri, "redisClusterUris");
+            if (!seed.getSentinels().isEmpty()) {
+                throw new IllegalArgumentException("redisClusterUris takes the URIs of cluster nodes, not of Sentinels: "
+                        + withoutCredentials(seedUri));
+            }
+            seed.setTimeout(settings.commandTimeout());
+            seeds.add(seed);
+        }
+        String address = "cluster " + seeds.stream().map(seed -> seed.getHost() + ":" + seed.getPort()).toList();
+        RedisClusterClient created = RedisClusterClient.create(seeds);
+        created.setOptions(ClusterClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+                .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
+                // learn a failover or a resharding from MOVED, ASK and failing reconnects at once,
+                // and anything else within half a minute
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                        .refreshTriggersReconnectAttempts(2)
+                        .enablePeriodicRefresh(Duration.ofSeconds(30))
+                        .build())
+                .build());
+        return new LettuceRelockClient(settings, listeners, instrumentation, created, true, address);
+    }
+
+    private static RedisURI parse(String uri, String setting) {
+        try {
+            return RedisURI.create(uri);
+        } catch (RuntimeException e) {
+            // Lettuce's message may repeat the URI, password included
+            throw new IllegalArgumentException(setting + " is not a valid Redis URI: " + withoutCredentials(uri));
+        }
     }
 
     @Override
@@ -443,6 +512,11 @@ public final class LettuceRelockClient implements RelockClient {
         return graceMillis;
     }
 
+    /** The Cluster slot of a key; 0 for every key on a standalone or Sentinel Redis. */
+    int slotOf(String key) {
+        return cluster ? SlotHash.getSlot(key) : 0;
+    }
+
     String wakeChannelPrefix() {
         return wakeChannelPrefix;
     }
@@ -542,13 +616,15 @@ public final class LettuceRelockClient implements RelockClient {
 
     /**
      * Takes the write locks of {@code locks} for the current thread in one script, all or none,
-     * without queueing; null when one was not free or the thread holds one of them already.
-     *
-     * <p>One script may touch every key because this client talks to one node; a Cluster client
-     * may only do this for names that share a slot.
+     * without queueing; null when one was not free or the thread holds one of them already, and
+     * on Cluster when the names are in more than one slot (a script may touch one slot only): the
+     * caller then takes them one by one.
      */
     List<Hold> tryWriteLockAll(List<RedisLock> locks, long leaseMillis, boolean renewed) {
         ensureOpen();
+        if (cluster && locks.stream().map(lock -> slotOf(lock.keys().lock())).distinct().count() > 1) {
+            return null;
+        }
         String owner = ownerOfCurrentThread();
         List<String> keys = new ArrayList<>();
         for (RedisLock lock : locks) {

@@ -9,7 +9,7 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -24,23 +24,33 @@ import java.util.concurrent.TimeoutException;
  * Sends commands on the client's one multiplexed connection and turns their replies into values
  * or {@link RelockException}s that name the lock and the operation.
  *
+ * <p>The connection is a standalone one or a Redis Cluster one, through the commands both have
+ * ({@link RedisClusterAsyncCommands}). On Cluster, Lettuce sends a script to the master of its
+ * first key's slot, follows MOVED and ASK redirections itself, and iterates SCAN over every
+ * master; every script relock sends has keys of one slot only.
+ *
  * <p>Everything here is asynchronous except {@link #await}, which blocks the calling thread for at
- * most the command timeout. Commands sent from one thread reach Redis in the order they were sent.
+ * most the command timeout. Commands sent from one thread reach Redis in the order they were sent
+ * (on Cluster: those for one slot, while no redirection sends one of them elsewhere).
  * Thread-safe.
  */
 public final class RedisCalls {
 
-    private final RedisAsyncCommands<String, String> commands;
+    /** How long to wait before sending a script again after TRYAGAIN (a slot in migration). */
+    static final long TRY_AGAIN_MILLIS = 20;
+
+    private final RedisClusterAsyncCommands<String, String> commands;
     private final long timeoutNanos;
     private final String address;
     private final ScheduledExecutorService timer;
     private final boolean lettuceTimesOut;
 
     /**
-     * @param timer runs the time limit of {@link #runTimed} when Lettuce does not
+     * @param timer runs the time limit of {@link #runTimed} when Lettuce does not, and the resends
+     *     after TRYAGAIN
      * @param lettuceTimesOut whether Lettuce itself fails every command after {@code timeout}
      */
-    public RedisCalls(RedisAsyncCommands<String, String> commands, Duration timeout, String address,
+    public RedisCalls(RedisClusterAsyncCommands<String, String> commands, Duration timeout, String address,
             ScheduledExecutorService timer, boolean lettuceTimesOut) {
         this.commands = commands;
         this.timeoutNanos = timeout.toNanos();
@@ -49,19 +59,29 @@ public final class RedisCalls {
         this.lettuceTimesOut = lettuceTimesOut;
     }
 
-    public RedisAsyncCommands<String, String> commands() {
+    public RedisClusterAsyncCommands<String, String> commands() {
         return commands;
     }
 
     /**
-     * Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted) by EVAL,
-     * which reloads it. The EVAL goes out only when the NOSCRIPT reply arrives, so commands sent
-     * meanwhile overtake it: the fallback is skipped once the caller has given up on the reply
-     * ({@link #await} timed out), and fire-and-forget scripts that must stay in order use
-     * {@link #runInOrder}.
+     * Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted, a Cluster
+     * slot now served by another node) by EVAL, which reloads it. The EVAL goes out only when the
+     * NOSCRIPT reply arrives, so commands sent meanwhile overtake it: the fallback is skipped once
+     * the caller has given up on the reply ({@link #await} timed out), and fire-and-forget scripts
+     * that must stay in order use {@link #runInOrder}.
+     *
+     * <p>A Cluster node answers TRYAGAIN, without running the script, while the script's slot is
+     * being migrated and only some of its keys have moved; the script is sent again every
+     * {@value #TRY_AGAIN_MILLIS} ms until the command timeout has passed since the first send.
      */
     public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         CompletableFuture<T> reply = new CompletableFuture<>();
+        send(reply, System.nanoTime() + timeoutNanos, script, type, keys, args);
+        return reply;
+    }
+
+    private <T> void send(CompletableFuture<T> reply, long retryUntil, LuaScript script, ScriptOutputType type,
+            String[] keys, String[] args) {
         commands.<T>evalsha(script.sha(), type, keys, args).whenComplete((value, error) -> {
             if (error == null) {
                 reply.complete(value);
@@ -72,17 +92,35 @@ public final class RedisCalls {
                         commands.<T>eval(script.body(), type, keys, args).whenComplete((evaluated, failed) -> {
                             if (failed == null) {
                                 reply.complete(evaluated);
-                            } else {
+                            } else if (!retryLater(failed, reply, retryUntil, script, type, keys, args)) {
                                 reply.completeExceptionally(unwrap(failed));
                             }
                         });
                     }
                 }
-            } else {
+            } else if (!retryLater(error, reply, retryUntil, script, type, keys, args)) {
                 reply.completeExceptionally(unwrap(error));
             }
         });
-        return reply;
+    }
+
+    /** Schedules the script again if Redis said TRYAGAIN and there is time left; false otherwise. */
+    private <T> boolean retryLater(Throwable error, CompletableFuture<T> reply, long retryUntil, LuaScript script,
+            ScriptOutputType type, String[] keys, String[] args) {
+        Throwable cause = unwrap(error);
+        if (!(cause instanceof RedisCommandExecutionException)
+                || !String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
+                || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MILLIS) > retryUntil) {
+            return false;
+        }
+        timer.schedule(() -> {
+            synchronized (reply) {
+                if (!reply.isDone()) {
+                    send(reply, retryUntil, script, type, keys, args);
+                }
+            }
+        }, TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
+        return true;
     }
 
     /**
