@@ -25,8 +25,7 @@ import org.springframework.core.env.Environment;
  * <p>The client connects through, in this order: a Lettuce {@link RedisClient} bean if the
  * application has exactly one (relock then leaves its shutdown to the application), or the
  * {@code spring.data.redis.*} properties (url, host, port, username, password, database,
- * ssl.enabled, timeout, sentinel.master and nodes). Redis Cluster is not supported yet: cluster
- * nodes fail the start-up. Every {@link LeaseLostListener} bean is told of lost leases, and every
+ * ssl.enabled, timeout, sentinel.master and nodes, cluster.nodes). Every {@link LeaseLostListener} bean is told of lost leases, and every
  * {@link RelockClientBuilderCustomizer} bean adjusts the builder. The client is closed when the
  * context closes. {@code relock.enabled=false} turns all of it off.
  *
@@ -54,6 +53,8 @@ public class RelockAutoConfiguration {
         RedisClient existing = lettuceClient.getIfUnique();
         if (existing != null) {
             builder.redisClient(existing);
+        } else if (redis.isCluster()) {
+            builder.redisClusterUris(redis.clusterUris().toArray(String[]::new));
         } else {
             builder.redisUri(redis.redisUri());
         }

@@ -32,22 +32,15 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
     }
 
     /**
-     * The Lettuce URI of these settings: {@code url} if set (made {@code rediss://} by
+     * The Lettuce URI of these settings when they do not name a cluster: {@code url} if set (made {@code rediss://} by
      * {@code ssl.enabled}), else {@code redis-sentinel://} when a sentinel master is set, else
      * {@code redis://} (or {@code rediss://}) with host, port, credentials and database.
      *
      * @throws IllegalStateException for settings relock cannot follow, naming the property
      */
     String redisUri() {
-        if (cluster != null && cluster.nodes() != null && !cluster.nodes().isEmpty()) {
-            throw new IllegalStateException(PREFIX + ".cluster.nodes is set, but relock does not support Redis Cluster "
-                    + "yet; point relock at a standalone or Sentinel-managed Redis, or set relock.enabled=false");
-        }
-        if (ssl != null && ssl.bundle() != null && !ssl.bundle().isBlank()) {
-            throw new IllegalStateException(PREFIX + ".ssl.bundle is set, but relock cannot apply SSL bundles; "
-                    + "declare a Lettuce RedisClient bean configured with it, which relock then uses");
-        }
-        boolean tls = ssl != null && Boolean.TRUE.equals(ssl.enabled());
+        checkSsl();
+        boolean tls = tls();
         if (url != null && !url.isBlank()) {
             return tls && url.startsWith("redis://") ? "rediss://" + url.substring("redis://".length()) : url;
         }
@@ -56,6 +49,34 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
         }
         String hostAndPort = bracketed(host == null ? "localhost" : host) + ":" + (port == null ? 6379 : port);
         return (tls ? "rediss://" : "redis://") + credentials() + hostAndPort + "/" + databaseNumber();
+    }
+
+    /** Whether {@code cluster.nodes} is set: relock then connects to a Redis Cluster. */
+    boolean isCluster() {
+        return cluster != null && cluster.nodes() != null && !cluster.nodes().isEmpty();
+    }
+
+    /**
+     * The Lettuce URIs of the {@code cluster.nodes} ({@code host:port} each), with the credentials
+     * and {@code ssl.enabled} of these settings; relock learns the rest of the cluster from them.
+     *
+     * @throws IllegalStateException for settings relock cannot follow, naming the property
+     */
+    List<String> clusterUris() {
+        checkSsl();
+        String scheme = tls() ? "rediss://" : "redis://";
+        return cluster.nodes().stream().map(String::trim).map(node -> scheme + credentials() + node).toList();
+    }
+
+    private boolean tls() {
+        return ssl != null && Boolean.TRUE.equals(ssl.enabled());
+    }
+
+    private void checkSsl() {
+        if (ssl != null && ssl.bundle() != null && !ssl.bundle().isBlank()) {
+            throw new IllegalStateException(PREFIX + ".ssl.bundle is set, but relock cannot apply SSL bundles; "
+                    + "declare a Lettuce RedisClient bean configured with it, which relock then uses");
+        }
     }
 
     private String sentinelUri(boolean tls) {

@@ -11,6 +11,7 @@ import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.RelockSettings;
 import dev.relock.spring.internal.DistributedLockAdvisor;
+import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -19,6 +20,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * The auto-configured client: where it connects ({@code spring.data.redis.*} or an application's
@@ -120,12 +123,23 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
     }
 
     @Test
-    void clusterNodesFailTheStartUpSayingClusterIsNotSupported() {
-        runner.withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:7000,127.0.0.1:7001").run(context ->
-                assertThat(context).hasFailed().getFailure().rootCause()
-                        .isInstanceOf(IllegalStateException.class)
-                        .hasMessageContaining("spring.data.redis.cluster.nodes is set, but relock does not support "
-                                + "Redis Cluster yet"));
+    void clusterNodesConnectToTheRedisCluster() {
+        try (RedisCluster cluster = RedisCluster.builder().masters(3).start()) {
+            String nodes = String.join(",", cluster.uris().stream()
+                    .map(uri -> uri.substring("redis://".length())).toList());
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(RelockAutoConfiguration.class))
+                    .withPropertyValues("spring.data.redis.cluster.nodes=" + nodes)
+                    .run(context -> {
+                        RelockClient client = context.getBean(RelockClient.class);
+                        // names whose keys live on different masters
+                        for (String name : List.of("cluster:a", "cluster:b", "cluster:c", "cluster:d")) {
+                            try (LockHandle held = client.lock(name).acquire()) {
+                                assertThat(client.inspect(name).isHeld()).isTrue();
+                            }
+                        }
+                    });
+        }
     }
 
     @Test

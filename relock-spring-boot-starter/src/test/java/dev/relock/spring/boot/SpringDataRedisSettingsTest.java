@@ -57,9 +57,19 @@ class SpringDataRedisSettingsTest {
     }
 
     @Test
+    void clusterNodesBecomeSeedUrisWithTheCredentialsAndTls() {
+        SpringDataRedisSettings settings = settingsOf("cluster.nodes", "a:7000, b:7001", "password", "p w",
+                "ssl.enabled", "true");
+        assertThat(settings.isCluster()).isTrue();
+        assertThat(settings.clusterUris()).containsExactly("rediss://:p%20w@a:7000", "rediss://:p%20w@b:7001");
+        RedisURI seed = RedisURI.create(settings.clusterUris().get(1));
+        assertThat(seed.getPort()).isEqualTo(7001);
+        assertThat(new String(credentialsOf(seed).getPassword())).isEqualTo("p w");
+        assertThat(settingsOf().isCluster()).isFalse();
+    }
+
+    @Test
     void settingsRelockCannotFollowFailNamingTheProperty() {
-        assertThatThrownBy(() -> uriOf("cluster.nodes", "a:1,b:2"))
-                .hasMessageStartingWith("spring.data.redis.cluster.nodes is set, but relock does not support Redis Cluster");
         assertThatThrownBy(() -> uriOf("sentinel.master", "m"))
                 .hasMessageContaining("spring.data.redis.sentinel.nodes is empty");
         assertThatThrownBy(() -> uriOf("sentinel.master", "m", "sentinel.nodes", "s:1", "sentinel.password", "x"))
