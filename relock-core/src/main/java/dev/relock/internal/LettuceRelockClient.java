@@ -14,6 +14,7 @@ import dev.relock.RelockMultiLock;
 import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
+import dev.relock.ReplicationGuard;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.LockInfo;
 import io.lettuce.core.ClientOptions;
@@ -71,6 +72,10 @@ public final class LettuceRelockClient implements RelockClient {
     private final StatefulRedisConnection<String, String> connection;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     private final RedisCalls calls;
+    // with a replication guard: a connection of its own for acquisitions and their WAITs, which
+    // block it; otherwise null, and acquisitions use the shared one
+    private final StatefulRedisConnection<String, String> guarded;
+    private final RedisCalls guardedCalls;
     private final HoldTable holds = new HoldTable();
     private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
@@ -91,19 +96,24 @@ public final class LettuceRelockClient implements RelockClient {
         this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
         StatefulRedisConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> wakeUps = null;
+        StatefulRedisConnection<String, String> forGuard = null;
         try {
             commands = redisClient.connect(StringCodec.UTF8);
             commands.setTimeout(settings.commandTimeout());
             wakeUps = redisClient.connectPubSub(StringCodec.UTF8);
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
-            // with timeout options (set on the clients relock creates) Lettuce fails every command
-            // after the connection's timeout, set to the command timeout above
-            this.calls = new RedisCalls(commands.async(), settings.commandTimeout(), address,
-                    redisClient.getResources().eventExecutorGroup(),
-                    redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+            this.calls = callsOn(commands, redisClient, settings, address);
             calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
+            if (settings.replicationGuard() != null) {
+                forGuard = redisClient.connect(StringCodec.UTF8);
+                forGuard.setTimeout(settings.commandTimeout());
+                this.guardedCalls = callsOn(forGuard, redisClient, settings, address);
+            } else {
+                this.guardedCalls = calls;
+            }
         } catch (RuntimeException e) {
+            closeQuietly(forGuard);
             closeQuietly(wakeUps);
             closeQuietly(commands);
             if (ownsRedisClient) {
@@ -116,12 +126,22 @@ public final class LettuceRelockClient implements RelockClient {
         }
         this.connection = commands;
         this.pubSub = wakeUps;
+        this.guarded = forGuard;
         this.events = LockEvents.of(instrumentation, commands, address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
         log.debug("relock client {} connected to {}", clientId, address);
     }
 
-    /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
+    private static RedisCalls callsOn(StatefulRedisConnection<String, String> connection, RedisClient redisClient,
+            RelockSettings settings, String address) {
+        // with timeout options (set on the clients relock creates) Lettuce fails every command
+        // after the connection's timeout, set to the command timeout
+        return new RedisCalls(connection.async(), settings.commandTimeout(), address,
+                redisClient.getResources().eventExecutorGroup(),
+                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+    }
+
+        /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
@@ -399,6 +419,7 @@ public final class LettuceRelockClient implements RelockClient {
         }
         events.close();
         closeQuietly(pubSub);
+        closeQuietly(guarded);
         closeQuietly(connection);
         if (ownsRedisClient) {
             redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -453,6 +474,19 @@ public final class LettuceRelockClient implements RelockClient {
 
     RedisCalls calls() {
         return calls;
+    }
+
+    /**
+     * Where fresh acquisitions, their withdrawals and their replication guard's {@code WAIT} go:
+     * one connection, so they reach Redis in order and the {@code WAIT} counts the acquisition.
+     */
+    RedisCalls acquisitionCalls() {
+        return guardedCalls;
+    }
+
+    /** The replication guard of every fresh acquisition, or null. */
+    ReplicationGuard replicationGuard() {
+        return settings.replicationGuard();
     }
 
     HoldTable holds() {
