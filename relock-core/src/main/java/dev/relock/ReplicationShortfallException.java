@@ -11,6 +11,12 @@ public class ReplicationShortfallException extends RelockException {
     private final long acknowledged;
     private final int required;
 
+    /**
+     * @param lockName the lock (for a multi-lock taken at once, its first lock)
+     * @param acknowledged how many replicas acknowledged in time
+     * @param required how many the guard requires
+     * @param address the Redis the lock was taken at, as the client names it
+     */
     public ReplicationShortfallException(String lockName, long acknowledged, int required, String address) {
         super("acquiring lock '" + lockName + "': only " + acknowledged + " of the " + required
                 + " required replicas of Redis at " + address + " acknowledged it in time; the hold was undone");

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  */
 class SentinelFailoverTest extends SentinelTestBase {
 
-    private static final Duration LEASE = Duration.ofSeconds(9);
+    // outlasts a failover the sentinels delay (none within twice the failover timeout of the last)
+    private static final Duration LEASE = Duration.ofSeconds(15);
 
     enum Fault {
         PLANNED_FAILOVER, MASTER_KILLED
@@ -78,7 +79,7 @@ class SentinelFailoverTest extends SentinelTestBase {
         assertThat(waiter).isNotDone();
 
         holder.close();
-        // well before the waiter's own retry at the end of the holder's 9 s lease: the wake-up did it
+        // well before the waiter's own retry at the end of the holder's 15 s lease: the wake-up did it
         LockHandle next = waiter.orTimeout(3, TimeUnit.SECONDS).join();
         assertThat(next.state()).isEqualTo(LeaseState.HELD);
         next.close();

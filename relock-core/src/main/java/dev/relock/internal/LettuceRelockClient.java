@@ -15,6 +15,7 @@ import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.ReplicationGuard;
+import dev.relock.ReplicationShortfallException;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.LockInfo;
 import io.lettuce.core.ClientOptions;
@@ -597,20 +598,39 @@ public final class LettuceRelockClient implements RelockClient {
             keys.addAll(List.of(lock.keys().all()));
         }
         long sent = System.nanoTime();
+        // on the acquisitions' connection, so a guard's WAIT counts it and the undo follows in order
+        RedisCalls acquiring = acquisitionCalls();
         List<Long> reply;
         try {
-            reply = calls.await(calls.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
+            reply = acquiring.await(acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
                     keys.toArray(String[]::new), owner, Long.toString(leaseMillis)), "multi-lock", null);
         } catch (RedisUnavailableException e) {
-            // it may still be applied: undo every hold of this owner, in order
-            for (RedisLock lock : locks) {
-                calls.runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, lock.keys().all(),
-                        owner, LockMode.WRITE.kind, "1", graceMillis, wakeChannelPrefix);
-            }
+            // it may still be applied
+            undoAll(acquiring, locks, owner);
             throw e;
         }
         if (reply.get(0) != 1) {
             return null;
+        }
+        ReplicationGuard guard = replicationGuard();
+        if (guard != null) {
+            long acknowledged;
+            try {
+                acknowledged = acquiring.await(acquiring.awaitReplicas(guard.replicas(), guard.timeout().toMillis()),
+                        "multi-lock", null);
+            } catch (RelockException e) {
+                undoAll(acquiring, locks, owner);
+                throw e;
+            }
+            if (acknowledged < guard.replicas()) {
+                undoAll(acquiring, locks, owner);
+                if (guard.onShortfall() == ReplicationGuard.OnShortfall.FAIL) {
+                    throw new ReplicationShortfallException(locks.get(0).name(), acknowledged, guard.replicas(),
+                            acquiring.address());
+                }
+                // the caller goes on lock by lock, each acquisition guarded by itself
+                return null;
+            }
         }
         List<Hold> taken = new ArrayList<>();
         for (int i = 0; i < locks.size(); i++) {
@@ -626,7 +646,15 @@ public final class LettuceRelockClient implements RelockClient {
         return taken;
     }
 
-    /** Marks a hold lost and tells the listeners, once. */
+    /** Undoes every fresh hold of {@code owner} on {@code locks}, in order on {@code on}, without waiting. */
+    private void undoAll(RedisCalls on, List<RedisLock> locks, String owner) {
+        for (RedisLock lock : locks) {
+            on.runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, lock.keys().all(),
+                    owner, LockMode.WRITE.kind, "1", graceMillis, wakeChannelPrefix);
+        }
+    }
+
+        /** Marks a hold lost and tells the listeners, once. */
     void reportLost(Hold hold, String reason) {
         if (!hold.lose(reason)) {
             return;
