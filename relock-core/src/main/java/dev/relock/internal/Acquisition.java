@@ -41,6 +41,13 @@ import org.slf4j.LoggerFactory;
  *       or the acquisition was cancelled), or exceptionally.
  * </ul>
  *
+ * <p>With a {@link ReplicationGuard}, an attempt that took the lock is followed by {@code WAIT}
+ * on the same connection ({@link LettuceRelockClient#acquisitionCalls}), which counts the
+ * attempt's write; the WAIT is then the one command in flight, and the hold is handed out only
+ * when enough replicas acknowledged. Too few: the hold is undone by the withdraw script, and the
+ * acquisition fails, ends or tries again as the guard says. Cancelled meanwhile: the withdraw
+ * undoes the hold, as for an attempt in flight.
+ *
  * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
  * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
  * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
