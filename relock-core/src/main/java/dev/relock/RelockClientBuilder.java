@@ -53,6 +53,7 @@ public final class RelockClientBuilder {
     private Duration defaultLease = Duration.ofSeconds(30);
     private Duration commandTimeout = Duration.ofSeconds(3);
     private Duration handoffGrace = Duration.ofSeconds(1);
+    private ReplicationGuard replicationGuard;
     private final List<LeaseLostListener> leaseLostListeners = new ArrayList<>();
     private List<String> redlockUris;
     private ClockDrift clockDrift;
@@ -200,6 +201,30 @@ public final class RelockClientBuilder {
         return this;
     }
 
+    /**
+     * Guards every fresh acquisition with {@code WAIT replicas timeout}: an acquisition that fewer
+     * replicas acknowledged within {@code timeout} is undone and counts as not acquired
+     * ({@link ReplicationGuard.OnShortfall#RELEASE_AND_RETRY}). Off by default.
+     *
+     * @throws IllegalArgumentException as {@link ReplicationGuard}'s constructor
+     */
+    public RelockClientBuilder replicationGuard(int replicas, Duration timeout) {
+        return replicationGuard(new ReplicationGuard(replicas, timeout, ReplicationGuard.OnShortfall.RELEASE_AND_RETRY));
+    }
+
+    /**
+     * Guards every fresh acquisition as {@code guard} says; null turns the guard off. Guarded
+     * acquisitions and their {@code WAIT}s go over a second connection of their own, so a
+     * {@code WAIT} never delays renewals or the unguarded commands of the client.
+     *
+     * @throws IllegalArgumentException at {@link #build()}, if the guard's timeout is not shorter
+     *     than the command timeout
+     */
+    public RelockClientBuilder replicationGuard(ReplicationGuard guard) {
+        this.replicationGuard = guard;
+        return this;
+    }
+
     /** Adds a listener told of every hold whose lease is lost while held. */
     public RelockClientBuilder leaseLostListener(LeaseLostListener listener) {
         leaseLostListeners.add(Objects.requireNonNull(listener, "listener"));
@@ -272,7 +297,16 @@ public final class RelockClientBuilder {
             throw new IllegalStateException("set exactly one of redisUri(...), redisClient(...), redisClusterUris(...),"
                     + " redisClusterClient(...) and redlock(...); " + (given.isEmpty() ? "none was set" : "got " + given));
         }
-        RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace);
+        if (replicationGuard != null && replicationGuard.timeout().compareTo(commandTimeout) >= 0) {
+            throw new IllegalArgumentException("replicationGuard timeout (" + replicationGuard.timeout()
+                    + ") must be shorter than commandTimeout (" + commandTimeout + "): one WAIT is one command");
+        }
+        if (replicationGuard != null && (redlockUris != null || redisClusterUris != null || redisClusterClient != null)) {
+            throw new IllegalStateException("replicationGuard(...) is supported on a single Redis or Sentinel only, "
+                    + "not yet on Redis Cluster or Redlock");
+        }
+        RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace,
+                replicationGuard);
         if (redlockUris != null) {
             if (meterRegistry != null || observationRegistry != null) {
                 throw new IllegalStateException(

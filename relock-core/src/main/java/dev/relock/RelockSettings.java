@@ -11,6 +11,15 @@ import java.time.Duration;
  *     {@link RedisUnavailableException}
  * @param handoffGrace how long the first waiter in line keeps its turn after a release before the
  *     next one may go ahead (bounds the stall a crashed waiter can cause)
+ * @param replicationGuard what every fresh acquisition waits for from the replicas, or null for
+ *     nothing (the default)
  */
 public record RelockSettings(
-        String keyPrefix, Duration defaultLease, Duration commandTimeout, Duration handoffGrace) {}
+        String keyPrefix, Duration defaultLease, Duration commandTimeout, Duration handoffGrace,
+        ReplicationGuard replicationGuard) {
+
+    /** Settings without a replication guard. */
+    public RelockSettings(String keyPrefix, Duration defaultLease, Duration commandTimeout, Duration handoffGrace) {
+        this(keyPrefix, defaultLease, commandTimeout, handoffGrace, null);
+    }
+}

@@ -2,6 +2,8 @@ package dev.relock.internal;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
+import dev.relock.ReplicationGuard;
+import dev.relock.ReplicationShortfallException;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,6 +41,13 @@ import org.slf4j.LoggerFactory;
  *       or the acquisition was cancelled), or exceptionally.
  * </ul>
  *
+ * <p>With a {@link ReplicationGuard}, an attempt that took the lock is followed by {@code WAIT}
+ * on the same connection ({@link LettuceRelockClient#acquisitionCalls}), which counts the
+ * attempt's write; the WAIT is then the one command in flight, and the hold is handed out only
+ * when enough replicas acknowledged. Too few: the hold is undone by the withdraw script, and the
+ * acquisition fails, ends or tries again as the guard says. Cancelled meanwhile: the withdraw
+ * undoes the hold, as for an attempt in flight.
+ *
  * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
  * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
  * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
@@ -62,6 +71,10 @@ final class Acquisition {
     private final boolean renewed;
     private final String[] extraArgs;
     private final LongFunction<RuntimeException> refusal;
+    // the connection of attempts, withdrawals and the guard's WAIT, so they reach Redis in order
+    private final RedisCalls calls;
+    // null when fresh holds are handed out without waiting for replicas
+    private final ReplicationGuard guard;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // told once, by whoever completes the outcome (see settle)
     private LockEvents.Wait observed;
@@ -74,8 +87,9 @@ final class Acquisition {
     private boolean queued;
     private boolean forever;
     private long deadline;
-    // the attempt sent whose reply is not handled yet, or null
-    private CompletableFuture<List<Long>> inFlight;
+    // the attempt sent whose reply is not handled yet, or the replication guard's WAIT after an
+    // attempt that took the lock, or null
+    private CompletableFuture<?> inFlight;
     // a wake-up arrived while the attempt was in flight
     private boolean woken;
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
@@ -106,6 +120,8 @@ final class Acquisition {
         this.renewed = renewed;
         this.extraArgs = extraArgs;
         this.refusal = refusal;
+        this.calls = client.acquisitionCalls();
+        this.guard = client.replicationGuard();
     }
 
     /**
@@ -270,13 +286,34 @@ final class Acquisition {
             }
             inFlight = null;
             if (error != null) {
-                failed(error);
+                failed(error, false);
             } else if (result.get(0) < 0) {
                 finish(null, refusal.apply(result.get(0)));
+            } else if (result.get(0) == 1 && guard != null) {
+                awaitReplicas(result.get(1), sentNanos);
             } else if (result.get(0) == 1) {
                 tookHold(result.get(1), sentNanos);
             } else {
                 notAcquired(result.get(1));
+            }
+        });
+    }
+
+    private void onAcknowledged(CompletableFuture<Long> acks, long token, long sentNanos, Long acknowledged,
+            Throwable error) {
+        step(() -> {
+            if (inFlight != acks || finished) {
+                // cancelled or failed at close meanwhile; the withdraw sent then undid the hold
+                return;
+            }
+            inFlight = null;
+            if (error != null) {
+                // the hold exists in Redis, however the WAIT failed
+                failed(error, true);
+            } else if (acknowledged >= guard.replicas()) {
+                tookHold(token, sentNanos);
+            } else {
+                tooFewReplicas(acknowledged);
             }
         });
     }
@@ -336,16 +373,52 @@ final class Acquisition {
         }
     }
 
+    /**
+     * The attempt took the lock: before the hold is handed out, {@code WAIT} for the guard's
+     * replicas on the attempt's connection, which counts the attempt's write.
+     */
+    private void awaitReplicas(long token, long sentNanos) {
+        CompletableFuture<Long> acks;
+        try {
+            acks = calls.awaitReplicas(guard.replicas(), guard.timeout().toMillis());
+        } catch (RuntimeException e) {
+            acks = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Long> reply = acks;
+        inFlight = reply;
+        reply.whenComplete((acknowledged, error) -> onAcknowledged(reply, token, sentNanos, acknowledged, error));
+    }
+
+    /** Undoes a hold too few replicas acknowledged; then fails, gives up or tries again as the guard says. */
+    private void tooFewReplicas(long acknowledged) {
+        log.debug("{} '{}': only {} of {} replicas acknowledged the acquisition by {}; undoing it",
+                mode.description, name, acknowledged, guard.replicas(), owner);
+        // also leaves the queue; a next attempt joins it again
+        withdraw(true);
+        if (guard.onShortfall() == ReplicationGuard.OnShortfall.FAIL) {
+            finish(null, new ReplicationShortfallException(name, acknowledged, guard.replicas(), calls.address()));
+        } else if (!queued || (!forever && System.nanoTime() - deadline >= 0)) {
+            finish(null, null);
+        } else {
+            // the WAIT took the guard's timeout already: no pause before the next attempt
+            attempt();
+        }
+    }
+
     private CompletableFuture<List<Long>> send(String[] args) {
         try {
-            return client.calls().runTimed(mode.acquire, ScriptOutputType.MULTI, keys.all(), args);
+            return calls.runTimed(mode.acquire, ScriptOutputType.MULTI, keys.all(), args);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
-    private void failed(Throwable error) {
-        RelockException failed = client.calls().failure(error, "acquire", name);
+    /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed) */
+    private void failed(Throwable error, boolean holdTaken) {
+        RelockException failed = calls.failure(error, "acquire", name);
+        if (holdTaken && !(failed instanceof RedisUnavailableException)) {
+            withdraw(true);
+        }
         if (failed instanceof RedisUnavailableException) {
             // the attempt may still be applied; undo it in order on the same connection
             withdraw(true);
@@ -416,13 +489,13 @@ final class Acquisition {
             return false;
         }
         // no NOSCRIPT fallback of the attempt may follow the withdraw that undoes it
-        client.calls().abandon(inFlight);
+        calls.abandon(inFlight);
         inFlight = null;
         return true;
     }
 
     private CompletableFuture<Long> sendWithdraw(boolean undoFreshHold) {
-        return client.calls().runInOrder(mode.withdraw, ScriptOutputType.INTEGER, keys.all(),
+        return calls.runInOrder(mode.withdraw, ScriptOutputType.INTEGER, keys.all(),
                 owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix());
     }
 

@@ -14,6 +14,8 @@ import dev.relock.RelockMultiLock;
 import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
+import dev.relock.ReplicationGuard;
+import dev.relock.ReplicationShortfallException;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.LockInfo;
 import io.lettuce.core.AbstractRedisClient;
@@ -83,6 +85,10 @@ public final class LettuceRelockClient implements RelockClient {
     private final StatefulConnection<String, String> connection;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     private final RedisCalls calls;
+    // with a replication guard: a connection of its own for acquisitions and their WAITs, which
+    // block it; otherwise null, and acquisitions use the shared one
+    private final StatefulRedisConnection<String, String> guarded;
+    private final RedisCalls guardedCalls;
     private final HoldTable holds = new HoldTable();
     private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
@@ -104,6 +110,7 @@ public final class LettuceRelockClient implements RelockClient {
         this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
         StatefulConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> wakeUps = null;
+        StatefulRedisConnection<String, String> forGuard = null;
         try {
             RedisClusterAsyncCommands<String, String> async;
             // on Cluster, scripts PUBLISH with plain pub/sub, which every node forwards to every
@@ -123,13 +130,18 @@ public final class LettuceRelockClient implements RelockClient {
             commands.setTimeout(settings.commandTimeout());
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
-            // with timeout options (set on the clients relock creates) Lettuce fails every command
-            // after the connection's timeout, set to the command timeout above
-            this.calls = new RedisCalls(async, settings.commandTimeout(), address,
-                    redisClient.getResources().eventExecutorGroup(),
-                    redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+            this.calls = callsOn(async, redisClient, settings, address);
             calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
+            if (settings.replicationGuard() != null) {
+                // RelockClientBuilder refuses a guard on Cluster: WAIT would reach one node, not the slot's master
+                forGuard = ((RedisClient) redisClient).connect(StringCodec.UTF8);
+                forGuard.setTimeout(settings.commandTimeout());
+                this.guardedCalls = callsOn(forGuard.async(), redisClient, settings, address);
+            } else {
+                this.guardedCalls = calls;
+            }
         } catch (RuntimeException e) {
+            closeQuietly(forGuard);
             closeQuietly(wakeUps);
             closeQuietly(commands);
             if (ownsRedisClient) {
@@ -142,13 +154,23 @@ public final class LettuceRelockClient implements RelockClient {
         }
         this.connection = commands;
         this.pubSub = wakeUps;
+        this.guarded = forGuard;
         this.events = LockEvents.of(instrumentation, commands, address);
         EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
         log.debug("relock client {} connected to {}", clientId, address);
     }
 
-    /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
+    private static RedisCalls callsOn(RedisClusterAsyncCommands<String, String> commands,
+            AbstractRedisClient redisClient, RelockSettings settings, String address) {
+        // with timeout options (set on the clients relock creates) Lettuce fails every command
+        // after the connection's timeout, set to the command timeout
+        return new RedisCalls(commands, settings.commandTimeout(), address,
+                redisClient.getResources().eventExecutorGroup(),
+                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+    }
+
+        /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
@@ -464,6 +486,7 @@ public final class LettuceRelockClient implements RelockClient {
         }
         events.close();
         closeQuietly(pubSub);
+        closeQuietly(guarded);
         closeQuietly(connection);
         if (ownsRedisClient) {
             redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -523,6 +546,19 @@ public final class LettuceRelockClient implements RelockClient {
 
     RedisCalls calls() {
         return calls;
+    }
+
+    /**
+     * Where fresh acquisitions, their withdrawals and their replication guard's {@code WAIT} go:
+     * one connection, so they reach Redis in order and the {@code WAIT} counts the acquisition.
+     */
+    RedisCalls acquisitionCalls() {
+        return guardedCalls;
+    }
+
+    /** The replication guard of every fresh acquisition, or null. */
+    ReplicationGuard replicationGuard() {
+        return settings.replicationGuard();
     }
 
     HoldTable holds() {
@@ -635,20 +671,39 @@ public final class LettuceRelockClient implements RelockClient {
             keys.addAll(List.of(lock.keys().all()));
         }
         long sent = System.nanoTime();
+        // on the acquisitions' connection, so a guard's WAIT counts it and the undo follows in order
+        RedisCalls acquiring = acquisitionCalls();
         List<Long> reply;
         try {
-            reply = calls.await(calls.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
+            reply = acquiring.await(acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
                     keys.toArray(String[]::new), owner, Long.toString(leaseMillis)), "multi-lock", null);
         } catch (RedisUnavailableException e) {
-            // it may still be applied: undo every hold of this owner, in order
-            for (RedisLock lock : locks) {
-                calls.runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, lock.keys().all(),
-                        owner, LockMode.WRITE.kind, "1", graceMillis, wakeChannelPrefix);
-            }
+            // it may still be applied
+            undoAll(acquiring, locks, owner);
             throw e;
         }
         if (reply.get(0) != 1) {
             return null;
+        }
+        ReplicationGuard guard = replicationGuard();
+        if (guard != null) {
+            long acknowledged;
+            try {
+                acknowledged = acquiring.await(acquiring.awaitReplicas(guard.replicas(), guard.timeout().toMillis()),
+                        "multi-lock", null);
+            } catch (RelockException e) {
+                undoAll(acquiring, locks, owner);
+                throw e;
+            }
+            if (acknowledged < guard.replicas()) {
+                undoAll(acquiring, locks, owner);
+                if (guard.onShortfall() == ReplicationGuard.OnShortfall.FAIL) {
+                    throw new ReplicationShortfallException(locks.get(0).name(), acknowledged, guard.replicas(),
+                            acquiring.address());
+                }
+                // the caller goes on lock by lock, each acquisition guarded by itself
+                return null;
+            }
         }
         List<Hold> taken = new ArrayList<>();
         for (int i = 0; i < locks.size(); i++) {
@@ -664,7 +719,15 @@ public final class LettuceRelockClient implements RelockClient {
         return taken;
     }
 
-    /** Marks a hold lost and tells the listeners, once. */
+    /** Undoes every fresh hold of {@code owner} on {@code locks}, in order on {@code on}, without waiting. */
+    private void undoAll(RedisCalls on, List<RedisLock> locks, String owner) {
+        for (RedisLock lock : locks) {
+            on.runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, lock.keys().all(),
+                    owner, LockMode.WRITE.kind, "1", graceMillis, wakeChannelPrefix);
+        }
+    }
+
+        /** Marks a hold lost and tells the listeners, once. */
     void reportLost(Hold hold, String reason) {
         if (!hold.lose(reason)) {
             return;

@@ -63,6 +63,18 @@ public final class RedisCalls {
         return commands;
     }
 
+    String address() {
+        return address;
+    }
+
+    /**
+     * Sends {@code WAIT replicas timeout}: the reply counts the replicas that acknowledged every
+     * write this connection sent before it. Redis answers nothing else on this connection meanwhile.
+     */
+    CompletableFuture<Long> awaitReplicas(int replicas, long timeoutMillis) {
+        return commands.waitForReplication(replicas, timeoutMillis).toCompletableFuture();
+    }
+
     /**
      * Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted, a Cluster
      * slot now served by another node) by EVAL, which reloads it. The EVAL goes out only when the
