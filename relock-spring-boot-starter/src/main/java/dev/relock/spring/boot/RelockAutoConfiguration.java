@@ -44,10 +44,6 @@ public class RelockAutoConfiguration {
     public RelockClient relockClient(RelockProperties properties, Environment environment,
             ObjectProvider<RedisClient> lettuceClient, ObjectProvider<LeaseLostListener> leaseLostListeners,
             ObjectProvider<RelockClientBuilderCustomizer> customizers) {
-        if (properties.getReplicationGuard().isEnabled()) {
-            throw new IllegalStateException("relock.replication-guard.enabled=true, but relock does not offer a "
-                    + "replication guard yet; remove the property");
-        }
         SpringDataRedisSettings redis = SpringDataRedisSettings.bind(environment);
         RelockClientBuilder builder = RelockClient.builder();
         RedisClient existing = lettuceClient.getIfUnique();
@@ -70,6 +66,9 @@ public class RelockAutoConfiguration {
         }
         if (properties.getHandoffGrace() != null) {
             builder.handoffGrace(properties.getHandoffGrace());
+        }
+        if (properties.getReplicationGuard().isEnabled()) {
+            builder.replicationGuard(properties.getReplicationGuard().toGuard());
         }
         leaseLostListeners.orderedStream().forEach(builder::leaseLostListener);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));

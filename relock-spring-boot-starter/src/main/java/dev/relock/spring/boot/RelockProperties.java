@@ -98,13 +98,23 @@ public class RelockProperties {
     }
 
     /**
-     * {@code relock.replication-guard.*}: reserved for waiting until replicas have a lock after
-     * acquiring it. relock does not offer it yet, so enabling it fails at start-up.
+     * {@code relock.replication-guard.*}: after each fresh acquisition, wait until this many
+     * replicas have the lock ({@code WAIT}), see {@link dev.relock.ReplicationGuard}. Off by default.
      */
     public static class ReplicationGuard {
 
-        /** Reserved; must stay false until relock offers a replication guard. */
+        /** Whether acquisitions wait for replicas. */
         private boolean enabled;
+
+        /** How many replicas must acknowledge each fresh acquisition. */
+        private int replicas = 1;
+
+        /** How long to wait for them; must be shorter than the command timeout. */
+        private Duration timeout = Duration.ofMillis(200);
+
+        /** What happens when too few acknowledge in time. */
+        private dev.relock.ReplicationGuard.OnShortfall onShortfall =
+                dev.relock.ReplicationGuard.OnShortfall.RELEASE_AND_RETRY;
 
         public boolean isEnabled() {
             return enabled;
@@ -112,6 +122,35 @@ public class RelockProperties {
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+
+        public int getReplicas() {
+            return replicas;
+        }
+
+        public void setReplicas(int replicas) {
+            this.replicas = replicas;
+        }
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        public dev.relock.ReplicationGuard.OnShortfall getOnShortfall() {
+            return onShortfall;
+        }
+
+        public void setOnShortfall(dev.relock.ReplicationGuard.OnShortfall onShortfall) {
+            this.onShortfall = onShortfall;
+        }
+
+        /** The core setting these properties describe, or null when disabled. */
+        dev.relock.ReplicationGuard toGuard() {
+            return enabled ? new dev.relock.ReplicationGuard(replicas, timeout, onShortfall) : null;
         }
     }
 }

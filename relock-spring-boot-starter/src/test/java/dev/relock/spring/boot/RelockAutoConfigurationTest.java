@@ -10,6 +10,8 @@ import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.RelockSettings;
+import dev.relock.ReplicationGuard;
+import dev.relock.ReplicationShortfallException;
 import dev.relock.spring.internal.DistributedLockAdvisor;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
@@ -143,10 +145,19 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
     }
 
     @Test
-    void theReservedReplicationGuardCannotBeEnabled() {
-        runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "relock.replication-guard.enabled=true")
-                .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
-                        .hasMessageContaining("relock.replication-guard.enabled=true"));
+    void replicationGuardPropertiesConfigureTheGuard() {
+        runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "relock.replication-guard.enabled=true",
+                        "relock.replication-guard.timeout=100ms", "relock.replication-guard.on-shortfall=fail")
+                .run(context -> {
+                    RelockClient client = context.getBean(RelockClient.class);
+                    assertThat(client.settings().replicationGuard())
+                            .isEqualTo(new ReplicationGuard(1, Duration.ofMillis(100), ReplicationGuard.OnShortfall.FAIL));
+                    // the fixture server has no replica: a fresh acquisition cannot be confirmed
+                    assertThatThrownBy(() -> client.lock("guarded").tryLock())
+                            .isInstanceOf(ReplicationShortfallException.class);
+                });
+        runner.withPropertyValues("spring.data.redis.password=" + PASSWORD).run(context ->
+                assertThat(context.getBean(RelockClient.class).settings().replicationGuard()).isNull());
     }
 
     @Test
