@@ -150,7 +150,10 @@ class RedisClusterFailoverTest {
         assertThat(lost).extracting(LeaseLost::lockName).containsExactly(name);
         assertThat(held.isValid()).isFalse();
         RelockClient other = newClient(UnaryOperator.identity());
-        assertThat(other.lock(name).tryLock()).as("the promoted replica never had the lock").isTrue();
+        // the promoted replica never had the lock; a new client may first be routed by a seed whose
+        // view still names the dead master, until every node has seen the promotion
+        await().atMost(Duration.ofSeconds(30)).pollInSameThread().ignoreException(RedisUnavailableException.class)
+                .until(() -> other.lock(name).tryLock());
         other.lock(name).unlock();
     }
 }
