@@ -46,6 +46,8 @@ public final class RedisSentinelGroup implements AutoCloseable {
     private static final int SENTINELS = 3;
     private static final int QUORUM = 2;
     private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(30);
+    // longer than failover-timeout's default here (3 s), so a failover under way is not asked for again
+    private static final Duration ASK_AGAIN = Duration.ofSeconds(8);
     /**
      * Sentinel timers for tests (Redis 7+): INFO every 250 ms instead of 10 s and hello messages every 500 ms
      * instead of 2 s, so sentinels find each other and notice role changes quickly; a former master is demoted
@@ -139,7 +141,29 @@ public final class RedisSentinelGroup implements AutoCloseable {
                 .orElseThrow(() -> new IllegalStateException("no sentinel of " + this + " is running"));
         Conditions.await("sentinel on port " + sentinel.port() + " to accept SENTINEL FAILOVER", SETTLE_TIMEOUT,
                 () -> "OK".equals(sentinel.execute("SENTINEL", "FAILOVER", masterName)));
-        RedisServer next = awaitMasterOtherThan(previous);
+        // a manual failover that aborts (its replica not switched within failover-timeout) is not retried by
+        // the sentinels themselves: ask again, every ASK_AGAIN, until one completes
+        long[] askedAt = {System.nanoTime()};
+        long askAgainNanos = TestTimeouts.scaled(ASK_AGAIN).toNanos();
+        RedisServer[] found = new RedisServer[1];
+        Conditions.await("the sentinels of " + this + " to fail over from port " + previous.port(), SETTLE_TIMEOUT,
+                () -> {
+                    RedisServer agreed = agreedMaster();
+                    if (agreed != null && agreed != previous && acceptsWrites(agreed)) {
+                        found[0] = agreed;
+                        return true;
+                    }
+                    if (System.nanoTime() - askedAt[0] > askAgainNanos
+                            && Conditions.flatArray(sentinel.execute("SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName))
+                                    .contains(Integer.toString(previous.port()))) {
+                        // this sentinel still names the old master: its failover did not happen
+                        askedAt[0] = System.nanoTime();
+                        // INPROG while one is under way; any refusal just means "not yet"
+                        sentinel.execute("SENTINEL", "FAILOVER", masterName);
+                    }
+                    return false;
+                });
+        RedisServer next = found[0];
         if (previous.isRunning() && !previous.isPaused()) {
             Conditions.await("former master on port " + previous.port() + " to replicate from " + next.port(),
                     SETTLE_TIMEOUT, () -> replicatesFrom(previous, next));
