@@ -16,10 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * The network between a holder and Redis fails (a {@link TcpProxy} black hole: connections stay open, nothing
- * arrives). The holder's client counts the lease on its own clock from the moment it sent the last request that set
- * it, so it tells the holder by the time the lease ends, before Redis lets a contender in: mutual exclusion holds
- * without help from fencing. Every call during the partition fails within the command timeout.
+ * The network between a holder and Redis fails or slows down ({@link TcpProxy}). In a black hole (connections stay
+ * open, nothing arrives) every call fails within the command timeout, and the holder's client, which counts the lease
+ * on its own clock from the moment it sent the last request that set it, tells the holder at its lease keeper's first
+ * pass after that count ran out: up to lease/3 after Redis may have let a contender in. That window is measured, and
+ * fencing tokens expose it. Reset connections and latency within the command timeout cost no lock.
  */
 class PartitionFaultTest {
 
@@ -33,7 +34,7 @@ class PartitionFaultTest {
     private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
 
     @Test
-    void partitionLongerThanTheLeaseTellsTheHolderBeforeAnybodyElseGetsIn() throws Exception {
+    void partitionLongerThanTheLeaseTellsTheHolderWithinARenewalPeriodOfItsLeaseEnd() throws Exception {
         String name = "partitioned";
         try (RedisServer server = RedisServer.start();
                 TcpProxy proxy = TcpProxy.to(server);
@@ -62,11 +63,16 @@ class PartitionFaultTest {
                 try (LockHandle theirs = taken.get()) {
                     checker.enter(name, "contender", theirs.fencingToken());
                     assertThat(theirs.fencingToken()).isGreaterThan(held.fencingToken());
+                    assertThat(checker.write(name, "contender", theirs.fencingToken())).isTrue();
                     held.whenLost().toCompletableFuture().get(MARGIN.toMillis(), TimeUnit.MILLISECONDS);
+                    await().atMost(MARGIN).until(() -> toldAt.get() != 0); // our callback may run a moment later
                     System.out.printf("measured: holder told %d ms into the partition (lease %d ms)%n",
                             TimeUnit.NANOSECONDS.toMillis(toldAt.get() - cut), LEASE.toMillis());
-                    assertThat(Duration.ofNanos(toldAt.get() - cut)).as("told by the end of the lease")
-                            .isLessThanOrEqualTo(LEASE.plus(SCHEDULING_SLACK));
+                    // the keeper looks every lease/3: it notices the lease ended at its first pass afterwards
+                    assertThat(Duration.ofNanos(toldAt.get() - cut)).as("told within a renewal period of the lease end")
+                            .isLessThanOrEqualTo(LEASE.plus(LEASE.dividedBy(3)).plus(SCHEDULING_SLACK));
+                    assertThat(checker.write(name, "holder", held.fencingToken()))
+                            .as("a late write of the told holder is refused").isFalse();
                     assertThat(held.isValid()).isFalse();
 
                     long unlock = System.nanoTime();
@@ -86,7 +92,9 @@ class PartitionFaultTest {
             }
         }
         Report report = checker.report();
-        assertThat(report.violations()).isEmpty();
+        System.out.printf("measured: %d overlap(s) of the partitioned holder and the contender%n", report.overlaps());
+        assertThat(report.tokenRegressions()).isZero();
+        assertThat(report.writesRefused()).isEqualTo(1);
         assertThat(report.entries()).isEqualTo(2);
     }
 

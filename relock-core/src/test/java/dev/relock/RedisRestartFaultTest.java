@@ -17,14 +17,16 @@ import org.junit.jupiter.api.Test;
  * Redis restarts while locks are held. Without persistence the locks are gone: a contender gets in at once, so
  * mutual exclusion breaks until the holder's next renewal tells it (one renewal period after Redis is back), and the
  * contender's token is still greater (tokens follow the server's clock), so a fenced resource refuses the holder's
- * late writes. With the append-only file and {@code appendfsync always} nothing is lost. A restart delayed by at
- * least the lease keeps exclusion even without persistence: every holder has been told before Redis is back.
+ * late writes. With the append-only file and {@code appendfsync always} nothing is lost. A restart delayed until
+ * the holder was told (a lease and at most a renewal period) keeps exclusion even without persistence.
  */
 class RedisRestartFaultTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
     private static final Duration MARGIN = Duration.ofSeconds(5);
     private static final Duration RECONNECT = Duration.ofSeconds(15);
+    /** How late a scheduled thread may wake on a busy machine; a bound on measurement noise, not a goal. */
+    private static final Duration SCHEDULING_SLACK = Duration.ofMillis(100);
 
     private final ExclusionChecker checker = new ExclusionChecker();
     private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
@@ -121,15 +123,17 @@ class RedisRestartFaultTest {
 
             server.kill();
             long down = System.nanoTime();
-            // the holder's client counts the lease from the last renewal it sent, so it gives up within one lease
+            // the holder's client counts the lease from the last renewal it sent, and its keeper looks every
+            // lease/3: it gives up within a lease and a renewal period
             LeaseLost event = held.whenLost().toCompletableFuture()
                     .get(lease.plus(MARGIN).toMillis(), TimeUnit.MILLISECONDS);
             checker.leave(name, "holder", held.fencingToken());
             assertThat(event.fencingToken()).isEqualTo(held.fencingToken());
-            assertThat(OneServerTestBase.millisSince(down)).as("told before the restart").isLessThan(lease.toMillis());
+            assertThat(OneServerTestBase.millisSince(down)).as("told within a lease and a renewal period")
+                    .isLessThan(lease.plus(lease.dividedBy(3)).plus(SCHEDULING_SLACK).toMillis());
             long rest = lease.toMillis() - OneServerTestBase.millisSince(down);
             if (rest > 0) {
-                Thread.sleep(rest); // on purpose: the fault is an outage of one lease
+                Thread.sleep(rest); // on purpose: the fault is an outage of at least one lease
             }
             server.restart();
 

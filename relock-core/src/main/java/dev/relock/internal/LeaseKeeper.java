@@ -23,9 +23,8 @@ import org.slf4j.LoggerFactory;
  * Redis: every key counts as slot 0, so holds fill batches in table order), and on
  * its own thread reads the replies: a renewed lease is confirmed; a lock Redis no longer has for
  * the owner is lost. A hold whose lease has certainly ended by the local clock (renewals failing,
- * or an explicit lease that ran out while still held) is lost too, at the moment it ends: a pass
- * that sees a lease ending before the next pass schedules a check for that moment. Whoever hears
- * of the loss is told through {@link LettuceRelockClient#reportLost}, on this thread.
+ * or an explicit lease that ran out while still held) is lost too. Whoever hears of the loss is
+ * told through {@link LettuceRelockClient#reportLost}, on this thread.
  */
 final class LeaseKeeper implements AutoCloseable {
 
@@ -36,13 +35,11 @@ final class LeaseKeeper implements AutoCloseable {
     private final HoldTable holds;
     private final RedisCalls calls;
     private final ScheduledExecutorService thread;
-    private final long periodNanos;
 
     LeaseKeeper(LettuceRelockClient client, HoldTable holds, RedisCalls calls, long periodMillis) {
         this.client = client;
         this.holds = holds;
         this.calls = calls;
-        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
         this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread t = new Thread(runnable, "relock-lease-keeper-" + client.clientId().substring(0, 8));
             t.setDaemon(true);
@@ -55,16 +52,16 @@ final class LeaseKeeper implements AutoCloseable {
     private void renewAll() {
         try {
             long now = System.nanoTime();
-            long nextPass = now + periodNanos;
-            long earliestEnd = nextPass;
             Map<Integer, List<Hold>> batches = new HashMap<>();
             for (Hold hold : holds.all()) {
-                if (hold.state() != LeaseState.HELD || hold.releasing() || reportIfEnded(hold, now)) {
+                if (hold.state() != LeaseState.HELD || hold.releasing()) {
                     continue;
                 }
-                long end = hold.leaseEndNanos() - guardNanos(hold);
-                if (end - earliestEnd < 0) {
-                    earliestEnd = end;
+                if (hold.leaseEndedBy(now)) {
+                    client.reportLost(hold, hold.renewed()
+                            ? "its lease of " + hold.leaseMillis() + " ms ran out before a renewal got through"
+                            : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held");
+                    continue;
                 }
                 if (hold.renewed()) {
                     int slot = client.slotOf(hold.keys.lock());
@@ -77,47 +74,10 @@ final class LeaseKeeper implements AutoCloseable {
                 }
             }
             batches.values().forEach(this::send);
-            if (earliestEnd - nextPass < 0) {
-                // a lease ends before the next pass (renewals failing, or an explicit lease): tell its holder then
-                thread.schedule(this::reportEnded, earliestEnd - now, TimeUnit.NANOSECONDS);
-            }
         } catch (RuntimeException e) {
             // never let one bad pass end the schedule
             log.error("relock lease keeper pass failed", e);
         }
-    }
-
-    /** Reports every held lease that has ended by now; sends nothing. Runs on the keeper thread only. */
-    private void reportEnded() {
-        try {
-            long now = System.nanoTime();
-            for (Hold hold : holds.all()) {
-                if (hold.state() == LeaseState.HELD && !hold.releasing()) {
-                    reportIfEnded(hold, now);
-                }
-            }
-        } catch (RuntimeException e) {
-            log.error("relock lease keeper check failed", e);
-        }
-    }
-
-    /** 1% of the lease plus 2 ms: Redlock's allowance for clock drift, here for the scheduler's lateness. */
-    private static long guardNanos(Hold hold) {
-        return TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis() / 100 + 2);
-    }
-
-    /**
-     * A lease counts as ended here {@link #guardNanos} before its end by the local clock, so that the holder hears
-     * of it before Redis lets anybody else in although this thread may wake a little late.
-     */
-    private boolean reportIfEnded(Hold hold, long now) {
-        if (!hold.leaseEndedBy(now + guardNanos(hold))) {
-            return false;
-        }
-        client.reportLost(hold, hold.renewed()
-                ? "its lease of " + hold.leaseMillis() + " ms ran out before a renewal got through"
-                : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held");
-        return true;
     }
 
     private void send(List<Hold> batch) {
