@@ -30,7 +30,7 @@ import java.util.function.Function;
  *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
  *   <tr><td>{@link #handoffGrace(Duration)}</td><td>1 s</td></tr>
  *   <tr><td>{@link #clockDrift(double, Duration)} (Redlock only)</td><td>1% of the lease + 2 ms</td></tr>
- *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry} (not with Redlock)</td><td>none: nothing measured</td></tr>
+ *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry}</td><td>none: nothing measured</td></tr>
  *   <tr><td>{@link #metricsGroup(Function)}</td><td>every name in group {@code all}</td></tr>
  * </table>
  *
@@ -83,7 +83,7 @@ public final class RelockClientBuilder {
      * Runs every lock on Redlock over these independent Redis masters instead of one Redis: a
      * lock is held when a majority ({@code n/2 + 1}) of them granted it within its lease minus
      * the time the requests took and the clock drift (see the README's Redlock section for the
-     * guarantees and what they assume). Only exclusive locks are available on Redlock.
+     * guarantees and what they assume). Exclusive and read-write locks are available on Redlock.
      *
      * @param redisUris 3, 5 or 7 Lettuce URIs ({@code redis://…}, {@code rediss://…}) of distinct
      *     servers, no Sentinel
@@ -214,8 +214,10 @@ public final class RelockClientBuilder {
 
     /**
      * Guards every fresh acquisition as {@code guard} says; null turns the guard off. Guarded
-     * acquisitions and their {@code WAIT}s go over a second connection of their own, so a
-     * {@code WAIT} never delays renewals or the unguarded commands of the client.
+     * acquisitions and their {@code WAIT}s go over a second connection of their own (on Redis
+     * Cluster: one to each master, opened when an acquisition first needs it), so a {@code WAIT}
+     * never delays renewals or the unguarded commands of the client. Not with Redlock, whose
+     * independent masters have no replicas to wait for.
      *
      * @throws IllegalArgumentException at {@link #build()}, if the guard's timeout is not shorter
      *     than the command timeout
@@ -271,8 +273,7 @@ public final class RelockClientBuilder {
      *
      * @throws IllegalStateException unless exactly one of a URI, a Lettuce client, cluster seed
      *     URIs, a Lettuce cluster client and Redlock URIs was given; if a clock drift was given
-     *     without Redlock URIs, or a meter or observation registry with Redlock URIs (not supported
-     *     by Redlock yet)
+     *     without Redlock URIs, or a replication guard with Redlock URIs
      * @throws IllegalArgumentException if a URI is not a valid Redis URI
      * @throws RelockException if Redis (for Redlock: a majority of the servers) cannot be reached
      */
@@ -301,24 +302,22 @@ public final class RelockClientBuilder {
             throw new IllegalArgumentException("replicationGuard timeout (" + replicationGuard.timeout()
                     + ") must be shorter than commandTimeout (" + commandTimeout + "): one WAIT is one command");
         }
-        if (replicationGuard != null && (redlockUris != null || redisClusterUris != null || redisClusterClient != null)) {
-            throw new IllegalStateException("replicationGuard(...) is supported on a single Redis or Sentinel only, "
-                    + "not yet on Redis Cluster or Redlock");
+        if (replicationGuard != null && redlockUris != null) {
+            throw new IllegalStateException("replicationGuard(...) does not apply to Redlock: its masters are independent,"
+                    + " with no replicas to wait for; Redlock's safety comes from the majority and delayed restarts"
+                    + " (see the README's Redlock section)");
         }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace,
                 replicationGuard);
+        Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
         if (redlockUris != null) {
-            if (meterRegistry != null || observationRegistry != null) {
-                throw new IllegalStateException(
-                        "meterRegistry(...) and observationRegistry(...) are not supported by Redlock clients yet");
-            }
             return RedlockClient.connect(redlockUris, settings,
-                    clockDrift == null ? ClockDrift.DEFAULT : clockDrift, List.copyOf(leaseLostListeners));
+                    clockDrift == null ? ClockDrift.DEFAULT : clockDrift, List.copyOf(leaseLostListeners),
+                    instrumentation);
         }
         if (clockDrift != null) {
             throw new IllegalStateException("clockDrift(...) applies only to Redlock clients: set redlock(...)");
         }
-        Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
         if (redisClusterUris != null || redisClusterClient != null) {
             return LettuceRelockClient.connectCluster(redisClusterUris, redisClusterClient, settings,
                     List.copyOf(leaseLostListeners), instrumentation);

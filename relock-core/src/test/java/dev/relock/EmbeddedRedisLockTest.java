@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.ServerFeatures;
 import dev.relock.testredis.RedisBinary;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
@@ -62,6 +64,13 @@ class EmbeddedRedisLockTest {
         assertThat(server.binary().source()).isEqualTo("embedded-redis");
         assertThat(server.binary().version()).startsWith("6.2.");
         assertThat(server.execute("INFO", "server")).contains("redis_version:6.2.");
+    }
+
+    @Test
+    void aRedis62OffersNoneOfTheNewerCommands() {
+        try (RelockClient client = client(Duration.ofSeconds(5))) {
+            assertThat(((LettuceRelockClient) client).serverFeatures()).isEqualTo(ServerFeatures.NONE);
+        }
     }
 
     @Test

@@ -6,15 +6,18 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * Leases: an explicit lease ends by itself and lets the next waiter in; the lease keeper renews
- * holds without an explicit lease for as long as they are held, and only those.
+ * Leases: an explicit lease ends by itself and lets the next waiter in, and its holder is told first, however
+ * short the lease; the lease keeper renews holds without an explicit lease for as long as they are held, and only
+ * those.
  */
 class LeaseTest extends OneServerTestBase {
 
@@ -80,6 +83,30 @@ class LeaseTest extends OneServerTestBase {
         assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
         assertThat(heard).singleElement().extracting(LeaseLost::lockName).isEqualTo("expired-unnoticed");
         assertThat(lock.getHoldCount()).isZero();
+    }
+
+    @Test
+    void anExplicitLeaseShorterThanTheKeepersPeriodHasItsOwnDeadline() throws Exception {
+        List<LeaseLost> heard = new CopyOnWriteArrayList<>();
+        // default lease 30 s: the lease keeper's passes come every 10 s, long after the 1 s lease below ends
+        RelockLock first = newClient(b -> b.leaseLostListener(heard::add)).lock("short-explicit");
+        RelockLock second = newClient().lock("short-explicit");
+
+        LockHandle held = first.tryAcquire(Duration.ZERO, Duration.ofSeconds(1)).orElseThrow();
+        AtomicLong toldAt = new AtomicLong();
+        held.whenLost().thenRun(() -> toldAt.set(System.nanoTime()));
+        Optional<LockHandle> theirs = second.tryAcquire(HANG);
+        long acquiredAt = System.nanoTime();
+        long told = toldAt.get();
+        assertThat(theirs).as("the lease ran out in Redis").isPresent();
+        theirs.get().close();
+
+        assertThat(told).as("the holder was told before the second client got in").isNotZero();
+        assertThat(told - acquiredAt).as("told before the second client got in").isNotPositive();
+        assertThat(held.state()).isEqualTo(LeaseState.LOST);
+        assertThatThrownBy(held::close).isInstanceOf(LeaseLostException.class);
+        await().atMost(HANG).until(() -> !heard.isEmpty());
+        assertThat(heard).singleElement().extracting(LeaseLost::fencingToken).isEqualTo(held.fencingToken());
     }
 
     @Test

@@ -111,7 +111,7 @@ class MutualExclusionTest extends OneServerTestBase {
     }
 
     /** Watches critical sections: who is inside, and the fencing tokens in the order they ran. */
-    private static final class Contention {
+    static final class Contention {
         final AtomicInteger inside = new AtomicInteger();
         final AtomicInteger overlaps = new AtomicInteger();
         private final ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();

@@ -19,8 +19,9 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * Failovers on a real Redis Cluster of three masters with one replica each: the client follows a
- * promoted replica, its wake-up subscription survives the loss of its node, and a hold the
- * promoted replica never received is reported lost. Every test leaves the cluster healthy with
+ * promoted replica, a waiter's shard channel subscription follows its lock's slot to the promoted
+ * replica (after a coordinated failover and after its master died), and a hold the promoted replica
+ * never received is reported lost. Every test leaves the cluster healthy with
  * every node running.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -96,37 +97,57 @@ class RedisClusterFailoverTest {
     }
 
     @Test
-    void wakeUpsArriveAfterTheSubscribedNodeDied() throws Exception {
-        RelockClient waiter = newClient(UnaryOperator.identity());
-        RelockClient holder = newClient(UnaryOperator.identity());
-        String channel = "relock:wake:" + waiter.clientId();
-        RedisServer subscribedOn = subscriberOf(channel);
-        if (cluster.masters().contains(subscribedOn)) {
-            // demoted first, so no slot waits for an election after the kill
-            cluster.failover(cluster.replicaOf(subscribedOn));
-        }
-        subscribedOn.kill();
-        // Lettuce reconnects to another node and subscribes again
-        await().atMost(HANG).until(() -> {
-            RedisServer now = subscriberOf(channel);
-            return now != null && now != subscribedOn;
-        });
+    void waiterIsWokenAtThePromotedReplicaAfterAFailover() throws Exception {
+        Waiting waiting = waitOn(cluster.masters().get(0), "failover-wake-");
 
-        String name = nameOn(cluster.masters().get(0), "after-kill-");
-        LockHandle held = holder.lock(name).acquire(); // 30 s lease: only a wake-up ends the wait soon
-        CompletableFuture<LockHandle> waited = waiter.lock(name).acquireAsync().toCompletableFuture();
-        await().atMost(HANG).until(() -> holder.inspect(name).waiters() == 1);
-        long released = System.nanoTime();
-        held.close();
-        waited.get(HANG.toMillis(), TimeUnit.MILLISECONDS).close();
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released)).isLessThan(3_000);
+        // the demoted master unsubscribes its shard channel subscribers; the waiter subscribes again
+        RedisServer promoted = cluster.failover(cluster.replicaOf(waiting.master()));
+        await().atMost(HANG).until(() -> RedisClusterTest.shardSubscribers(promoted, waiting.channel()) == 1);
+
+        waiting.assertWokenSoonAfterRelease();
     }
 
-    /** The running node with a subscriber on {@code channel}, or null. */
-    private RedisServer subscriberOf(String channel) {
-        return cluster.nodes().stream().filter(node -> node.isRunning() && !node.isPaused())
-                .filter(node -> node.execute("PUBSUB", "CHANNELS", channel).contains(channel))
-                .findFirst().orElse(null);
+    @Test
+    void waiterIsWokenAtThePromotedReplicaAfterItsLocksMasterDied() throws Exception {
+        Waiting waiting = waitOn(cluster.masters().get(1), "killed-wake-");
+        // the lock and the waiter's queue entry reach the replica before its master dies
+        assertThat(waiting.master().execute("WAIT", "1", "5000")).isEqualTo("1");
+
+        // a dead node unsubscribes nobody: the waiter learns of the new master from the topology
+        RedisServer promoted = cluster.killMaster(waiting.master());
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> RedisClusterTest.shardSubscribers(promoted, waiting.channel()) == 1);
+        // the holder's own Lettuce client learns of the promotion by itself, maybe later than the waiter's
+        await().atMost(Duration.ofSeconds(30)).pollInSameThread().ignoreException(RedisUnavailableException.class)
+                .until(() -> waiting.holder().inspect(waiting.name()).waiters() == 1);
+
+        waiting.assertWokenSoonAfterRelease();
+    }
+
+    /** A lock held by one client (30 s lease: only a wake-up ends the wait soon) and waited for by another. */
+    private record Waiting(RedisServer master, RelockClient holder, String name, String channel, LockHandle held,
+            CompletableFuture<LockHandle> waited) {
+
+        /** Releases the lock and checks that the waiter gets it long before any lease could end. */
+        void assertWokenSoonAfterRelease() throws Exception {
+            assertThat(waited).isNotDone();
+            long released = System.nanoTime();
+            held.close();
+            waited.get(HANG.toMillis(), TimeUnit.MILLISECONDS).close();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released)).isLessThan(3_000);
+        }
+    }
+
+    /** Starts a wait for a lock on {@code master} and returns once the waiter listens on the lock's shard channel. */
+    private Waiting waitOn(RedisServer master, String stem) throws Exception {
+        RelockClient holder = newClient(UnaryOperator.identity());
+        RelockClient waiter = newClient(UnaryOperator.identity());
+        String name = nameOn(master, stem);
+        String channel = "relock:{" + name + "}:wake";
+        LockHandle held = holder.lock(name).acquire();
+        CompletableFuture<LockHandle> waited = waiter.lock(name).acquireAsync().toCompletableFuture();
+        await().atMost(HANG).until(() -> RedisClusterTest.shardSubscribers(master, channel) == 1);
+        return new Waiting(master, holder, name, channel, held, waited);
     }
 
     @Test

@@ -97,6 +97,50 @@ class ReplicationGuardTest extends SentinelTestBase {
         assertThat(client.heldLocks()).isEmpty();
     }
 
+    /**
+     * WAIT counts the writes of its own connection: re-sent on a new socket it would count none and
+     * acknowledge at once. A WAIT whose connection is cut must not hand out a hold the replica lacks.
+     */
+    @Test
+    void aWaitWhoseConnectionIsCutHandsOutNoHold() throws Exception {
+        RelockClient client = newClient(b -> b.commandTimeout(Duration.ofSeconds(5))
+                .replicationGuard(new ReplicationGuard(1, Duration.ofSeconds(4), OnShortfall.RELEASE_AND_RETRY)));
+        RedisServer master = group.master();
+        group.replicas().get(0).pause();
+
+        CompletableFuture<Optional<LockHandle>> acquiring = client.lock("cut").tryAcquireAsync(Duration.ZERO)
+                .toCompletableFuture();
+        String[] waiting = new String[1];
+        await().atMost(FAILOVER).until(() -> {
+            waiting[0] = clientBlockedInWait(master);
+            return waiting[0] != null;
+        });
+        master.execute("CLIENT", "KILL", "ID", waiting[0]);
+
+        assertThat(acquiring).failsWithin(FAILOVER).withThrowableThat()
+                .satisfies(e -> assertThat(causes(e)).hasAtLeastOneElementOfType(RedisUnavailableException.class));
+        assertThat(client.heldLocks()).isEmpty();
+        await().atMost(FAILOVER).until(() -> !hasLock(master, "cut"));
+    }
+
+    static List<Throwable> causes(Throwable error) {
+        List<Throwable> chain = new ArrayList<>();
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            chain.add(cause);
+        }
+        return chain;
+    }
+
+    /** The id of the connection blocked in WAIT on {@code node}, or null. */
+    static String clientBlockedInWait(RedisServer node) {
+        for (String line : node.execute("CLIENT", "LIST").split("\\r?\\n")) {
+            if (line.contains(" cmd=wait ")) {
+                return line.substring("id=".length(), line.indexOf(' '));
+            }
+        }
+        return null;
+    }
+
     @Test
     void badGuardSettingsAreRefused() {
         assertThatThrownBy(() -> RelockClient.builder().replicationGuard(0, GUARD_TIMEOUT))

@@ -69,6 +69,38 @@ class LauncherTest {
         }
     }
 
+    @Test
+    void whereTargetCannotHoldTheArchiveItGoesToTheUserCacheAndNeverCostsTheCommandItsStatus() throws IOException {
+        Launcher.ensureBuilt();
+        try (RedisServer redis = RedisServer.start()) {
+            deleteRecursively(CDS);
+            Files.createDirectories(CDS.getParent());
+            Files.writeString(CDS, "a file where the launcher wants a directory"); // so target/cds cannot be made
+            try {
+                Path cache = dir.resolve("cache");
+                Launcher.Result first = Launcher.start(List.of(), Map.of("XDG_CACHE_HOME", cache.toString()),
+                        "exec", "--redis", redis.uri(), "cds", "--", "sh", "-c", "exit 3").await();
+                assertThat(first.exitCode()).as(first.describe()).isEqualTo(3);
+                assertThat(first.stdout()).isEmpty();
+                assertThat(first.stderr()).isEmpty();
+                try (Stream<Path> dumped = Files.list(cache.resolve("relock/cds"))) {
+                    assertThat(dumped.map(path -> path.getFileName().toString()))
+                            .as("dumped into the user's cache").singleElement().asString().endsWith(".tmp");
+                }
+
+                // no place for an archive at all: the run goes without one, silently
+                Path notADirectory = Files.writeString(dir.resolve("not-a-directory"), "");
+                Launcher.Result without = Launcher.start(List.of(), Map.of("XDG_CACHE_HOME", notADirectory.toString()),
+                        "exec", "--redis", redis.uri(), "cds", "--", "sh", "-c", "exit 4").await();
+                assertThat(without.exitCode()).as(without.describe()).isEqualTo(4);
+                assertThat(without.stdout()).isEmpty();
+                assertThat(without.stderr()).isEmpty();
+            } finally {
+                Files.delete(CDS);
+            }
+        }
+    }
+
     private static List<Path> files(String glob) throws IOException {
         if (!Files.isDirectory(CDS)) {
             return List.of();

@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * timer at the holder's lease end or its own deadline (the client's timer executor), or, when
  * Redis is unreachable and the wait has no deadline, a back-off timer. It never polls at a fixed
  * rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
- * thread) and the client's close ({@link #failAtClose}).
+ * thread) and the client's close ({@link #failAtClose}). On a Cluster with sharded pub/sub the
+ * wake-ups come on the lock's own channel, which the owner listens to from its first failed attempt
+ * until it finishes ({@link ShardWakeChannels}); a confirmation of that subscription wakes it too.
  * <ul>
  *   <li>Every field below {@code lock} is guarded by it. It is held for book-keeping and while a
  *       command is handed to Lettuce, never while waiting for anything; so a withdraw is always
@@ -46,7 +48,20 @@ import org.slf4j.LoggerFactory;
  * attempt's write; the WAIT is then the one command in flight, and the hold is handed out only
  * when enough replicas acknowledged. Too few: the hold is undone by the withdraw script, and the
  * acquisition fails, ends or tries again as the guard says. Cancelled meanwhile: the withdraw
- * undoes the hold, as for an attempt in flight.
+ * undoes the hold, as for an attempt in flight. On Cluster that connection goes to the master of
+ * the lock's slot and follows no redirection: while it is being opened, or after an attempt was
+ * answered MOVED (not run) and until a fresh topology is in, the wait for it is what is in flight,
+ * and the attempt is sent (again) on the slot's master when it is over, at most
+ * {@value #MAX_REDIRECTS} times in a row.
+ *
+ * <p>Grant on release. A queued write attempt (no guard) carries an id, and release.lua may make
+ * the head writer the holder at once and say so in its wake-up message ({@link #granted}): the
+ * hold then needs no attempt of its own. The grant's lease runs from when Redis ran this owner's
+ * latest attempt, so the hold counts it from when that attempt was sent. A grant is taken only
+ * for the latest attempt sent and only once its reply is in (an older attempt's grant may have
+ * been undone by a withdraw since); an attempt that reaches Redis after the grant takes it as
+ * its reply. A grant the acquisition never takes is undone by the withdraw that every
+ * unsuccessful end sends.
  *
  * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
  * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
@@ -61,6 +76,8 @@ final class Acquisition {
     private static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    // as Lettuce's cluster connection: a slot that moves more often than this is failing over in a loop
+    static final int MAX_REDIRECTS = 5;
 
     private final LettuceRelockClient client;
     private final String name;
@@ -71,8 +88,9 @@ final class Acquisition {
     private final boolean renewed;
     private final String[] extraArgs;
     private final LongFunction<RuntimeException> refusal;
-    // the connection of attempts, withdrawals and the guard's WAIT, so they reach Redis in order
-    private final RedisCalls calls;
+    // guarded by lock: the connection of the last attempt, which its WAIT and withdrawals follow, so
+    // they reach Redis in order; the shared connection before the first attempt
+    private RedisCalls calls;
     // null when fresh holds are handed out without waiting for replicas
     private final ReplicationGuard guard;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
@@ -80,6 +98,8 @@ final class Acquisition {
     private LockEvents.Wait observed;
     // guarded by lock: the one settle() that completes the outcome has set it
     private boolean settled;
+    // whether queued attempts offer to take a grant on release (see the class notes)
+    private final boolean takesGrants;
 
     // not synchronized: a virtual thread that enters never pins its carrier
     private final ReentrantLock lock = new ReentrantLock();
@@ -88,10 +108,19 @@ final class Acquisition {
     private boolean forever;
     private long deadline;
     // the attempt sent whose reply is not handled yet, or the replication guard's WAIT after an
-    // attempt that took the lock, or null
+    // attempt that took the lock, or (Cluster with a guard) the opening of the connection for the
+    // next attempt or the topology refresh after a MOVED; or null
     private CompletableFuture<?> inFlight;
+    // MOVED replies since the last attempt that reached the slot's master
+    private int redirects;
     // a wake-up arrived while the attempt was in flight
     private boolean woken;
+    // the id and send time of the latest attempt (ids are unique in the client)
+    private long attemptId;
+    private long attemptSentNanos;
+    // a grant for the latest attempt arrived while that attempt was in flight
+    private boolean grantWaiting;
+    private long grantToken;
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
     private boolean hasCheckBy;
     private long checkBy;
@@ -101,6 +130,8 @@ final class Acquisition {
     private long timerGeneration;
     private long backoff;
     private boolean finished;
+    // the acquisition listens for wake-ups on its lock's own channel (sharded pub/sub), see notAcquired
+    private boolean listening;
     private Hold acquired;
     private RuntimeException failure;
 
@@ -120,8 +151,10 @@ final class Acquisition {
         this.renewed = renewed;
         this.extraArgs = extraArgs;
         this.refusal = refusal;
-        this.calls = client.acquisitionCalls();
+        this.calls = client.calls();
         this.guard = client.replicationGuard();
+        // the replication guard would have to WAIT for a grant too; semaphores get no grants
+        this.takesGrants = mode == LockMode.WRITE && guard == null && extraArgs.length == 0;
     }
 
     /**
@@ -231,6 +264,26 @@ final class Acquisition {
     }
 
     /**
+     * release.lua made this owner the holder in reply to attempt {@code attempt}, with this
+     * fencing token. Pub/sub thread; never blocks.
+     */
+    void granted(long attempt, long token) {
+        step(() -> {
+            // a grant for an older attempt may have been undone by a withdraw since
+            if (finished || attempt != attemptId) {
+                return;
+            }
+            if (inFlight != null) {
+                // its reply tells whether it ran before the grant (then the grant stands) or took it
+                grantWaiting = true;
+                grantToken = token;
+            } else {
+                tookHold(token, attemptSentNanos);
+            }
+        });
+    }
+
+    /**
      * Withdraws from the queue (undoing an attempt in flight) and completes the outcome with null.
      *
      * @return false if the outcome was already decided
@@ -285,16 +338,35 @@ final class Acquisition {
                 return;
             }
             inFlight = null;
+            CompletableFuture<Void> refreshed = error != null && redirects < MAX_REDIRECTS
+                    ? client.refreshIfMoved(error) : null;
+            if (refreshed != null) {
+                // not run: try again on the slot's master once the topology is fresh
+                redirects++;
+                attemptWhenDone(refreshed);
+                return;
+            }
+            redirects = 0;
+            boolean grant = grantWaiting;
+            grantWaiting = false;
             if (error != null) {
-                failed(error, false);
+                // the withdraw that follows a lost reply undoes a grant too; any other failure
+                // leaves a grant that is known to exist in Redis
+                failed(error, grant);
             } else if (result.get(0) < 0) {
+                if (grant) {
+                    withdraw(false);
+                }
                 finish(null, refusal.apply(result.get(0)));
+            } else if (result.get(0) == 0 && grant) {
+                // the attempt ran before the grant
+                tookHold(grantToken, sentNanos);
             } else if (result.get(0) == 1 && guard != null) {
                 awaitReplicas(result.get(1), sentNanos);
             } else if (result.get(0) == 1) {
                 tookHold(result.get(1), sentNanos);
             } else {
-                notAcquired(result.get(1));
+                notAcquired(result.get(1), sentNanos);
             }
         });
     }
@@ -314,6 +386,21 @@ final class Acquisition {
                 tookHold(token, sentNanos);
             } else {
                 tooFewReplicas(acknowledged);
+            }
+        });
+    }
+
+    /** The connection for the next attempt is open, or the topology fresh after a MOVED (or not: {@code error}). */
+    private void onReady(CompletableFuture<?> waited, Throwable error) {
+        step(() -> {
+            if (inFlight != waited || finished) {
+                return;
+            }
+            inFlight = null;
+            if (error != null) {
+                failed(error, false);
+            } else {
+                attempt();
             }
         });
     }
@@ -341,30 +428,66 @@ final class Acquisition {
         hasCheckBy = false;
         long waitMillis = !queued ? 0
                 : forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
-        String[] args = new String[6 + extraArgs.length];
+        boolean offer = takesGrants && queued;
+        String[] args = new String[6 + extraArgs.length + (offer ? 1 : 0)];
         args[0] = owner;
         args[1] = Long.toString(leaseMillis);
         args[2] = "0";
         args[3] = Long.toString(waitMillis);
         args[4] = client.graceMillis();
-        args[5] = client.wakeChannelPrefix();
+        args[5] = client.wakeRoute(keys);
         System.arraycopy(extraArgs, 0, args, 6, extraArgs.length);
+        CompletableFuture<RedisCalls> route = client.acquisitionCalls(client.slotOf(keys.lock()));
+        if (!route.isDone() || route.isCompletedExceptionally()) {
+            // the guard's connection to the slot's master is being opened (or could not be)
+            attemptWhenDone(route);
+            return;
+        }
+        calls = route.join();
+        attemptId = client.nextAttemptId();
+        if (offer) {
+            args[6] = Long.toString(attemptId);
+        }
+        grantWaiting = false;
         long sent = System.nanoTime();
+        attemptSentNanos = sent;
         CompletableFuture<List<Long>> reply = send(args);
         inFlight = reply;
         // may run at once, in this thread, if the command was refused before it was sent
         reply.whenComplete((result, error) -> onReply(reply, sent, result, error));
     }
 
-    private void notAcquired(long retryMillis) {
+    /** Makes waiting for {@code ready} what is in flight; the attempt follows when it is done. */
+    private void attemptWhenDone(CompletableFuture<?> ready) {
+        // a copy of its own, which abandonAttempt() may cancel without touching the shared one
+        CompletableFuture<Object> waited = ready.thenApply(done -> done);
+        inFlight = waited;
+        // may run at once, in this thread, if ready is done
+        waited.whenComplete((done, error) -> onReady(waited, error));
+    }
+
+    private void notAcquired(long retryMillis, long sentNanos) {
         backoff = 0;
         long now = System.nanoTime();
         if (!queued) {
             finish(null, null);
-        } else if (!forever && now - deadline >= 0) {
+            return;
+        }
+        if (!forever && now - deadline >= 0) {
             withdraw(false);
             finish(null, null);
-        } else if (woken) {
+            return;
+        }
+        if (!listening) {
+            // only now, on the contended path: the uncontended acquisition stays one script call.
+            // A release published before the lock's channel was subscribed reached nobody, so the
+            // channel tells when to try again (at once, or when the subscription is confirmed)
+            listening = true;
+            if (client.listenForWakeUps(this, sentNanos)) {
+                woken = true;
+            }
+        }
+        if (woken) {
             attempt();
         } else {
             // +1 ms: try just after the holder's lease has run out in Redis
@@ -380,7 +503,7 @@ final class Acquisition {
     private void awaitReplicas(long token, long sentNanos) {
         CompletableFuture<Long> acks;
         try {
-            acks = calls.awaitReplicas(guard.replicas(), guard.timeout().toMillis());
+            acks = calls.awaitReplicas(guard);
         } catch (RuntimeException e) {
             acks = CompletableFuture.failedFuture(e);
         }
@@ -413,7 +536,7 @@ final class Acquisition {
         }
     }
 
-    /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed) */
+    /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed, or a grant arrived) */
     private void failed(Throwable error, boolean holdTaken) {
         RelockException failed = calls.failure(error, "acquire", name);
         if (holdTaken && !(failed instanceof RedisUnavailableException)) {
@@ -435,7 +558,7 @@ final class Acquisition {
 
     private void tookHold(long token, long sentNanos) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
-        client.holds().add(hold);
+        client.track(hold);
         if (client.isClosed()) {
             // close() may have released the table before this hold joined it
             client.releaseUnseen(hold);
@@ -495,8 +618,8 @@ final class Acquisition {
     }
 
     private CompletableFuture<Long> sendWithdraw(boolean undoFreshHold) {
-        return calls.runInOrder(mode.withdraw, ScriptOutputType.INTEGER, keys.all(),
-                owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeChannelPrefix());
+        return client.cleanUpOn(calls, mode.withdraw, keys.all(),
+                owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeRoute(keys));
     }
 
     private void finish(Hold hold, RuntimeException error) {
@@ -506,6 +629,9 @@ final class Acquisition {
         cancelTimer();
         if (queued) {
             client.waitingRoom().leave(owner, this);
+        }
+        if (listening) {
+            client.stopListeningForWakeUps(this);
         }
     }
 

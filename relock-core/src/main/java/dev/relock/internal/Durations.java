@@ -3,10 +3,10 @@ package dev.relock.internal;
 import java.time.Duration;
 
 /** Duration arithmetic the acquiring methods share. */
-final class Durations {
+public final class Durations {
 
     /** The duration in nanoseconds, clamped to the range of a long instead of overflowing. */
-    static long saturatedNanos(Duration duration) {
+    public static long saturatedNanos(Duration duration) {
         try {
             return duration.toNanos();
         } catch (ArithmeticException e) {

@@ -2,10 +2,10 @@ package dev.relock.internal;
 
 import dev.relock.LeaseLost;
 import dev.relock.LeaseState;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One owner's hold on one lock in one mode (a writer that downgraded has two), as this client knows it: the fencing token, how many times the
@@ -15,26 +15,49 @@ import java.util.concurrent.atomic.AtomicReference;
  * mark the hold lost; any thread reads. State moves only HELD -> RELEASED or HELD -> LOST.
  * {@code leaseStartNanos} is when the request that last set the lease was <em>sent</em>, so the
  * lease as seen here never outlives the one Redis keeps.
+ *
+ * <p>Footprint: a client may hold 100,000s of these, so a hold is one object: counters and state
+ * are fields changed through VarHandles (no Atomic* beside it), the future that tells of a loss is
+ * made only when someone asks for it or the loss happens, and the keys and owner are shared
+ * (with the lock view, and with the owner's other holds).
  */
 public final class Hold {
+
+    private static final VarHandle HOLDS;
+    private static final VarHandle STATE;
+    private static final VarHandle LOST;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            HOLDS = lookup.findVarHandle(Hold.class, "holds", int.class);
+            STATE = lookup.findVarHandle(Hold.class, "state", LeaseState.class);
+            LOST = lookup.findVarHandle(Hold.class, "lost", CompletableFuture.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     public final String lockName;
     public final LockKeys keys;
     public final LockMode mode;
     public final String owner;
     public final long fencingToken;
-    // when it was acquired: System.currentTimeMillis() for users, System.nanoTime() for durations
-    public final long heldSinceMillis = System.currentTimeMillis();
+    // when it was acquired, by System.nanoTime(); heldSinceMillis() tells users the wall-clock time
     final long heldSinceNanos = System.nanoTime();
 
-    private final AtomicInteger holds = new AtomicInteger(1);
-    private final AtomicReference<LeaseState> state = new AtomicReference<>(LeaseState.HELD);
-    private final CompletableFuture<LeaseLost> lost = new CompletableFuture<>();
+    private volatile int holds = 1; // HOLDS
+    private volatile LeaseState state = LeaseState.HELD; // STATE
+    // null until whenLost() or lose() needs it; set once, through LOST
+    private volatile CompletableFuture<LeaseLost> lost;
     private volatile boolean renewed;
     private volatile long leaseMillis;
     private volatile long leaseStartNanos;
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
+    // whether the owner-checked release of this hold after its loss went out (at most once);
+    // guarded by this (LettuceRelockClient.releaseLost)
+    private boolean lostReleaseSent;
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = NoLockEvents.INSTANCE;
 
@@ -51,12 +74,12 @@ public final class Hold {
     }
 
     public int holds() {
-        return holds.get();
+        return holds;
     }
 
     /** Another hold by the same owner; Redis has already extended the lease to at least leaseMillis. */
     public void reenter(long leaseMillis, boolean renew, long sentNanos) {
-        holds.incrementAndGet();
+        HOLDS.getAndAdd(this, 1);
         if (renew) {
             renewed = true;
         }
@@ -68,7 +91,11 @@ public final class Hold {
 
     /** Gives up one hold locally; returns how many are left. */
     public int drop() {
-        return holds.updateAndGet(n -> Math.max(0, n - 1));
+        int n;
+        do {
+            n = holds;
+        } while (n > 0 && !HOLDS.compareAndSet(this, n, n - 1));
+        return Math.max(0, n - 1);
     }
 
     public boolean renewed() {
@@ -95,7 +122,7 @@ public final class Hold {
     }
 
     public LeaseState state() {
-        return state.get();
+        return state;
     }
 
     public void beginRelease() {
@@ -107,7 +134,7 @@ public final class Hold {
     }
 
     public void released() {
-        if (state.compareAndSet(LeaseState.HELD, LeaseState.RELEASED)) {
+        if (STATE.compareAndSet(this, LeaseState.HELD, LeaseState.RELEASED)) {
             span.ended(this, false);
         }
     }
@@ -123,27 +150,52 @@ public final class Hold {
         }
     }
 
+    /**
+     * When it was acquired, by the wall clock as it reads now: now less how long it has been held
+     * (one clock reading kept per hold, not two).
+     */
+    public long heldSinceMillis() {
+        return System.currentTimeMillis() - heldMillis();
+    }
+
     public long heldMillis() {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - heldSinceNanos);
     }
 
     /** Marks the lease lost; returns false if it was already lost or released. */
     public boolean lose(String reason) {
-        if (!state.compareAndSet(LeaseState.HELD, LeaseState.LOST)) {
+        if (!STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST)) {
             return false;
         }
-        lost.complete(new LeaseLost(lockName, fencingToken, reason));
+        whenLost().complete(new LeaseLost(lockName, fencingToken, reason));
         span.ended(this, true);
+        return true;
+    }
+
+    /** True the first time only: the caller sends the release of this lost hold. Caller holds this monitor. */
+    boolean firstLostRelease() {
+        if (lostReleaseSent) {
+            return false;
+        }
+        lostReleaseSent = true;
         return true;
     }
 
     /** Why the lease was lost, or null while it is not. */
     public String lostReason() {
-        LeaseLost event = lost.getNow(null);
+        CompletableFuture<LeaseLost> lost = this.lost;
+        LeaseLost event = lost == null ? null : lost.getNow(null);
         return event == null ? null : event.reason();
     }
 
+    @SuppressWarnings("unchecked")
     public CompletableFuture<LeaseLost> whenLost() {
+        CompletableFuture<LeaseLost> lost = this.lost;
+        if (lost == null) {
+            CompletableFuture<LeaseLost> made = new CompletableFuture<>();
+            Object earlier = LOST.compareAndExchange(this, null, made);
+            lost = earlier == null ? made : (CompletableFuture<LeaseLost>) earlier;
+        }
         return lost;
     }
 }

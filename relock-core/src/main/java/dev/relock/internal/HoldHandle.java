@@ -3,14 +3,29 @@ package dev.relock.internal;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-/** One acquisition of a {@link Hold}; closing it gives up that one hold, once. */
+/**
+ * One acquisition of a {@link Hold}; closing it gives up that one hold, once. Kept by the caller
+ * for as long as the hold lasts, so it is one small object: the closed flag is a field set through
+ * a VarHandle, and the release callback is the client's one instance.
+ */
 public class HoldHandle implements LockHandle {
+
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(HoldHandle.class, "closed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** Gives up one hold; when it is the owner's last, the lock stays taken {@code delayMillis} (if positive). */
     @FunctionalInterface
@@ -20,10 +35,10 @@ public class HoldHandle implements LockHandle {
 
     private final Release release;
     private final Hold hold;
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean closed; // CLOSED
 
     HoldHandle(LettuceRelockClient client, Hold hold) {
-        this(client::release, hold);
+        this(client.releaseOfHandles(), hold);
     }
 
     /** A handle whose close() or releaseAfter(...) gives the hold to {@code release}, once. */
@@ -45,7 +60,7 @@ public class HoldHandle implements LockHandle {
     @Override
     public LeaseState state() {
         LeaseState state = hold.state();
-        return closed.get() && state == LeaseState.HELD ? LeaseState.RELEASED : state;
+        return closed && state == LeaseState.HELD ? LeaseState.RELEASED : state;
     }
 
     @Override
@@ -55,7 +70,7 @@ public class HoldHandle implements LockHandle {
 
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
+        if (CLOSED.compareAndSet(this, false, true)) {
             release.release(hold, 0);
         }
     }
@@ -63,7 +78,7 @@ public class HoldHandle implements LockHandle {
     @Override
     public void releaseAfter(Duration delay) {
         Objects.requireNonNull(delay, "delay");
-        if (closed.compareAndSet(false, true)) {
+        if (CLOSED.compareAndSet(this, false, true)) {
             long nanos = Durations.saturatedNanos(delay);
             // a positive delay shorter than a millisecond still delays
             release.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));

@@ -23,7 +23,9 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
@@ -36,8 +38,10 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.SocketAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -59,10 +63,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
- * connection subscribed to this client's own wake-up channel, one {@link LeaseKeeper} thread.
- * On Redis Cluster the command connection is Lettuce's cluster connection (one socket per node
- * behind it, commands routed by slot) and the pub/sub connection sits on one node of Lettuce's
- * choosing; plain PUBLISH reaches it from every node.
+ * connection for wake-ups, one {@link LeaseKeeper} thread. The pub/sub connection is subscribed
+ * to this client's own wake-up channel, except on a Redis Cluster whose servers have sharded
+ * pub/sub (asked once at connect, {@link ServerFeatures}): there scripts SPUBLISH to the lock's own
+ * channel in the lock's slot, which the client subscribes to while it waits for that lock
+ * ({@link ShardWakeChannels}), so no wake-up is broadcast over the cluster bus. On Redis Cluster
+ * the command connection is Lettuce's cluster connection (one socket per node behind it, commands
+ * routed by slot); a plain subscription sits on one node of Lettuce's choosing, which plain PUBLISH
+ * reaches from every node, and shard channel subscriptions on the slot's node. With a replication guard, fresh
+ * acquisitions and their WAITs go over a connection of their own: one to the server, or on
+ * Cluster one to each master ({@link ClusterGuardLinks}).
  *
  * <p>Owner ids are {@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a hold owned by
  * its handle (asynchronous acquisitions, semaphore permits); the client id is 128 bits from a
@@ -85,18 +95,33 @@ public final class LettuceRelockClient implements RelockClient {
     private final StatefulConnection<String, String> connection;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     private final RedisCalls calls;
-    // with a replication guard: a connection of its own for acquisitions and their WAITs, which
-    // block it; otherwise null, and acquisitions use the shared one
+    // with a replication guard on a single Redis or Sentinel: a connection of its own for
+    // acquisitions and their WAITs, which block it; otherwise null, and acquisitions use the shared one
     private final StatefulRedisConnection<String, String> guarded;
-    private final RedisCalls guardedCalls;
+    private final CompletableFuture<RedisCalls> guardedCalls;
+    // with a replication guard on Cluster: one such connection per master, else null
+    private final ClusterGuardLinks guardLinks;
     private final HoldTable holds = new HoldTable();
     private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
+    // told by Lettuce of every connection of redisClient that is up (again); removed at close
+    private final RedisConnectionStateListener reconnected;
     private final LockEvents events;
+    // the newer commands the server offers, asked once at connect
+    private final ServerFeatures features;
+    // on a Cluster with sharded pub/sub: the lock channels waiters listen to; otherwise null, and
+    // wake-ups come on the client's own channel, wakeChannelPrefix + clientId
+    private final ShardWakeChannels shardChannels;
     private final String wakeChannelPrefix;
     private final String graceMillis;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong holderIds = new AtomicLong();
+    // a thread's owner id, made once: every hold of the thread shares the string, and a lock or
+    // unlock does not concatenate it again
+    private final ThreadLocal<String> ownerOfThread =
+            ThreadLocal.withInitial(() -> clientId() + ":" + Thread.currentThread().getId());
+    private final HoldHandle.Release releaseOfHandles = this::release;
+    private final AtomicLong attemptIds = new AtomicLong();
 
     private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
             Instrumentation instrumentation, AbstractRedisClient redisClient, boolean ownsRedisClient, String address) {
@@ -111,10 +136,9 @@ public final class LettuceRelockClient implements RelockClient {
         StatefulConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> wakeUps = null;
         StatefulRedisConnection<String, String> forGuard = null;
+        ShardWakeChannels sharded = null;
         try {
             RedisClusterAsyncCommands<String, String> async;
-            // on Cluster, scripts PUBLISH with plain pub/sub, which every node forwards to every
-            // other: a subscription on whichever node Lettuce picks hears every wake-up (README)
             if (redisClient instanceof RedisClusterClient clusterClient) {
                 StatefulRedisClusterConnection<String, String> routed = clusterClient.connect(StringCodec.UTF8);
                 commands = routed;
@@ -131,16 +155,34 @@ public final class LettuceRelockClient implements RelockClient {
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
             this.calls = callsOn(async, redisClient, settings, address);
-            calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
-            if (settings.replicationGuard() != null) {
-                // RelockClientBuilder refuses a guard on Cluster: WAIT would reach one node, not the slot's master
+            // ---- how wake-ups travel, decided once: sharded pub/sub on a Cluster that has it, so no
+            // wake-up is broadcast to every node; otherwise plain pub/sub on this client's own channel
+            // (one node: nothing to gain; on Cluster every node forwards PUBLISH to every other)
+            this.features = ServerFeatures.probe(calls, address);
+            if (wakeUps instanceof StatefulRedisClusterPubSubConnection<String, String> clusterPubSub
+                    && features.shardedPubSub()) {
+                sharded = new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(), timer(),
+                        ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
+            } else {
+                calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
+            }
+            this.shardChannels = sharded;
+            // ----
+            if (settings.replicationGuard() != null && !cluster) {
                 forGuard = ((RedisClient) redisClient).connect(StringCodec.UTF8);
                 forGuard.setTimeout(settings.commandTimeout());
-                this.guardedCalls = callsOn(forGuard.async(), redisClient, settings, address);
+                this.guardedCalls = CompletableFuture.completedFuture(
+                        callsOn(forGuard.async(), redisClient, settings, address));
             } else {
-                this.guardedCalls = calls;
+                this.guardedCalls = CompletableFuture.completedFuture(calls);
             }
+            // on Cluster the guard connects to a master when an acquisition first needs it
+            this.guardLinks = settings.replicationGuard() != null && cluster
+                    ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings) : null;
         } catch (RuntimeException e) {
+            if (sharded != null) {
+                sharded.close();
+            }
             closeQuietly(forGuard);
             closeQuietly(wakeUps);
             closeQuietly(commands);
@@ -158,7 +200,20 @@ public final class LettuceRelockClient implements RelockClient {
         this.events = LockEvents.of(instrumentation, commands, address);
         EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
         this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
+        // after a reconnect the keeper renews at once: the outage already used up part of every lease
+        this.reconnected = new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                leaseKeeper.renewSoon();
+            }
+        };
+        redisClient.addListener(reconnected);
         log.debug("relock client {} connected to {}", clientId, address);
+    }
+
+    /** The newer server commands this client found at connect (for tests and diagnostics). */
+    public ServerFeatures serverFeatures() {
+        return features;
     }
 
     private static RedisCalls callsOn(RedisClusterAsyncCommands<String, String> commands,
@@ -174,17 +229,24 @@ public final class LettuceRelockClient implements RelockClient {
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
-            return new LettuceRelockClient(settings, listeners, instrumentation, redisClient, false,
-                    "(caller's Lettuce client)");
+            return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation, redisClient,
+                    false, "(caller's Lettuce client)"), "(caller's Lettuce client)");
         }
         RedisURI uri = parse(redisUri, "redisUri");
         uri.setTimeout(settings.commandTimeout());
         String address = uri.getSentinels().isEmpty()
                 ? uri.getHost() + ":" + uri.getPort()
                 : "sentinel master " + uri.getSentinelMasterId();
-        RedisClient created = RedisClient.create(uri);
+        RedisClient created;
+        try {
+            created = LazySyncRedisClient.withLazySync(uri);
+        } catch (LinkageError e) {
+            // a Lettuce without the protected API LazySyncRedisClient builds on
+            created = RedisClient.create(uri);
+        }
         created.setOptions(clientOptions(settings.commandTimeout()));
-        return new LettuceRelockClient(settings, listeners, instrumentation, created, true, address);
+        return offeringWhatTheGuardNeeds(
+                new LettuceRelockClient(settings, listeners, instrumentation, created, true, address), address);
     }
 
     /**
@@ -207,8 +269,8 @@ public final class LettuceRelockClient implements RelockClient {
     public static RelockClient connectCluster(List<String> seedUris, RedisClusterClient clusterClient,
             RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (clusterClient != null) {
-            return new LettuceRelockClient(settings, listeners, instrumentation, clusterClient, false,
-                    "(caller's Lettuce cluster client)");
+            return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation,
+                    clusterClient, false, "(caller's Lettuce cluster client)"), "(caller's Lettuce cluster client)");
         }
         List<RedisURI> seeds = new ArrayList<>();
         for (String seedUri : seedUris) {
@@ -236,7 +298,22 @@ public final class LettuceRelockClient implements RelockClient {
                         .enablePeriodicRefresh(Duration.ofSeconds(30))
                         .build())
                 .build());
-        return new LettuceRelockClient(settings, listeners, instrumentation, created, true, address);
+        return offeringWhatTheGuardNeeds(
+                new LettuceRelockClient(settings, listeners, instrumentation, created, true, address), address);
+    }
+
+    /**
+     * The client, if its server offers what its replication guard needs ({@code WAITAOF} for an
+     * fsynced guard); otherwise closes it and says what is missing.
+     */
+    private static LettuceRelockClient offeringWhatTheGuardNeeds(LettuceRelockClient client, String address) {
+        ReplicationGuard guard = client.settings.replicationGuard();
+        if (guard != null && guard.fsynced() && !client.features.waitAof()) {
+            client.close();
+            throw new RelockException("replicationGuard(...) is fsynced, which needs WAITAOF (Redis 7.2 or later),"
+                    + " but Redis at " + address + " does not offer it (COMMAND INFO WAITAOF: unknown)");
+        }
+        return client;
     }
 
     private static RedisURI parse(String uri, String setting) {
@@ -260,29 +337,8 @@ public final class LettuceRelockClient implements RelockClient {
         checkName(name);
         ensureOpen();
         LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-        RelockLock read = new RedisLock(this, name, keys, LockMode.READ);
-        RelockLock write = new RedisLock(this, name, keys, LockMode.WRITE);
-        return new RelockReadWriteLock() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public RelockLock readLock() {
-                return read;
-            }
-
-            @Override
-            public RelockLock writeLock() {
-                return write;
-            }
-
-            @Override
-            public String toString() {
-                return "RelockReadWriteLock[" + name + "]";
-            }
-        };
+        return new ReadWriteLockView(name, new RedisLock(this, name, keys, LockMode.READ),
+                new RedisLock(this, name, keys, LockMode.WRITE), null);
     }
 
     @Override
@@ -463,6 +519,7 @@ public final class LettuceRelockClient implements RelockClient {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        redisClient.removeListener(reconnected);
         leaseKeeper.close();
         List<CompletableFuture<?>> releases = new ArrayList<>();
         // withdraw the queued acquisitions while the connection is still open
@@ -471,7 +528,7 @@ public final class LettuceRelockClient implements RelockClient {
         for (Hold hold : holds.all()) {
             hold.beginRelease();
             releases.add(calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                    hold.owner, "all", graceMillis, wakeChannelPrefix));
+                    hold.owner, "all", graceMillis, wakeRoute(hold.keys)));
             hold.released();
             holds.remove(hold);
         }
@@ -485,8 +542,14 @@ public final class LettuceRelockClient implements RelockClient {
                     + " by themselves: {}", clientId, e.toString());
         }
         events.close();
+        if (shardChannels != null) {
+            shardChannels.close();
+        }
         closeQuietly(pubSub);
         closeQuietly(guarded);
+        if (guardLinks != null) {
+            guardLinks.close();
+        }
         closeQuietly(connection);
         if (ownsRedisClient) {
             redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -523,8 +586,13 @@ public final class LettuceRelockClient implements RelockClient {
         return clientId + ":h" + holderIds.incrementAndGet();
     }
 
+    /** A new id for one acquisition attempt; a grant on release names the attempt it answers. */
+    long nextAttemptId() {
+        return attemptIds.incrementAndGet();
+    }
+
     String ownerOfCurrentThread() {
-        return clientId + ":" + Thread.currentThread().getId();
+        return ownerOfThread.get();
     }
 
     long defaultLeaseMillis() {
@@ -540,8 +608,30 @@ public final class LettuceRelockClient implements RelockClient {
         return cluster ? SlotHash.getSlot(key) : 0;
     }
 
-    String wakeChannelPrefix() {
-        return wakeChannelPrefix;
+    /**
+     * Where the scripts on {@code keys} send wake-ups (see queue.lua): the lock's own shard channel
+     * with sharded pub/sub, else the prefix of every client's own channel.
+     */
+    String wakeRoute(LockKeys keys) {
+        return shardChannels != null ? keys.wakeChannel() : wakeChannelPrefix;
+    }
+
+    /**
+     * {@code waiter}, whose attempt sent at {@code attemptSentNanos} found its lock taken, waits
+     * from now on: with sharded pub/sub, listen to its lock's channel until
+     * {@link #stopListeningForWakeUps}. Called under the acquisition's lock.
+     *
+     * @return whether it should try again at once (see {@link ShardWakeChannels#join})
+     */
+    boolean listenForWakeUps(Acquisition waiter, long attemptSentNanos) {
+        return shardChannels != null && shardChannels.join(waiter.keys().wakeChannel(), waiter, attemptSentNanos);
+    }
+
+    /** {@code waiter} no longer waits. Called under the acquisition's lock. */
+    void stopListeningForWakeUps(Acquisition waiter) {
+        if (shardChannels != null) {
+            shardChannels.leave(waiter.keys().wakeChannel(), waiter);
+        }
     }
 
     RedisCalls calls() {
@@ -549,11 +639,42 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     /**
-     * Where fresh acquisitions, their withdrawals and their replication guard's {@code WAIT} go:
-     * one connection, so they reach Redis in order and the {@code WAIT} counts the acquisition.
+     * Where fresh acquisitions of keys in {@code slot}, their withdrawals and their replication
+     * guard's {@code WAIT} go: one connection, so they reach Redis in order and the {@code WAIT}
+     * counts the acquisition. Completed at once, except on Cluster with a guard while the
+     * connection to the slot's master is being opened (see {@link ClusterGuardLinks}); such a
+     * connection does not follow redirections, see {@link #redirected}.
      */
-    RedisCalls acquisitionCalls() {
-        return guardedCalls;
+    CompletableFuture<RedisCalls> acquisitionCalls(int slot) {
+        return guardLinks != null ? guardLinks.toMasterOf(slot) : guardedCalls;
+    }
+
+    /**
+     * If {@code error} is a Cluster redirection ({@code MOVED}) that a guard's node connection met,
+     * so the script was not run: asks for a fresh topology and returns when that is done, for a
+     * retry on the slot's new master. Otherwise null. Only a guard's node connection sees MOVED;
+     * the routed one follows it itself.
+     */
+    CompletableFuture<Void> refreshIfMoved(Throwable error) {
+        return guardLinks != null && RedisCalls.isMoved(error) ? guardLinks.refreshTopology() : null;
+    }
+
+    /**
+     * Runs a clean-up script in order on {@code on} (an acquisition's connection), without
+     * waiting; if that connection can no longer run it (closed, or the slot moved away from its
+     * node: a guard's node connection on Cluster), over the shared connection instead. The
+     * fallback is sent only once {@code on} has failed the script, so it follows whatever {@code on}
+     * carried before; the clean-up scripts undo only their own owner's fresh hold, so one that
+     * ran twice does no harm.
+     */
+    CompletableFuture<Long> cleanUpOn(RedisCalls on, LuaScript script, String[] keys, String... args) {
+        CompletableFuture<Long> sent = on.runInOrder(script, ScriptOutputType.INTEGER, keys, args);
+        if (on == calls) {
+            return sent;
+        }
+        return sent.exceptionallyCompose(error -> RedisCalls.connectionGone(error)
+                ? calls.runInOrder(script, ScriptOutputType.INTEGER, keys, args)
+                : CompletableFuture.failedFuture(error));
     }
 
     /** The replication guard of every fresh acquisition, or null. */
@@ -573,6 +694,11 @@ public final class LettuceRelockClient implements RelockClient {
         return events;
     }
 
+    /** What a handle calls to give up its hold: one instance for all of them. */
+    HoldHandle.Release releaseOfHandles() {
+        return releaseOfHandles;
+    }
+
     /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
     void release(Hold hold) {
         release(hold, 0);
@@ -587,9 +713,8 @@ public final class LettuceRelockClient implements RelockClient {
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
-                // clean up in case the key outlived the local view of the lease; owner-checked, and
-                // in order, so it cannot overtake this thread's next acquisition
-                releaseInOrder(hold);
+                // clean up in case the key outlived the local view of the lease
+                releaseLost(hold);
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -603,7 +728,7 @@ public final class LettuceRelockClient implements RelockClient {
             // cannot keep the lock alive
             CompletableFuture<Long> reply = last && delayMillis > 0
                     ? calls.run(LuaScript.RELEASE_AFTER, ScriptOutputType.INTEGER, hold.keys.all(),
-                            hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeChannelPrefix)
+                            hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeRoute(hold.keys))
                     : sendRelease(hold, last ? "all" : "one");
             left = calls.await(reply, "release", hold.lockName);
         } catch (RelockException e) {
@@ -625,8 +750,10 @@ public final class LettuceRelockClient implements RelockClient {
             holds.remove(hold);
             hold.drop();
             hold.released();
-            log.debug("{} '{}' released by {} (fencing token {}, held {} ms)",
-                    hold.mode.description, hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis());
+            if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
+                log.debug("{} '{}' released by {} (fencing token {}, held {} ms)",
+                        hold.mode.description, hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis());
+            }
         } else {
             hold.drop();
         }
@@ -640,14 +767,40 @@ public final class LettuceRelockClient implements RelockClient {
         releaseInOrder(hold);
     }
 
+    /**
+     * Releases, by owner and in order, the key of a hold reported lost that Redis may still keep (its
+     * lease outlived the local deadline, or a renewal got through after it); once per hold, from the
+     * owner's unlock or the lease keeper, whichever comes first. The monitor makes the other wait until
+     * the release is sent, so an owner's next acquisition of the lock always goes after it and is
+     * never the one released.
+     */
+    void releaseLost(Hold hold) {
+        synchronized (hold) {
+            if (hold.firstLostRelease()) {
+                releaseInOrder(hold);
+            }
+        }
+    }
+
+    /** A new hold joins the table, and the lease keeper watches its deadline. */
+    void track(Hold hold) {
+        holds.add(hold);
+        leaseKeeper.watch(hold);
+    }
+
+    // Over the connection this client acquires on (a replication guard's own, or the shared one),
+    // so that the owner's next acquisition of the lock reaches Redis after this release: on another
+    // connection it could overtake the release, be taken for a re-entry of the stale hold, and then
+    // be deleted by it. A guard's connection still being opened (Cluster) leaves the shared one.
     private void releaseInOrder(Hold hold) {
-        calls.runInOrder(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                hold.owner, "all", graceMillis, wakeChannelPrefix);
+        CompletableFuture<RedisCalls> route = acquisitionCalls(slotOf(hold.keys.lock()));
+        RedisCalls on = route.isDone() && !route.isCompletedExceptionally() ? route.join() : calls;
+        cleanUpOn(on, hold.mode.release, hold.keys.all(), hold.owner, "all", graceMillis, wakeRoute(hold.keys));
     }
 
     private CompletableFuture<Long> sendRelease(Hold hold, String howMany) {
         return calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                hold.owner, howMany, graceMillis, wakeChannelPrefix);
+                hold.owner, howMany, graceMillis, wakeRoute(hold.keys));
     }
 
     /**
@@ -664,15 +817,15 @@ public final class LettuceRelockClient implements RelockClient {
         String owner = ownerOfCurrentThread();
         List<String> keys = new ArrayList<>();
         for (RedisLock lock : locks) {
-            if (holds.get(lock.keys().lock(), LockMode.WRITE, owner) != null
-                    || holds.get(lock.keys().lock(), LockMode.READ, owner) != null) {
+            if (holds.get(lock.keys(), LockMode.WRITE, owner) != null
+                    || holds.get(lock.keys(), LockMode.READ, owner) != null) {
                 return null;
             }
             keys.addAll(List.of(lock.keys().all()));
         }
         long sent = System.nanoTime();
         // on the acquisitions' connection, so a guard's WAIT counts it and the undo follows in order
-        RedisCalls acquiring = acquisitionCalls();
+        RedisCalls acquiring = calls.await(acquisitionCalls(slotOf(locks.get(0).keys().lock())), "multi-lock", null);
         List<Long> reply;
         try {
             reply = acquiring.await(acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
@@ -680,6 +833,12 @@ public final class LettuceRelockClient implements RelockClient {
         } catch (RedisUnavailableException e) {
             // it may still be applied
             undoAll(acquiring, locks, owner);
+            throw e;
+        } catch (RelockException e) {
+            if (refreshIfMoved(e) != null) {
+                // not run: the caller goes on lock by lock, and each acquisition follows the slot
+                return null;
+            }
             throw e;
         }
         if (reply.get(0) != 1) {
@@ -689,7 +848,7 @@ public final class LettuceRelockClient implements RelockClient {
         if (guard != null) {
             long acknowledged;
             try {
-                acknowledged = acquiring.await(acquiring.awaitReplicas(guard.replicas(), guard.timeout().toMillis()),
+                acknowledged = acquiring.await(acquiring.awaitReplicas(guard),
                         "multi-lock", null);
             } catch (RelockException e) {
                 undoAll(acquiring, locks, owner);
@@ -710,7 +869,7 @@ public final class LettuceRelockClient implements RelockClient {
             RedisLock lock = locks.get(i);
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
-            holds.add(hold);
+            track(hold);
             events.held(hold);
             taken.add(hold);
             log.debug("lock '{}' acquired by {} with fencing token {} (multi-lock, one script)",
@@ -722,8 +881,8 @@ public final class LettuceRelockClient implements RelockClient {
     /** Undoes every fresh hold of {@code owner} on {@code locks}, in order on {@code on}, without waiting. */
     private void undoAll(RedisCalls on, List<RedisLock> locks, String owner) {
         for (RedisLock lock : locks) {
-            on.runInOrder(LuaScript.WITHDRAW, ScriptOutputType.INTEGER, lock.keys().all(),
-                    owner, LockMode.WRITE.kind, "1", graceMillis, wakeChannelPrefix);
+            cleanUpOn(on, LuaScript.WITHDRAW, lock.keys().all(), owner, LockMode.WRITE.kind, "1", graceMillis,
+                    wakeRoute(lock.keys()));
         }
     }
 

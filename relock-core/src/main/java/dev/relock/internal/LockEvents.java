@@ -13,7 +13,7 @@ import java.util.List;
  * {@link MicrometerLockEvents}; it is named only in {@link #of}, so the JVM loads it (and
  * Micrometer) only when a registry was configured. Implementations are thread-safe.
  */
-interface LockEvents {
+public interface LockEvents {
 
     /** The events of no registry: every method does nothing. */
     LockEvents NONE = NoLockEvents.INSTANCE;
@@ -22,6 +22,10 @@ interface LockEvents {
     String MULTI = "multi";
 
     /** The events for what the builder was given; {@link #NONE} without a registry. */
+    /**
+     * @param connection the command connection to the one node this client talks to, or null for
+     *     a client of several nodes, which tells each with {@link #nodeConnected}
+     */
     static LockEvents of(Instrumentation instrumentation, StatefulConnection<?, ?> connection, String address) {
         if (!instrumentation.isEnabled()) {
             return NONE;
@@ -49,6 +53,12 @@ interface LockEvents {
 
     /** The lease keeper renewed {@code holds} leases ({@code ok}) or failed to. */
     void renewals(boolean ok, int holds);
+
+    /**
+     * A command connection to {@code node} was made (a Redlock client's, once per node): it
+     * counts for that node's up gauge until {@link #close}.
+     */
+    default void nodeConnected(String node, StatefulConnection<?, ?> connection) {}
 
     /** The client is closing: meters that describe only it go away. */
     void close();

@@ -9,32 +9,123 @@ package dev.relock.internal;
  *
  * <p>What each key holds is described in queue.lua, beside the scripts. A semaphore named N has
  * the same set of keys under {@code <prefix>:{N}:sem}, so a lock and a semaphore may share a name.
- *
- * @param lock hash of the holders (writer, readers, tokens; or a semaphore's permits); a lock's TTL
- *     is its longest lease
- * @param fence string: the last fencing token handed out
- * @param queue zset of waiters in arrival order
- * @param expiry hash waiter -> deadline of its queue entry
- * @param leases zset holder -> end of its own lease: the readers of a lock, the permit holders of
- *     a semaphore
+ * Two LockKeys are equal when they name the same keys.
  */
-public record LockKeys(String lock, String fence, String queue, String expiry, String leases) {
+public final class LockKeys {
+
+    /*
+     * Footprint: a lock view and every hold of it keep this object, so it keeps only the prefix
+     * (one string per client) and the name (the caller's string); the five key strings are made
+     * when asked for. all() serves the locks used most recently from RECENT, so a lock taken and
+     * given back over and over makes its keys once, while a held lock keeps none of them alive.
+     */
+    private static final int RECENT_SLOTS = 64; // a power of two; at most ~30 KB of strings
+    private static final Derived[] RECENT = new Derived[RECENT_SLOTS];
+
+    /** The key strings of one lock; immutable, so a racy read of a RECENT slot sees it whole or not at all. */
+    private record Derived(LockKeys keys, String[] all) {}
+
+    private final String prefix;
+    private final String name;
+    private final boolean semaphore;
+
+    private LockKeys(String prefix, String name, boolean semaphore) {
+        this.prefix = prefix;
+        this.name = name;
+        this.semaphore = semaphore;
+    }
 
     public static LockKeys of(String prefix, String name) {
-        return under(prefix + ":{" + escape(name) + "}", ":readers");
+        return new LockKeys(prefix, name, false);
     }
 
     public static LockKeys ofSemaphore(String prefix, String name) {
-        return under(prefix + ":{" + escape(name) + "}:sem", ":leases");
+        return new LockKeys(prefix, name, true);
     }
 
-    private static LockKeys under(String base, String leasesSuffix) {
-        return new LockKeys(base, base + ":fence", base + ":queue", base + ":expiry", base + leasesSuffix);
+    /** Hash of the holders (writer, readers, tokens; or a semaphore's permits); a lock's TTL is its longest lease. */
+    public String lock() {
+        Derived recent = recent();
+        return recent != null ? recent.all[0] : key("");
     }
 
-    /** The keys in the order every lock script takes them (see queue.lua). */
+    /**
+     * The lock's own wake-up channel for sharded pub/sub on a Cluster: it carries the lock's hash tag, so
+     * it is in the lock's slot, the only shard channel a script on the lock's keys may {@code SPUBLISH} to.
+     */
+    String wakeChannel() {
+        return lock() + ":wake";
+    }
+
+    /** String: the last fencing token handed out. */
+    public String fence() {
+        return key(":fence");
+    }
+
+    /** Zset of waiters in arrival order. */
+    public String queue() {
+        return key(":queue");
+    }
+
+    /** Hash waiter -> deadline of its queue entry. */
+    public String expiry() {
+        return key(":expiry");
+    }
+
+    /** Zset holder -> end of its own lease: the readers of a lock, the permit holders of a semaphore. */
+    public String leases() {
+        Derived recent = recent();
+        return recent != null ? recent.all[4] : key(leasesSuffix());
+    }
+
+    /**
+     * The keys in the order every lock script takes them (see queue.lua). The array may be shared
+     * with other callers: never write to it.
+     */
     String[] all() {
-        return new String[] {lock, fence, queue, expiry, leases};
+        Derived recent = recent();
+        if (recent != null) {
+            return recent.all;
+        }
+        String base = key("");
+        String[] all = {base, base + ":fence", base + ":queue", base + ":expiry", base + leasesSuffix()};
+        RECENT[slot()] = new Derived(this, all);
+        return all;
+    }
+
+    private Derived recent() {
+        Derived recent = RECENT[slot()];
+        return recent != null && recent.keys.equals(this) ? recent : null;
+    }
+
+    private int slot() {
+        int h = hashCode();
+        return (h ^ (h >>> 16)) & (RECENT_SLOTS - 1);
+    }
+
+    // every key carries the hash tag; a semaphore's keys sit under <tag>:sem. One string made.
+    private String key(String suffix) {
+        return prefix + ":{" + escape(name) + (semaphore ? "}:sem" : "}") + suffix;
+    }
+
+    private String leasesSuffix() {
+        return semaphore ? ":leases" : ":readers";
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other == this || other instanceof LockKeys keys && keys.semaphore == semaphore
+                && keys.name.equals(name) && keys.prefix.equals(prefix);
+    }
+
+    @Override
+    public int hashCode() {
+        return (31 * prefix.hashCode() + name.hashCode()) * 2 + (semaphore ? 1 : 0);
+    }
+
+    @Override
+    public String toString() {
+        return key("");
     }
 
     /** The lock name in a lock key made by {@link #of}, or null if the key is not one. */
@@ -48,6 +139,9 @@ public record LockKeys(String lock, String fence, String queue, String expiry, S
     }
 
     static String escape(String name) {
+        if (name.indexOf('%') < 0 && name.indexOf('{') < 0 && name.indexOf('}') < 0) {
+            return name;
+        }
         StringBuilder out = new StringBuilder(name.length() + 8);
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);

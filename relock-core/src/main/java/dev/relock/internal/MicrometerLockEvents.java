@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -55,6 +56,8 @@ final class MicrometerLockEvents implements LockEvents {
     private final Counter renewalsFailed;
     private final StatefulConnection<?, ?> connection;
     private final String node;
+    // the connections told by nodeConnected (a Redlock client's), each with its node; guarded by itself
+    private final Map<StatefulConnection<?, ?>, String> otherNodes = new HashMap<>();
     // kind -> group -> meters; the kinds are fixed, the groups as many as metricsGroup makes
     private final Map<String, Map<String, GroupMeters>> byKindAndGroup = Map.of(
             LockInfo.EXCLUSIVE, new ConcurrentHashMap<>(), LockInfo.SHARED, new ConcurrentHashMap<>(),
@@ -72,7 +75,9 @@ final class MicrometerLockEvents implements LockEvents {
         }
         this.renewalsOk = renewals("ok");
         this.renewalsFailed = renewals("failed");
-        gauges.nodeConnected(meters, node, connection);
+        if (connection != null) {
+            gauges.nodeConnected(meters, node, connection);
+        }
     }
 
     /** The registries are those of {@link Instrumentation}, at least one of them not null. */
@@ -132,8 +137,22 @@ final class MicrometerLockEvents implements LockEvents {
     }
 
     @Override
+    public void nodeConnected(String node, StatefulConnection<?, ?> connection) {
+        synchronized (otherNodes) {
+            otherNodes.put(connection, node);
+        }
+        gauges.nodeConnected(meters, node, connection);
+    }
+
+    @Override
     public void close() {
-        gauges.nodeClosed(meters, node, connection);
+        if (connection != null) {
+            gauges.nodeClosed(meters, node, connection);
+        }
+        synchronized (otherNodes) {
+            otherNodes.forEach((other, name) -> gauges.nodeClosed(meters, name, other));
+            otherNodes.clear();
+        }
     }
 
     /** A started observation, or the no-op one (and no context made) when nobody observes. */

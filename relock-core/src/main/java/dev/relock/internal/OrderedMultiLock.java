@@ -15,38 +15,65 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
- * A multi-lock (see {@link RelockMultiLock}). First it tries to take every lock in one script,
- * all or none, in one round trip; when one of them is not free it takes them one by one in the
- * order of their keys, waiting in each lock's queue, and on any failure or timeout releases what
- * it took, in reverse. Stateless beyond the sorted locks; the holds are those of the member locks,
- * so each is released, renewed and fenced as the lock it is.
+ * A multi-lock (see {@link RelockMultiLock}). On one Redis it first tries to take every lock in
+ * one script, all or none, in one round trip; otherwise (and on Redlock, which has no such script)
+ * it takes them one by one in the order of their keys, waiting for each, and on any failure or
+ * timeout releases what it took, in reverse. Stateless beyond the sorted locks; the holds are
+ * those of the member locks, so each is released, renewed and fenced as the lock it is.
  */
-final class OrderedMultiLock implements RelockMultiLock {
+public final class OrderedMultiLock implements RelockMultiLock {
 
     private static final long RENEWED = 0;
 
-    private final LettuceRelockClient client;
-    private final List<RedisLock> locks;
+    private final List<RelockLock> locks;
     private final List<String> names;
+    private final LockEvents events;
+    // all locks at once for the current thread (lease, or RENEWED): their holds, or null when
+    // that is not possible; and the handle of one such hold
+    private final LongFunction<List<Hold>> atOnce;
+    private final Function<Hold, LockHandle> handleOfHold;
 
     /** @param locks the member locks, already in their global order */
     OrderedMultiLock(LettuceRelockClient client, List<RedisLock> locks) {
-        this.client = client;
+        this(locks, client.events(), leaseMillis -> {
+            boolean renewed = leaseMillis == RENEWED;
+            return client.tryWriteLockAll(locks, renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
+        }, hold -> new HoldHandle(client, hold));
+    }
+
+    private OrderedMultiLock(List<? extends RelockLock> locks, LockEvents events, LongFunction<List<Hold>> atOnce,
+            Function<Hold, LockHandle> handleOfHold) {
         this.locks = List.copyOf(locks);
         this.names = locks.stream().map(RelockLock::name).toList();
+        this.events = events;
+        this.atOnce = atOnce;
+        this.handleOfHold = handleOfHold;
+    }
+
+    /**
+     * A multi-lock that takes {@code locks} one by one, for a client without an all-at-once script
+     * (Redlock).
+     *
+     * @param locks the member locks, already in their global order (by lock key)
+     */
+    public static RelockMultiLock oneByOne(List<? extends RelockLock> locks, LockEvents events) {
+        return new OrderedMultiLock(locks, events, leaseMillis -> null, hold -> {
+            throw new IllegalStateException("no hold is taken at once");
+        });
     }
 
     /** All locks in one script for the current thread, or null when one is not free. */
     private List<Hold> atOnce(long leaseMillis) {
-        boolean renewed = leaseMillis == RENEWED;
-        return client.tryWriteLockAll(locks, renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
+        return atOnce.apply(leaseMillis);
     }
 
     private MultiLockHandle handleOf(List<Hold> holds) {
         List<LockHandle> handles = new ArrayList<>();
-        holds.forEach(hold -> handles.add(new HoldHandle(client, hold)));
+        holds.forEach(hold -> handles.add(handleOfHold.apply(hold)));
         return new Handle(handles);
     }
 
@@ -103,7 +130,7 @@ final class OrderedMultiLock implements RelockMultiLock {
 
     /** Runs an acquisition and reports its outcome as kind {@value LockEvents#MULTI}. */
     private <T> T observed(Attempt<T> attempt) throws InterruptedException {
-        LockEvents.Wait observed = client.events().multiWaitStarted(names);
+        LockEvents.Wait observed = events.multiWaitStarted(names);
         try {
             T result = attempt.run();
             if (result == null || Boolean.FALSE.equals(result) || Optional.empty().equals(result)) {

@@ -2,6 +2,7 @@ package dev.relock.internal;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
+import dev.relock.ReplicationGuard;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -10,6 +11,11 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.ArrayOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -38,6 +44,21 @@ public final class RedisCalls {
 
     /** How long to wait before sending a script again after TRYAGAIN (a slot in migration). */
     static final long TRY_AGAIN_MILLIS = 20;
+
+    /** WAITAOF (Redis 7.2) is not among Lettuce's commands (6.8). */
+    private static final ProtocolKeyword WAITAOF = new ProtocolKeyword() {
+        private final byte[] bytes = "WAITAOF".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        public byte[] getBytes() {
+            return bytes;
+        }
+
+        @Override
+        public String name() {
+            return "WAITAOF";
+        }
+    };
 
     private final RedisClusterAsyncCommands<String, String> commands;
     private final long timeoutNanos;
@@ -68,11 +89,22 @@ public final class RedisCalls {
     }
 
     /**
-     * Sends {@code WAIT replicas timeout}: the reply counts the replicas that acknowledged every
-     * write this connection sent before it. Redis answers nothing else on this connection meanwhile.
+     * Sends the guard's {@code WAIT replicas timeout}: the reply counts the replicas that
+     * acknowledged every write this connection sent before it. Redis answers nothing else on this
+     * connection meanwhile. For a {@link ReplicationGuard#fsynced() fsynced} guard it sends
+     * {@code WAITAOF 1 replicas timeout} instead (Redis 7.2; the client checked at connect that the
+     * server has it), which answers [master fsynced 0 or 1, replicas fsynced]: the count of
+     * replicas that fsynced, or 0 when the master did not.
      */
-    CompletableFuture<Long> awaitReplicas(int replicas, long timeoutMillis) {
-        return commands.waitForReplication(replicas, timeoutMillis).toCompletableFuture();
+    CompletableFuture<Long> awaitReplicas(ReplicationGuard guard) {
+        long timeoutMillis = guard.timeout().toMillis();
+        if (!guard.fsynced()) {
+            return commands.waitForReplication(guard.replicas(), timeoutMillis).toCompletableFuture();
+        }
+        CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8)
+                .add(1).add(guard.replicas()).add(timeoutMillis);
+        return commands.dispatch(WAITAOF, new ArrayOutput<>(StringCodec.UTF8), args).toCompletableFuture()
+                .thenApply(reply -> (Long) reply.get(0) < 1 ? 0L : (Long) reply.get(1));
     }
 
     /**
@@ -84,7 +116,11 @@ public final class RedisCalls {
      *
      * <p>A Cluster node answers TRYAGAIN, without running the script, while the script's slot is
      * being migrated and only some of its keys have moved; the script is sent again every
-     * {@value #TRY_AGAIN_MILLIS} ms until the command timeout has passed since the first send.
+     * {@value #TRY_AGAIN_MILLIS} ms until the command timeout has passed since the first send. So
+     * is a script answered ASK (the slot in migration, its keys gone) on a connection to one node,
+     * which does not follow redirections (the replication guard's on Cluster): a multi-key script
+     * sent with ASKING to the importing node would get TRYAGAIN there anyway, until the migration
+     * ends with MOVED.
      */
     public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         CompletableFuture<T> reply = new CompletableFuture<>();
@@ -121,7 +157,8 @@ public final class RedisCalls {
             ScriptOutputType type, String[] keys, String[] args) {
         Throwable cause = unwrap(error);
         if (!(cause instanceof RedisCommandExecutionException)
-                || !String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
+                || !(String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
+                        || String.valueOf(cause.getMessage()).startsWith("ASK "))
                 || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MILLIS) > retryUntil) {
             return false;
         }
@@ -235,6 +272,34 @@ public final class RedisCalls {
 
     private static String what(String operation, String lockName) {
         return lockName == null ? operation : operation + " of lock '" + lockName + "'";
+    }
+
+    /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */
+    static boolean isMoved(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof RedisCommandExecutionException
+                    && String.valueOf(cause.getMessage()).startsWith("MOVED ")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether a command failed with {@code error} because its connection can run nothing more for
+     * it: answered MOVED or ASK (the slot is served elsewhere), or refused or cut off by Lettuce
+     * because the connection is closed or down. Not a timeout: the connection may still run it.
+     */
+    static boolean connectionGone(Throwable error) {
+        Throwable cause = unwrap(error);
+        if (cause instanceof RedisCommandExecutionException) {
+            String message = String.valueOf(cause.getMessage());
+            return message.startsWith("MOVED ") || message.startsWith("ASK ");
+        }
+        String message = String.valueOf(cause.getMessage());
+        return cause instanceof RedisException && !(cause instanceof RedisCommandTimeoutException)
+                // Lettuce: "Connection closed", "Connection disconnected", "Currently not connected…"
+                && (message.contains("closed") || message.contains("connected"));
     }
 
     public static Throwable unwrap(Throwable error) {

@@ -77,11 +77,11 @@ final class RedisLock extends HoldingLock {
         boolean renewed = leaseMillis == RENEWED;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
         String owner = client.ownerOfCurrentThread();
-        Hold held = client.holds().get(keys.lock(), mode, owner);
+        Hold held = client.holds().get(keys, mode, owner);
         if (held != null) {
             return reenter(held, lease, renewed);
         }
-        if (mode == LockMode.WRITE && client.holds().get(keys.lock(), LockMode.READ, owner) != null) {
+        if (mode == LockMode.WRITE && client.holds().get(keys, LockMode.READ, owner) != null) {
             throw upgradeRefused();
         }
         return acquisition(owner, lease, renewed).run(waitNanos, forever, interruptible);
@@ -133,7 +133,7 @@ final class RedisLock extends HoldingLock {
         long sent = System.nanoTime();
         List<Long> reply = client.calls().await(
                 client.calls().run(mode.acquire, ScriptOutputType.MULTI, keys.all(),
-                        held.owner, Long.toString(lease), "1", "0", client.graceMillis(), client.wakeChannelPrefix()),
+                        held.owner, Long.toString(lease), "1", "0", client.graceMillis(), client.wakeRoute(keys)),
                 "re-entry", name);
         if (reply.get(0) < 0) {
             client.reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");
@@ -148,7 +148,7 @@ final class RedisLock extends HoldingLock {
     @Override
     public void unlock() {
         client.ensureOpen();
-        Hold hold = client.holds().get(keys.lock(), mode, client.ownerOfCurrentThread());
+        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
         if (hold == null) {
             throw new IllegalMonitorStateException(what() + " is not held by the current thread ("
                     + Thread.currentThread().getName() + ")");
@@ -161,7 +161,7 @@ final class RedisLock extends HoldingLock {
         client.ensureOpen();
         long deleted = client.calls().await(
                 client.calls().<Long>run(LuaScript.FORCE_UNLOCK, ScriptOutputType.INTEGER, keys.all(),
-                        client.graceMillis(), client.wakeChannelPrefix()),
+                        client.graceMillis(), client.wakeRoute(keys)),
                 "force-unlock", name);
         if (deleted == 1) {
             log.info("lock '{}' was forced open by client {}", name, client.clientId());
@@ -179,14 +179,14 @@ final class RedisLock extends HoldingLock {
 
     @Override
     public boolean isHeldByCurrentThread() {
-        Hold hold = client.holds().get(keys.lock(), mode, client.ownerOfCurrentThread());
+        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
         // an explicit lease may have run out before the lease keeper's next pass noticed
         return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
     }
 
     @Override
     public int getHoldCount() {
-        Hold hold = client.holds().get(keys.lock(), mode, client.ownerOfCurrentThread());
+        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
         return hold == null ? 0 : hold.holds();
     }
 

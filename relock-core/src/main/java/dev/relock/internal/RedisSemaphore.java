@@ -144,7 +144,7 @@ final class RedisSemaphore implements RelockSemaphore {
     private long admin(String operation, long number) {
         client.ensureOpen();
         return client.calls().await(client.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
-                keys.all(), operation, Long.toString(number), client.graceMillis(), client.wakeChannelPrefix()),
+                keys.all(), operation, Long.toString(number), client.graceMillis(), client.wakeRoute(keys)),
                 operation + " permits", name);
     }
 

@@ -8,7 +8,9 @@ import java.util.function.BiConsumer;
 
 /**
  * The client's queued acquisitions, found by owner id, and the listener that routes wake-up
- * messages from the client's own channel to them (see queue.lua for the messages).
+ * messages to them (see queue.lua for the messages), from the client's own channel or, with sharded
+ * pub/sub on a Cluster, from the lock channels it listens to, where a message for another client's
+ * owner finds no acquisition here and is dropped.
  *
  * <p>An owner waits for at most one lock at a time, so the owner id alone finds its acquisition;
  * the lock key in the message guards against a stale message for an earlier wait. Messages arrive
@@ -32,6 +34,12 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
         byOwner.forEach(action);
     }
 
+    /** A wake-up on a lock's own shard channel (sharded pub/sub on a Cluster): the same messages. */
+    @Override
+    public void smessage(String shardChannel, String message) {
+        message(shardChannel, message);
+    }
+
     @Override
     public void message(String channel, String message) {
         String[] parts = message.split("\n");
@@ -46,6 +54,8 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
             acquisition.wake();
         } else if (parts[0].equals("S") && parts.length == 4) {
             acquisition.checkWithin(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(parts[3])));
+        } else if (parts[0].equals("G") && parts.length == 5) {
+            acquisition.granted(Long.parseLong(parts[4]), Long.parseLong(parts[3]));
         }
     }
 }

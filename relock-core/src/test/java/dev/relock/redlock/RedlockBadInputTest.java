@@ -7,8 +7,6 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockLock;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -77,14 +75,27 @@ class RedlockBadInputTest extends RedlockTestBase {
     }
 
     @Test
-    void metricsAreRefusedOnRedlockUntilSupported() {
-        RelockClientBuilder meters = RelockClient.builder().redlockUris(uris()).meterRegistry(new SimpleMeterRegistry());
-        assertThatThrownBy(meters::build).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("meterRegistry").hasMessageContaining("not supported by Redlock");
-        RelockClientBuilder traces = RelockClient.builder().redlockUris(uris())
-                .observationRegistry(ObservationRegistry.create());
-        assertThatThrownBy(traces::build).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("observationRegistry");
+    void theNewKindsOfLockRefuseBadArguments() {
+        RelockClient client = newClient();
+        assertThatThrownBy(() -> client.readWriteLock(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("lock name");
+        assertThatThrownBy(() -> client.readWriteLock(" ")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("blank");
+        assertThatThrownBy(() -> client.multiLock()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least one name");
+        assertThatThrownBy(() -> client.multiLock("a", null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> client.list(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("nameGlob");
+        RelockLock read = client.readWriteLock("bad").readLock();
+        assertThatThrownBy(() -> read.tryAcquireAsync(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("wait");
+        assertThatThrownBy(() -> read.tryAcquireAsync(Duration.ZERO, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease of lock 'bad'");
+        assertThatThrownBy(() -> read.tryAcquireAsync(Duration.ZERO, Duration.ofMillis(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("clock drift");
+        assertThatThrownBy(() -> client.lock("bad").acquire().releaseAfter(null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("delay");
+        client.lock("bad").unlock();
     }
 
     @Test

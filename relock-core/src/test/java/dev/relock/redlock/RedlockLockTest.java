@@ -139,36 +139,13 @@ class RedlockLockTest extends RedlockTestBase {
     }
 
     @Test
-    void unsupportedKindsOfLockSaySo() {
+    void semaphoresAreRefusedWithTheReason() {
         RelockClient client = newClient();
-        assertThatThrownBy(() -> client.readWriteLock("x")).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("Redlock").hasMessageContaining("read-write");
         assertThatThrownBy(() -> client.semaphore("x")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("semaphores").hasMessageContaining("majority");
+        assertThatThrownBy(() -> client.inspectSemaphore("x")).isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("semaphores");
-        assertThatThrownBy(() -> client.multiLock("x", "y")).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("multi-locks");
-        assertThatThrownBy(() -> client.list("*")).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("list");
         assertThatThrownBy(() -> client.lock("x").newCondition()).isInstanceOf(UnsupportedOperationException.class);
-    }
-
-    @Test
-    void asyncAcquisitionAndDelayedReleaseAreNotSupportedYet() {
-        RelockClient client = newClient();
-        RelockLock lock = client.lock("no-async");
-        assertThatThrownBy(lock::acquireAsync).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("acquireAsync()").hasMessageContaining("not supported by Redlock yet");
-        assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ZERO))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("no-async");
-        assertThatThrownBy(() -> lock.tryAcquireAsync(Duration.ZERO, Duration.ofSeconds(1)))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("not supported by Redlock yet");
-        LockHandle held = lock.acquire();
-        assertThatThrownBy(() -> held.releaseAfter(Duration.ofSeconds(1)))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("releaseAfter");
-        assertThat(held.state()).as("a refused releaseAfter keeps the hold").isEqualTo(LeaseState.HELD);
-        held.releaseAfter(Duration.ZERO);
-        assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
-        assertThat(lock.isHeldByCurrentThread()).isFalse();
     }
 
     @Test

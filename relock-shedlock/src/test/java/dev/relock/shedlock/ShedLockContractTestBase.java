@@ -17,8 +17,11 @@ import org.junit.jupiter.api.BeforeAll;
  */
 abstract class ShedLockContractTestBase extends AbstractLockProviderIntegrationTest {
 
-    /** The default lease of the client: short, so that renewal is what keeps a lock alive. */
-    static final Duration DEFAULT_LEASE = Duration.ofMillis(500);
+    /**
+     * The default lease of the client: short, so that renewal is what keeps a lock alive, yet long enough for a
+     * loaded machine: a hold is reported lost when no renewal is confirmed within the lease less its drift.
+     */
+    static final Duration DEFAULT_LEASE = Duration.ofSeconds(1);
 
     static RedisServer redis;
     static RelockClient client;

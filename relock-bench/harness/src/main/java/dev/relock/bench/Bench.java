@@ -1,11 +1,13 @@
 package dev.relock.bench;
 
+import dev.relock.testredis.RedisNodes;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,17 +27,38 @@ import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockTyp
 final class Bench {
 
     final BenchConfig config;
+    /** The one private server; null on a Bench over Redlock's nodes ({@link #overNodes}). */
     final RedisServer server;
     final ServerStats stats;
     final List<Subject> subjects;
     final List<Results.Scenario> scenarios = new ArrayList<>();
     final List<Results.Held> held = new ArrayList<>();
+    /** What every subject connects to: one URI, or Redlock's URIs joined by commas. */
+    private final String uri;
+    private final Runnable flushAll;
 
     Bench(BenchConfig config, RedisServer server, List<Subject> subjects) {
+        this(config, server, server.uri(), server::flushAll, new ServerStats(server), subjects);
+    }
+
+    private Bench(BenchConfig config, RedisServer server, String uri, Runnable flushAll, ServerStats stats,
+            List<Subject> subjects) {
         this.config = config;
         this.server = server;
-        this.stats = new ServerStats(server);
+        this.uri = uri;
+        this.flushAll = flushAll;
+        this.stats = stats;
         this.subjects = subjects;
+    }
+
+    /**
+     * A Bench whose subjects connect to all of {@code nodes} at once (Redlock): they get the URIs
+     * comma-separated, each scenario flushes every node, and Redis CPU is the nodes' sum. S4 does
+     * not run on it.
+     */
+    static Bench overNodes(BenchConfig config, RedisNodes nodes, List<Subject> subjects) {
+        return new Bench(config, null, String.join(",", nodes.uris()), nodes::flushAll,
+                new ServerStats(nodes.nodes()), subjects);
     }
 
     /** relock, the floor, relock's scripts on bare Lettuce, Redisson 3 and 4 (three locks each), Spring (two modes). */
@@ -55,8 +78,14 @@ final class Bench {
         return all;
     }
 
+    /** relock's and Redisson's (3 and 4) Redlock over independent servers: S5's second half. */
+    static List<Subject> redlockSubjects(RedissonLine redisson3, RedissonLine redisson4) {
+        return List.of(new RelockRedlockSubject(Environment.relockVersion()), new RedissonRedLockSubject(redisson3),
+                new RedissonRedLockSubject(redisson4));
+    }
+
     String uri() {
-        return server.uri();
+        return uri;
     }
 
     /** Connects one client per subject for S1–S3; a subject that cannot connect is noted in each scenario. */
@@ -89,7 +118,7 @@ final class Bench {
     /** S1 and S2: {@code threads} threads, each on its own lock name, in one client. */
     Results.Scenario pairs(String id, String title, int threads, Map<Subject, Object> clients) throws InterruptedException {
         Results.Scenario scenario = new Results.Scenario(id, title);
-        server.flushAll();
+        flushAll.run();
         Map<Results.SubjectRuns, List<Lock>> locks = new LinkedHashMap<>();
         for (Map.Entry<Subject, Object> entry : clients.entrySet()) {
             Results.SubjectRuns runs = new Results.SubjectRuns(entry.getKey());
@@ -113,7 +142,7 @@ final class Bench {
     /** S3: eight threads of one client on one name. */
     Results.Scenario contentionOneClient(Map<Subject, Object> clients) throws InterruptedException {
         Results.Scenario scenario = new Results.Scenario("S3", "8 threads of one client on one lock");
-        server.flushAll();
+        flushAll.run();
         Map<Results.SubjectRuns, List<Lock>> locks = new LinkedHashMap<>();
         for (Map.Entry<Subject, Object> entry : clients.entrySet()) {
             if (!entry.getKey().waits()) {
@@ -138,14 +167,15 @@ final class Bench {
     }
 
     /** S3p: eight clients, one thread each, on one name; one subject at a time (8 clients each). */
-    Results.Scenario contentionEightClients(int clientsPerSubject) throws InterruptedException {
-        Results.Scenario scenario = new Results.Scenario("S3p",
-                clientsPerSubject + " clients (one thread each, as separate processes would be) on one lock");
+    Results.Scenario contentionEightClients(String id, String titlePrefix, int clientsPerSubject)
+            throws InterruptedException {
+        Results.Scenario scenario = new Results.Scenario(id, titlePrefix + clientsPerSubject
+                + " clients (one thread each, as separate processes would be) on one lock");
         for (Subject subject : subjects) {
             if (!subject.waits()) {
                 continue;
             }
-            server.flushAll();
+            flushAll.run();
             Results.SubjectRuns runs = new Results.SubjectRuns(subject);
             scenario.subjects.add(runs);
             List<Subject.Client> clients = new ArrayList<>();
@@ -184,7 +214,7 @@ final class Bench {
             if (label == null) {
                 continue;
             }
-            server.flushAll();
+            flushAll.run();
             Results.SubjectRuns runs = new Results.SubjectRuns(subject, label);
             scenario.subjects.add(runs);
             List<Subject.Client> clients = new ArrayList<>();
@@ -271,7 +301,7 @@ final class Bench {
             }
             Results.Held result;
             try {
-                result = HeldLocks.run(subject, uri(), server, count, config.heldLease(), config.heldWindow());
+                result = HeldLocks.run(subject, uri(), Objects.requireNonNull(server, "S4 needs one server"), count, config.heldLease(), config.heldWindow());
                 Progress.say("  %s, %,d locks: %.0f B/lock, %+d threads (client %d), lock all %.2f s, "
                                 + "unlock all %.2f s, %,.0f cmds/s, %,.0f round trips/s, %d lost",
                         subject.label(), count, result.heapBytesPerLock, result.threadsAddedByHolding,

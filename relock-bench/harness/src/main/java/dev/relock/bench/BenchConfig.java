@@ -9,7 +9,8 @@ import java.util.Set;
  * How long and how often to measure, and where things are.
  *
  * @param quick the one-minute smoke run: one short repeat, S4 with 5,000 locks only, no JMH unless --jmh
- * @param only scenario ids to run (S1, S2, S3, S3p, S4, S5, S6, ceilings, jmh); empty = all
+ * @param only scenario ids to run (S1, S2, S3, S3p, S4, S5, S5R = S5's Redlock half, S6,
+ *     ceilings, jmh); empty = all
  * @param waitQuietMinutes wait up to this long for a 1-minute load average below 0.7 before measuring
  */
 record BenchConfig(boolean quick, Duration warmUp, Duration measure, int repeats, List<Integer> heldCounts,
@@ -41,7 +42,7 @@ record BenchConfig(boolean quick, Duration warmUp, Duration measure, int repeats
                 case "--only" -> only = Set.of(args[++i].split(","));
                 case "--wait-quiet" -> waitQuiet = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; use --quick, --jmh, --no-jmh, --wait-quiet MINUTES, --out DIR, --only S1,S2,S3,S3p,S4,S5,S6,ceilings,jmh");
+                        + "; use --quick, --jmh, --no-jmh, --wait-quiet MINUTES, --out DIR, --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh");
             }
         }
         boolean withJmh = jmh != null ? jmh : !quick; // JMH forks its own JVM: too slow for the one-minute run

@@ -1,5 +1,6 @@
 package dev.relock.bench;
 
+import dev.relock.testredis.RedisNodes;
 import dev.relock.testredis.RedisServer;
 import java.nio.file.Path;
 import java.time.ZonedDateTime;
@@ -43,7 +44,7 @@ public final class BenchMain {
             context.redisVersion = bench.stats.info("server", "redis_version");
             context.redisBinary = server.binary().path().toString();
             Progress.say("private redis-server %s on %s", context.redisVersion, server.uri());
-            run(bench, config, context, server);
+            run(bench, config, context, server, redisson3, redisson4);
             context.loadAfter = Environment.load();
             context.wallSeconds = (System.nanoTime() - start) / 1e9;
             context.relock = Environment.relockVersion();
@@ -63,8 +64,8 @@ public final class BenchMain {
         System.exit(0);
     }
 
-    private static void run(Bench bench, BenchConfig config, Report.Context context, RedisServer server)
-            throws Exception {
+    private static void run(Bench bench, BenchConfig config, Report.Context context, RedisServer server,
+            RedissonLine redisson3, RedissonLine redisson4) throws Exception {
         if (config.runs("ceilings")) {
             Path benchmark = ServerCeilings.find(server.binary().path());
             if (benchmark == null) {
@@ -103,11 +104,14 @@ public final class BenchMain {
         }
         if (config.runs("S3p")) {
             Progress.say("S3p: 8 clients on one lock");
-            bench.contentionEightClients(8);
+            bench.contentionEightClients("S3p", "", 8);
         }
         if (config.runs("S5")) {
             Progress.say("S5: read-write lock, 8 clients, 90 %% reads");
             bench.readWrite(8);
+        }
+        if (config.runs("S5R")) {
+            redlock(bench, config, redisson3, redisson4);
         }
         if (config.runs("S4")) {
             for (int count : config.heldCounts()) {
@@ -136,6 +140,29 @@ public final class BenchMain {
             }
         } else {
             context.microNote = "Not run" + (config.quick() ? " in quick mode (add --jmh)" : " (--no-jmh)") + ".";
+        }
+    }
+
+    /**
+     * S5's second half: S1 and S3p on Redlock over five more private servers of their own,
+     * started for this and stopped after; the scenarios join {@code bench}'s as S1-Redlock and
+     * S3p-Redlock.
+     */
+    private static void redlock(Bench bench, BenchConfig config, RedissonLine redisson3, RedissonLine redisson4)
+            throws InterruptedException {
+        try (RedisNodes nodes = RedisNodes.builder(5).start()) {
+            Bench redlock = Bench.overNodes(config, nodes, Bench.redlockSubjects(redisson3, redisson4));
+            Progress.say("S1-Redlock: 1 thread, uncontended, Redlock over %d private servers %s", nodes.size(),
+                    nodes.uris());
+            Map<Subject, Object> clients = redlock.connectAll(s -> true);
+            try {
+                redlock.pairs("S1-Redlock", "Redlock over 5 servers, 1 thread, uncontended lock+unlock", 1, clients);
+            } finally {
+                Bench.closeAll(clients);
+            }
+            Progress.say("S3p-Redlock: 8 clients on one lock, Redlock over %d servers", nodes.size());
+            redlock.contentionEightClients("S3p-Redlock", "Redlock over 5 servers, ", 8);
+            bench.scenarios.addAll(redlock.scenarios);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.relock.bench;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.MalformedURLException;
@@ -128,6 +129,40 @@ final class RedissonLine {
             return (ReadWriteLock) clientInterface.getMethod("getReadWriteLock", String.class).invoke(client, name);
         } catch (InvocationTargetException e) {
             throw new IllegalStateException("getReadWriteLock(" + name + ") failed: " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether this line still ships {@code org.redisson.RedissonRedLock} (deprecated since 3.x). */
+    boolean hasRedLock() {
+        try {
+            loader.loadClass("org.redisson.RedissonRedLock");
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    /**
+     * {@code new RedissonRedLock(locks)}: one RLock per independent server, each from that server's
+     * own client.
+     *
+     * @throws IllegalStateException if this line has no RedissonRedLock
+     */
+    Lock redLock(List<Lock> locks) {
+        try {
+            Class<?> rlock = loader.loadClass("org.redisson.api.RLock");
+            Object array = Array.newInstance(rlock, locks.size());
+            for (int i = 0; i < locks.size(); i++) {
+                Array.set(array, i, locks.get(i));
+            }
+            return (Lock) loader.loadClass("org.redisson.RedissonRedLock").getConstructor(array.getClass())
+                    .newInstance(array);
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("Redisson " + version + " ships no org.redisson.RedissonRedLock", e);
+        } catch (InvocationTargetException e) {
+            throw new IllegalStateException("new RedissonRedLock failed: " + e.getCause(), e.getCause());
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(e);
         }

@@ -43,6 +43,9 @@ final class Report {
     /** One row of the targets table. */
     record Target(String scenario, String target, String measured, Boolean met) {}
 
+    /** The id suffix of S5's Redlock scenarios, S1-Redlock and S3p-Redlock. */
+    static final String REDLOCK = "-Redlock";
+
     private final Bench bench;
     private final Context context;
     private final StringBuilder md = new StringBuilder();
@@ -76,10 +79,13 @@ final class Report {
         targets();
         ceilings();
         for (Results.Scenario scenario : bench.scenarios) {
+            if (scenario.id.endsWith(REDLOCK)) {
+                continue; // in S5's section
+            }
             if (scenario.id.startsWith("S3")) {
-                contentionTable(scenario);
+                contentionTable(scenario, "## ");
             } else if (!scenario.id.equals("S5")) {
-                pairsTable(scenario);
+                pairsTable(scenario, "## ");
             }
         }
         heldTable();
@@ -283,8 +289,8 @@ final class Report {
         line();
     }
 
-    private void pairsTable(Results.Scenario scenario) {
-        line("## " + scenario.id + ": " + scenario.title);
+    private void pairsTable(Results.Scenario scenario, String heading) {
+        line(heading + scenario.id + ": " + scenario.title);
         line();
         Results.SubjectRuns relock = relock(scenario);
         line("| subject | pairs/s (median) | min–max | p50 µs | p99 µs | p99.9 µs | Redis CPU µs/pair |"
@@ -304,13 +310,13 @@ final class Report {
         ratioLine(scenario, relock);
     }
 
-    private void contentionTable(Results.Scenario scenario) {
-        line("## " + scenario.id + ": " + scenario.title);
+    private void contentionTable(Results.Scenario scenario, String heading) {
+        line(heading + scenario.id + ": " + scenario.title);
         line();
         line("Each thread loops on `lock(); critical section; unlock();` with no pause: the critical section"
                 + " increments an unprotected shared counter (a lost update would show an overlap) and records who"
                 + " released when. Handoff = from one holder's unlock call to the next holder's lock returning in"
-                + " another thread" + (scenario.id.equals("S3p") ? " (of another client)" : "") + "; fairness ="
+                + " another thread" + (scenario.id.startsWith("S3p") ? " (of another client)" : "") + "; fairness ="
                 + " fewest ÷ most acquisitions of one thread in a run (median run); self = share of acquisitions"
                 + " by the thread that had just released.");
         line();
@@ -343,7 +349,8 @@ final class Report {
         }
         List<String> parts = new ArrayList<>();
         for (Results.SubjectRuns s : scenario.subjects) {
-            if (s.ok() && (s.family.startsWith("redisson") && s.label.endsWith(" RLock") || s.family.equals("floor"))) {
+            if (s.ok() && (s.family.startsWith("redisson") && (s.label.endsWith(" RLock")
+                    || s.label.endsWith(" RedissonRedLock")) || s.family.equals("floor"))) {
                 parts.add(String.format("%s: **%.2f×**", s.label, relock.median() / s.median()));
             }
         }
@@ -431,8 +438,25 @@ final class Report {
             }
             line();
         }
-        line("Redlock over 5 nodes (S1 and S3p): not measured, relock has no Redlock yet.");
+        Results.Scenario s1 = scenario("S1" + REDLOCK);
+        Results.Scenario s3p = scenario("S3p" + REDLOCK);
+        if (s1 == null && s3p == null) {
+            line("Redlock over 5 servers (S1 and S3p): not run (`--only S5R` runs it alone).");
+            line();
+            return;
+        }
+        line("Redlock over 5 private redis-servers of its own (started for this, loopback, same machine, so the"
+                + " five share the 2 cores): relock's client built with `redlock(uri1, …, uri5)`, and Redisson's"
+                + " `RedissonRedLock` over one `RLock` per server, each server with a Redisson client of its own"
+                + " (default configuration; deprecated in Redisson but still shipped). S1 and S3p as above, same"
+                + " loops and statistics; Redis CPU is the five servers' sum.");
         line();
+        if (s1 != null) {
+            pairsTable(s1, "### ");
+        }
+        if (s3p != null) {
+            contentionTable(s3p, "### ");
+        }
     }
 
     private void cliSection() {

@@ -2,22 +2,36 @@ package dev.relock.bench;
 
 import dev.relock.testredis.RedisServer;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
-/** Reads the private server's INFO sections: CPU time and per-command call counts. */
+/**
+ * Reads the private server's INFO sections: CPU time and per-command call counts. Over several
+ * servers (Redlock's nodes) the CPU time is their sum and the other readings are the first's.
+ */
 final class ServerStats {
 
+    private final List<RedisServer> servers;
     private final RedisServer server;
 
     ServerStats(RedisServer server) {
-        this.server = server;
+        this(List.of(server));
     }
 
-    /** Seconds of CPU the server has used (user + system, main thread and background threads). */
+    ServerStats(List<RedisServer> servers) {
+        this.servers = List.copyOf(servers);
+        this.server = this.servers.get(0);
+    }
+
+    /** Seconds of CPU the servers have used (user + system, main thread and background threads). */
     double cpuSeconds() {
-        Map<String, String> cpu = fields(server.execute("INFO", "cpu"));
-        return Double.parseDouble(cpu.getOrDefault("used_cpu_user", "0"))
-                + Double.parseDouble(cpu.getOrDefault("used_cpu_sys", "0"));
+        double seconds = 0;
+        for (RedisServer each : servers) {
+            Map<String, String> cpu = fields(each.execute("INFO", "cpu"));
+            seconds += Double.parseDouble(cpu.getOrDefault("used_cpu_user", "0"))
+                    + Double.parseDouble(cpu.getOrDefault("used_cpu_sys", "0"));
+        }
+        return seconds;
     }
 
     /** Calls per command name (lower case) from INFO commandstats. */

@@ -4,6 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
@@ -64,6 +67,31 @@ final class Poll<T> {
     }
 
     /**
+     * Completes when the poll is decided or {@code timeoutNanos} passed, whichever comes first;
+     * never exceptionally. No thread waits for it: the timeout is a task on {@code timer}.
+     */
+    CompletableFuture<Void> decidedWithin(long timeoutNanos, ScheduledExecutorService timer) {
+        CompletableFuture<Void> within = new CompletableFuture<>();
+        decided.thenRun(() -> within.complete(null));
+        if (within.isDone()) {
+            return within;
+        }
+        try {
+            ScheduledFuture<?> timeout = timer.schedule(() -> {
+                if (!decided.isDone()) {
+                    waitRanOut = true;
+                }
+                within.complete(null);
+            }, timeoutNanos, TimeUnit.NANOSECONDS);
+            within.thenRun(() -> timeout.cancel(false));
+        } catch (RejectedExecutionException e) {
+            // the timer shuts down only with the client: nothing more will be counted
+            within.complete(null);
+        }
+        return within;
+    }
+
+    /**
      * Waits in the calling thread until the poll is decided or {@code timeoutNanos} passed. An
      * interrupt does not cut the wait short (the commands are out; their outcome matters); the
      * interrupt status is restored before returning.
@@ -111,6 +139,11 @@ final class Poll<T> {
 
     synchronized int no() {
         return no;
+    }
+
+    /** How many nodes failed to answer (an error or a timeout reported by Lettuce). */
+    synchronized int failed() {
+        return failed;
     }
 
     /** How many nodes answered, yes or no. */

@@ -16,15 +16,23 @@ import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.internal.Hold;
 import dev.relock.internal.HoldTable;
+import dev.relock.internal.Instrumentation;
+import dev.relock.internal.LockEvents;
 import dev.relock.internal.LettuceRelockClient;
 import dev.relock.internal.LockKeys;
+import dev.relock.internal.LockMode;
+import dev.relock.internal.OrderedMultiLock;
+import dev.relock.internal.ReadWriteLockView;
 import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -34,9 +42,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -58,7 +71,19 @@ import org.slf4j.LoggerFactory;
  *       so every later majority contains a node that hands out a larger one. This assumes a node
  *       does not forget its fence: persistence, or a node that restarts empty stays down for the
  *       longest lease (its TIME-based floor then still keeps tokens rising).</li>
- *   <li>Re-entries are counted in the JVM only; the nodes hold a lock once per owner.</li>
+ *   <li>Read-write locks. Invariant: a writer and a reader of one name never hold at once, nor
+ *       two writers. A node grants the write side only when it has no live reader and no writer
+ *       (acquire.lua), the read side only when it has no writer but the reader itself
+ *       (acquire-read.lua: a writer may take the read side, a downgrade); a node keeps a grant
+ *       until that holder's lease ends by the node's clock. A hold needs a majority of grants;
+ *       any two majorities share a node, and that node cannot have granted both while both
+ *       leases run. Readers are renewed, restored and reported lost by majority exactly like
+ *       writers. Writer preference without a queue: a refused writer that goes on waiting marks
+ *       the nodes (acquire.lua, until its next attempt is due), and a node with a mark refuses new
+ *       readers, but never a reader it already has nor the owner of the write lock (downgrade);
+ *       the mark goes when the writer gets the lock or stops waiting. Marks only refuse, so they
+ *       bear on waiting, never on the invariant.</li>
+ *   <li>Re-entries are counted in the JVM only; the nodes hold a lock once per owner and mode.</li>
  *   <li>Whatever did not end in a held lock is cleaned up on every node by owner, by EVAL in
  *       order on each connection, so it reaches a node after the attempt it undoes, even one that
  *       timed out and is applied later.</li>
@@ -74,10 +99,12 @@ public final class RedlockClient implements RelockClient {
     private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockClient.class, "acquire.lua");
+    static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockClient.class, "acquire-read.lua");
     static final LuaScript FENCE = LuaScript.load(RedlockClient.class, "fence.lua");
     static final LuaScript RENEW = LuaScript.load(RedlockClient.class, "renew.lua");
     static final LuaScript RELEASE = LuaScript.load(RedlockClient.class, "release.lua");
     static final LuaScript RESTORE = LuaScript.load(RedlockClient.class, "restore.lua");
+    static final LuaScript RELEASE_AFTER = LuaScript.load(RedlockClient.class, "release-after.lua");
 
     private final String clientId = LettuceRelockClient.newClientId();
     private final RelockSettings settings;
@@ -93,11 +120,18 @@ public final class RedlockClient implements RelockClient {
     private final HoldTable holds = new HoldTable();
     private final ReentrantLock dispatch = new ReentrantLock();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong holderIds = new AtomicLong();
+    // fresh acquisitions under way, failed by close()
+    private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
     private final RedlockRenewer renewer;
+    private final RedisConnectionStateListener reconnected;
+    private final LockEvents events;
 
     private RedlockClient(List<RedisURI> uris, RelockSettings settings, ClockDrift drift,
-            List<LeaseLostListener> listeners) {
+            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         this.settings = settings;
+        // no connection of its own: each node tells it of its command connection once made
+        this.events = LockEvents.of(instrumentation, null, null);
         this.drift = drift;
         this.listeners = listeners;
         this.majority = uris.size() / 2 + 1;
@@ -114,7 +148,7 @@ public final class RedlockClient implements RelockClient {
                 .build());
         for (RedisURI uri : uris) {
             uri.setTimeout(connectTimeout);
-            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel, signals));
+            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel, signals, events));
         }
         List<CompletableFuture<Void>> connecting = new ArrayList<>();
         nodes.forEach(node -> connecting.add(node.connect()));
@@ -127,6 +161,14 @@ public final class RedlockClient implements RelockClient {
             throw failure;
         }
         this.renewer = new RedlockRenewer(this, Math.max(1, settings.defaultLease().toMillis() / 3));
+        // after a reconnect the renewer renews at once: the outage already used up part of every validity
+        this.reconnected = new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                renewer.renewSoon();
+            }
+        };
+        redisClient.addListener(reconnected);
         log.debug("relock Redlock client {} connected to {} of {} nodes", clientId, connected.yes(), nodes.size());
     }
 
@@ -177,10 +219,10 @@ public final class RedlockClient implements RelockClient {
      * @throws RedisUnavailableException if fewer than a majority of the servers can be reached
      */
     public static RelockClient connect(List<String> uris, RelockSettings settings, ClockDrift drift,
-            List<LeaseLostListener> listeners) {
+            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         List<RedisURI> parsed = new ArrayList<>();
         checkUris(uris).forEach(uri -> parsed.add(parse(uri)));
-        return new RedlockClient(parsed, settings, drift, listeners);
+        return new RedlockClient(parsed, settings, drift, listeners, instrumentation);
     }
 
     // ---- the public API ---------------------------------------------------------------------
@@ -189,43 +231,125 @@ public final class RedlockClient implements RelockClient {
     public RelockLock lock(String name) {
         LettuceRelockClient.checkName(name);
         ensureOpen();
-        return new RedlockLock(this, name, LockKeys.of(settings.keyPrefix(), name));
+        return new RedlockLock(this, name, LockKeys.of(settings.keyPrefix(), name), LockMode.WRITE);
     }
 
     @Override
     public RelockReadWriteLock readWriteLock(String name) {
-        throw unsupported("read-write locks");
+        LettuceRelockClient.checkName(name);
+        ensureOpen();
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+        return new ReadWriteLockView(name, new RedlockLock(this, name, keys, LockMode.READ),
+                new RedlockLock(this, name, keys, LockMode.WRITE), "Redlock");
     }
 
     @Override
     public RelockSemaphore semaphore(String name) {
-        throw unsupported("semaphores");
+        throw semaphoresRefused();
     }
 
     @Override
     public RelockMultiLock multiLock(String... names) {
-        throw unsupported("multi-locks");
+        Objects.requireNonNull(names, "names");
+        if (names.length == 0) {
+            throw new IllegalArgumentException("a multi-lock needs at least one name");
+        }
+        Map<String, RedlockLock> byKey = new TreeMap<>();
+        for (String name : names) {
+            LettuceRelockClient.checkName(name);
+            LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+            if (byKey.put(keys.lock(), new RedlockLock(this, name, keys, LockMode.WRITE)) != null) {
+                throw new IllegalArgumentException("lock name '" + name + "' appears twice in a multi-lock");
+            }
+        }
+        ensureOpen();
+        // one global order, the keys', the same as on one Redis: two multi-locks never wait for
+        // each other in a circle. Each member is a full Redlock lock: majority, validity, fencing
+        return OrderedMultiLock.oneByOne(new ArrayList<>(byKey.values()), events);
     }
 
     @Override
     public LockInfo inspectSemaphore(String name) {
-        throw unsupported("semaphores");
-    }
-
-    @Override
-    public List<LockInfo> list(String nameGlob) {
-        throw unsupported("list(...) (inspect(name) asks every node about one lock)");
-    }
-
-    private static UnsupportedOperationException unsupported(String what) {
-        return new UnsupportedOperationException("a Redlock client does not support " + what
-                + " yet; it offers exclusive locks (lock(name)) and inspect(name)");
+        throw semaphoresRefused();
     }
 
     /**
-     * What a majority of the nodes hold for the lock: the owner that holds it on a majority, the
-     * largest fencing token among those nodes, and the lease within which a majority still holds
-     * it. A key left on a minority of nodes counts as free. Waits for every node, at most the
+     * The locks held on a majority whose names match {@code nameGlob}: every node is walked with
+     * SCAN for lock hashes (one after another, each page within the command timeout), and each
+     * name found on any node is inspected on all of them ({@link #inspect}). A lock held on a
+     * majority is on at least one node of every majority, so a majority of walks finds it.
+     * Semaphores do not exist on Redlock. Like SCAN, it may miss a lock taken during the walk.
+     *
+     * @throws RedisUnavailableException if fewer than a majority of the nodes could be walked
+     */
+    @Override
+    public List<LockInfo> list(String nameGlob) {
+        Objects.requireNonNull(nameGlob, "nameGlob");
+        ensureOpen();
+        // LockKeys escapes the glob like a name (its *, ? and [] stay globs); the lock hashes end at
+        // the tag's '}', so the fence and readers keys do not match
+        String match = escapeGlob(settings.keyPrefix()) + LockKeys.of("", nameGlob).lock();
+        Set<String> names = new TreeSet<>();
+        int walked = 0;
+        List<String> failures = new ArrayList<>();
+        for (RedlockNode node : nodes) {
+            try {
+                for (String key : node.scan(match)) {
+                    String name = LockKeys.nameOf(settings.keyPrefix(), key);
+                    if (name != null) {
+                        names.add(name);
+                    }
+                }
+                walked++;
+            } catch (RuntimeException e) {
+                failures.add(node.describe(e));
+            }
+        }
+        if (walked < majority) {
+            throw new RedisUnavailableException("list: " + walked + " of " + nodes.size()
+                    + " Redlock nodes could be walked, a majority needs " + majority + ": "
+                    + String.join("; ", failures), null);
+        }
+        List<LockInfo> held = new ArrayList<>();
+        for (String name : names) {
+            LockInfo info = inspect(name);
+            if (info.isHeld()) {
+                held.add(info);
+            }
+        }
+        return held;
+    }
+
+    /** Escapes Redis glob characters so the text matches only itself. */
+    private static String escapeGlob(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (char c : text.toCharArray()) {
+            if ("*?[]\\".indexOf(c) >= 0) {
+                out.append('\\');
+            }
+            out.append(c);
+        }
+        return out.toString();
+    }
+
+    /**
+     * Semaphores are refused for good: a majority vote bounds holders only for one permit. With
+     * N nodes and P permits per node, H holders that each hold on a majority M of nodes need
+     * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
+     * fit (3 * 3 <= 5 * 2), one more than the permits.
+     */
+    private static UnsupportedOperationException semaphoresRefused() {
+        return new UnsupportedOperationException("a Redlock client does not offer semaphores: a majority vote does"
+                + " not bound more than one permit (with 5 nodes and 2 permits, 3 holders can each hold permits on"
+                + " a majority of 3 nodes, as 3 x 3 <= 5 x 2); use a semaphore on a single Redis, Sentinel or"
+                + " Cluster client");
+    }
+
+    /**
+     * What a majority of the nodes hold for the lock: the owner that writes on a majority (or else
+     * the readers that each read on a majority), the largest fencing token among those nodes, and
+     * the lease within which a majority still holds it; waiters are the writers that wait (their
+     * marks on the node that has most). A hold left on a minority of nodes counts as free. Waits for every node, at most the
      * command timeout.
      *
      * @throws RedisUnavailableException if fewer than a majority of the nodes answered
@@ -244,7 +368,10 @@ public final class RedlockClient implements RelockClient {
         }
         // see inspect.lua for the layout: pttl, waiters, writer, holds, token, readers...
         Map<String, List<List<Object>>> byWriter = new HashMap<>();
+        // the waiting writers' marks (see acquire.lua), as many as the node with the most has
+        int waiters = 0;
         for (List<Object> answer : answers) {
+            waiters = Math.max(waiters, ((Long) answer.get(1)).intValue());
             String writer = (String) answer.get(2);
             if (!writer.isEmpty()) {
                 byWriter.computeIfAbsent(writer, w -> new ArrayList<>()).add(answer);
@@ -260,14 +387,46 @@ public final class RedlockClient implements RelockClient {
                     long pttl = (Long) answer.get(0);
                     leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
                 }
-                leases.sort(null);
-                // the majority-th longest lease: until then a majority still holds it
-                long lease = leases.get(leases.size() - majority);
                 return new LockInfo(name, LockInfo.EXCLUSIVE, Map.of(entry.getKey(), 1), token,
-                        lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(lease), 0, 0);
+                        majorityLease(leases), waiters, 0);
             }
         }
-        return new LockInfo(name, LockInfo.FREE, Map.of(), 0, Duration.ZERO, 0, 0);
+        // readers: each one that reads on a majority
+        Map<String, Integer> nodesByReader = new HashMap<>();
+        for (List<Object> answer : answers) {
+            for (int i = 5; i + 2 < answer.size(); i += 3) {
+                nodesByReader.merge((String) answer.get(i), 1, Integer::sum);
+            }
+        }
+        nodesByReader.values().removeIf(count -> count < majority);
+        if (!nodesByReader.isEmpty()) {
+            long token = 0;
+            List<Long> leases = new ArrayList<>();
+            for (List<Object> answer : answers) {
+                boolean reads = false;
+                for (int i = 5; i + 2 < answer.size(); i += 3) {
+                    if (nodesByReader.containsKey((String) answer.get(i))) {
+                        token = Math.max(token, (Long) answer.get(i + 2));
+                        reads = true;
+                    }
+                }
+                if (reads) {
+                    long pttl = (Long) answer.get(0);
+                    leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
+                }
+            }
+            Map<String, Integer> holders = new HashMap<>();
+            nodesByReader.keySet().forEach(reader -> holders.put(reader, 1));
+            return new LockInfo(name, LockInfo.SHARED, holders, token, majorityLease(leases), waiters, 0);
+        }
+        return new LockInfo(name, LockInfo.FREE, Map.of(), 0, Duration.ZERO, waiters, 0);
+    }
+
+    /** The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds it. */
+    private Duration majorityLease(List<Long> leases) {
+        leases.sort(null);
+        long lease = leases.size() < majority ? 0 : leases.get(leases.size() - majority);
+        return lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, lease));
     }
 
     /** The holds of this client, as a Redlock client knows them: see {@link RelockClient#heldLocks()}. */
@@ -323,7 +482,11 @@ public final class RedlockClient implements RelockClient {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        redisClient.removeListener(reconnected);
         renewer.close();
+        IllegalStateException closedNow = closedException();
+        // before the connections close: an attempt in flight is cleaned up on every node
+        acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
         signals.wakeAll();
         List<CompletableFuture<Void>> releases = new ArrayList<>();
         for (Hold hold : holds.all()) {
@@ -346,6 +509,7 @@ public final class RedlockClient implements RelockClient {
     }
 
     private void shutDown() {
+        events.close();
         nodes.forEach(RedlockNode::close);
         redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         resources.shutdown(0, 2, TimeUnit.SECONDS);
@@ -355,8 +519,30 @@ public final class RedlockClient implements RelockClient {
 
     void ensureOpen() {
         if (closed.get()) {
-            throw new IllegalStateException("relock Redlock client " + clientId + " is closed");
+            throw closedException();
         }
+    }
+
+    IllegalStateException closedException() {
+        return new IllegalStateException("relock Redlock client " + clientId + " is closed");
+    }
+
+    /** A new owner id for an acquisition that belongs to a handle, not a thread. */
+    String newHolderId() {
+        return clientId + ":h" + holderIds.incrementAndGet();
+    }
+
+    /** The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps. */
+    ScheduledExecutorService timer() {
+        return resources.eventExecutorGroup();
+    }
+
+    void acquisitionStarted(RedlockAcquisition acquisition) {
+        acquisitions.add(acquisition);
+    }
+
+    void acquisitionEnded(RedlockAcquisition acquisition) {
+        acquisitions.remove(acquisition);
     }
 
     boolean isClosed() {
@@ -383,8 +569,18 @@ public final class RedlockClient implements RelockClient {
         return drift;
     }
 
+    LockEvents events() {
+        return events;
+    }
+
     HoldTable holds() {
         return holds;
+    }
+
+    /** A new hold joins the table, and the renewer watches its deadline. */
+    void track(Hold hold) {
+        holds.add(hold);
+        renewer.watch(hold);
     }
 
     ReleaseSignals signals() {
@@ -438,12 +634,30 @@ public final class RedlockClient implements RelockClient {
     }
 
     /**
-     * Deletes whatever {@code owner} holds of the lock on every node, without waiting: by EVAL, so
-     * on each node it runs after every attempt of this owner sent before it.
+     * How a hold is named in the scripts' arguments: the owner id for a write hold, {@code r|}
+     * and the owner id for a read hold (the field of the lock hash that marks it).
      */
-    void cleanUp(LockKeys keys, String owner) {
+    static String member(LockMode mode, String owner) {
+        return mode == LockMode.READ ? "r|" + owner : owner;
+    }
+
+    static String member(Hold hold) {
+        return member(hold.mode, hold.owner);
+    }
+
+    /**
+     * Deletes the hold of {@code member} (see {@link #member}) on every node, without waiting: by
+     * EVAL, so on each node it runs after every attempt of this member sent before it.
+     */
+    void cleanUp(LockKeys keys, String member) {
+        cleanUp(keys, member, false);
+    }
+
+    /** As {@link #cleanUp(LockKeys, String)}; {@code stopWaiting}: a writer's mark that keeps new readers out goes too. */
+    void cleanUp(LockKeys keys, String member, boolean stopWaiting) {
         for (RedlockNode node : nodes) {
-            node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, new String[] {keys.lock()}, owner, channel, "0")
+            node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
+                    member, channel, "0", stopWaiting ? "1" : "0")
                     .whenComplete((deleted, error) -> {
                         if (error != null) {
                             log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
@@ -453,36 +667,65 @@ public final class RedlockClient implements RelockClient {
         }
     }
 
+    /** The keys of release.lua (and release-after.lua, which reads the first two). */
+    private static String[] releaseKeys(LockKeys keys) {
+        return new String[] {keys.lock(), keys.leases(), keys.expiry()};
+    }
+
     /** Deletes the lock on every node whoever holds it; yes = deleted there. */
     Poll<Long> forceRelease(LockKeys keys) {
-        return sendToAll(RELEASE, ScriptOutputType.INTEGER, new String[] {keys.lock()}, deleted -> deleted == 1,
+        return sendToAll(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
+                deleted -> deleted == 1,
                 "", channel, "1");
     }
 
     /** Marks the hold releasing and sends its release to every node, after any renewal already sent. */
     private Poll<Long> sendRelease(Hold hold) {
+        return sendRelease(hold, 0);
+    }
+
+    /** As {@link #sendRelease(Hold)}; with a positive delay the hold stays taken that long (release-after.lua). */
+    private Poll<Long> sendRelease(Hold hold, long delayMillis) {
         dispatch.lock();
         try {
             hold.beginRelease();
             List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
+            String[] keys = releaseKeys(hold.keys);
             for (RedlockNode node : nodes) {
                 // EVAL: in order after every attempt and renewal sent before it
-                replies.add(node.runInOrder(RELEASE, ScriptOutputType.INTEGER, new String[] {hold.keys.lock()},
-                        hold.owner, channel, "0"));
+                replies.add(delayMillis > 0
+                        ? node.runInOrder(RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member(hold),
+                                Long.toString(delayMillis))
+                        : node.runInOrder(RELEASE, ScriptOutputType.INTEGER, keys, member(hold), channel, "0", "1"));
             }
-            return poll(replies, deleted -> deleted == 1);
+            return poll(replies, done -> done == 1);
         } finally {
             dispatch.unlock();
         }
     }
 
+    /** Gives up a hold nobody will see (an asynchronous acquisition given up), without waiting: from any thread. */
+    void releaseUnseen(Hold hold) {
+        sendRelease(hold);
+        holds.remove(hold);
+        hold.released();
+    }
+
     /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
     void release(Hold hold) {
+        release(hold, 0);
+    }
+
+    /**
+     * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
+     * stays taken on the nodes for that long (the renewer no longer extends it).
+     */
+    void release(Hold hold, long delayMillis) {
         ensureOpen();
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
-                cleanUp(hold.keys, hold.owner);
+                cleanUp(hold.keys, member(hold));
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -491,7 +734,7 @@ public final class RedlockClient implements RelockClient {
             hold.drop();
             return;
         }
-        Poll<Long> poll = sendRelease(hold);
+        Poll<Long> poll = sendRelease(hold, delayMillis);
         holds.remove(hold);
         hold.drop();
         poll.awaitDecision(timeoutNanos);
@@ -520,8 +763,9 @@ public final class RedlockClient implements RelockClient {
                 return;
             }
             RedlockNode target = nodes.get(node);
-            target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER, new String[] {hold.keys.lock(), hold.keys.fence()},
-                    hold.owner, Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken))
+            target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER,
+                    new String[] {hold.keys.lock(), hold.keys.fence(), hold.keys.leases()},
+                    member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken))
                     .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",
                             hold.lockName, target.address, error == null ? restored : error.toString()));
         } finally {
@@ -538,7 +782,7 @@ public final class RedlockClient implements RelockClient {
                 return;
             }
             if (!isClosed()) {
-                cleanUp(hold.keys, hold.owner);
+                cleanUp(hold.keys, member(hold));
             }
         } finally {
             dispatch.unlock();

@@ -2,16 +2,22 @@ package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
+import dev.relock.internal.LockEvents;
 import dev.relock.internal.RedisCalls;
 import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubListener;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -40,6 +46,7 @@ final class RedlockNode implements AutoCloseable {
     private final Duration timeout;
     private final String channel;
     private final RedisPubSubListener<String, String> listener;
+    private final LockEvents events;
 
     private volatile StatefulRedisConnection<String, String> connection;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -50,7 +57,8 @@ final class RedlockNode implements AutoCloseable {
     private boolean closed;
 
     RedlockNode(RedisClient redisClient, RedisURI uri, Duration timeout, String channel,
-            RedisPubSubListener<String, String> listener) {
+            RedisPubSubListener<String, String> listener, LockEvents events) {
+        this.events = events;
         this.redisClient = redisClient;
         this.uri = uri;
         this.address = uri.getHost() + ":" + uri.getPort();
@@ -109,6 +117,7 @@ final class RedlockNode implements AutoCloseable {
         }
         this.connection = commands;
         this.pubSub = wakeUps;
+        events.nodeConnected(address, commands);
         this.calls = new RedisCalls(commands.async(), timeout, address,
                 redisClient.getResources().eventExecutorGroup(),
                 redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
@@ -124,6 +133,28 @@ final class RedlockNode implements AutoCloseable {
     <T> CompletableFuture<T> runInOrder(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         RedisCalls connected = calls;
         return connected == null ? notConnected() : connected.runInOrder(script, type, keys, args);
+    }
+
+    /**
+     * Every key matching {@code match}, page by page with SCAN (never KEYS), in the calling
+     * thread; each page waits at most the command timeout.
+     *
+     * @throws RedisUnavailableException if the node is not connected or does not answer
+     */
+    List<String> scan(String match) {
+        RedisCalls connected = calls;
+        if (connected == null) {
+            return this.<List<String>>notConnected().join();
+        }
+        ScanArgs args = ScanArgs.Builder.matches(match).limit(1000);
+        List<String> keys = new ArrayList<>();
+        KeyScanCursor<String> page = null;
+        do {
+            ScanCursor cursor = page == null ? ScanCursor.INITIAL : page;
+            page = connected.await(connected.commands().scan(cursor, args), "list", null);
+            keys.addAll(page.getKeys());
+        } while (!page.isFinished());
+        return keys;
     }
 
     /** Sends a PING; completes with its reply. */

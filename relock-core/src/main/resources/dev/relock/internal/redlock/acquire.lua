@@ -1,32 +1,57 @@
--- redlock/acquire.lua: takes a Redlock lock on ONE node, if it is free there. The client sends it
--- to every node at once and holds the lock only when a majority said 1.
+-- redlock/acquire.lua: takes the write (exclusive) side of a Redlock lock on ONE node, if nobody
+-- else holds it there, writer or reader. The client sends it to every node at once and holds the
+-- lock only when a majority said 1.
 --
--- State on each node (the standalone write lock's layout, so inspect.lua reads it too):
---   lock   hash  '~writer' -> owner id, '~token' -> the fencing token, <owner> -> 1
---                (re-entries are counted in the client, never here); PTTL = the lease
---   fence  string: the highest fencing token this node handed out or was told of (kept 24 h)
+-- State on each node (the standalone lock's layout, so inspect.lua reads it too):
+--   lock    hash  '~writer' -> owner id, '~token' -> the writer's fencing token, <owner> -> 1
+--                 'r|'<owner> -> 1 and 't|'<owner> -> token for each reader
+--                 (re-entries are counted in the client, never here); PTTL >= the longest lease
+--   readers zset  reading owner -> server time in ms when its read lease ends here
+--   fence   string: the highest fencing token this node handed out or was told of (kept 24 h)
+--   waiting hash  waiting writer's owner id -> server time in ms until which new readers keep out
+--                 (writer preference: refreshed by each attempt of a waiting writer)
 --
--- KEYS[1] lock, KEYS[2] fence
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting
 -- ARGV[1] owner id, ARGV[2] lease in ms
--- Returns {1, token} when the owner holds the lock here now: freshly taken with a new token, or
---   already its own (its lease is set again and its token kept);
---   {0, pttl, holder} when another owner holds it (pttl: its lease left in ms, -1 without expiry;
---   holder: its owner id, '' for a key relock did not make).
+-- ARGV[3] when refused, keep new readers out for this many ms ('0': a single try, no mark)
+-- Returns {1, token} when the owner holds the write lock here now: freshly taken with a new token,
+--   or already its own (its lease is made at least ARGV[2] and its token kept);
+--   {0, pttl, holder} when another owner holds it (pttl: the lock's lease left in ms, -1 without
+--   expiry; holder: the writer's owner id, '~readers' when readers hold it, '' for a key relock
+--   did not make).
 -- A fresh token is max(fence + 1, server time in us): it keeps rising on this node even after the
 -- node lost its fence key (restart without persistence, 24 h unused).
-local lock, fence = KEYS[1], KEYS[2]
-local owner, lease = ARGV[1], tonumber(ARGV[2])
+local lock, fence, readers, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, lease, mark = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
 local writer = redis.call('HGET', lock, '~writer')
 if writer == owner then
-  redis.call('PEXPIRE', lock, lease)
+  if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
   return {1, tonumber(redis.call('HGET', lock, '~token'))}
 end
-if writer or redis.call('EXISTS', lock) == 1 then
-  return {0, redis.call('PTTL', lock), writer or ''}
-end
-
 local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local holder
+if not writer and redis.call('ZCARD', readers) > 0 then
+  -- readers whose lease ended here are gone; a live one keeps the writer out
+  for _, ended in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
+    redis.call('ZREM', readers, ended)
+    redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended)
+  end
+  if redis.call('ZCARD', readers) > 0 then holder = '~readers' end
+end
+if not holder and (writer or redis.call('EXISTS', lock) == 1) then
+  holder = writer or ''
+end
+if holder then
+  if mark > 0 then
+    redis.call('HSET', waiting, owner, now_ms + mark)
+    if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
+  end
+  return {0, redis.call('PTTL', lock), holder}
+end
+redis.call('HDEL', waiting, owner)
+
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us)
 local text = string.format('%d', token)

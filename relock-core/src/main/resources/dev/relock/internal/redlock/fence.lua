@@ -3,16 +3,21 @@
 -- hands out a larger one.
 --
 -- KEYS[1] lock, KEYS[2] fence (see acquire.lua)
--- ARGV[1] owner id, ARGV[2] the token
--- Raises the fence to the token if it is lower, and makes the token the owner's token here if the
--- owner holds the lock on this node. Returns 1.
+-- ARGV[1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
+-- ARGV[2] the token
+-- Raises the fence to the token if it is lower, and makes the token the member's token here if
+-- it holds the lock on this node. Returns 1.
 local lock, fence = KEYS[1], KEYS[2]
-local owner, token = ARGV[1], ARGV[2]
+local member, token = ARGV[1], ARGV[2]
 
 if tonumber(redis.call('GET', fence) or '0') < tonumber(token) then
   redis.call('SET', fence, token, 'PX', 86400000)
 end
-if redis.call('HGET', lock, '~writer') == owner then
+if string.sub(member, 1, 2) == 'r|' then
+  if redis.call('HEXISTS', lock, member) == 1 then
+    redis.call('HSET', lock, 't|' .. string.sub(member, 3), token)
+  end
+elseif redis.call('HGET', lock, '~writer') == member then
   redis.call('HSET', lock, '~token', token)
 end
 return 1

@@ -3,22 +3,43 @@
 -- nodes answer 1; the client counts the answers of all nodes.
 --
 -- For hold i (1-based):
---   KEYS[i]  its lock hash (see acquire.lua)
---   ARGV[2i - 1] owner id, ARGV[2i] lease in ms
+--   KEYS[2i - 1] its lock hash, KEYS[2i] the lock's readers (see acquire.lua)
+--   ARGV[2i - 1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
+--   ARGV[2i] lease in ms
 -- Returns a list with, for each hold:
---    1 the owner holds it here and its lease is now at least the lease asked for;
---    0 nobody holds it here (lease ran out, key deleted, node restarted empty);
---   -1 another owner holds it here (or the key holds another type).
+--    1 the member holds it here and its lease is now at least the lease asked for;
+--    0 it does not, and nothing here keeps it from holding it (lease ran out, key deleted, node
+--      restarted empty);
+--   -1 another owner holds it here in a way that excludes the member (or a key of another type).
 -- It never takes a free node back: that is restore.lua's job, and only once a majority said 1.
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local renewed = {}
-for i = 1, #KEYS do
-  local lock, owner, lease = KEYS[i], ARGV[2 * i - 1], tonumber(ARGV[2 * i])
+for i = 1, #ARGV / 2 do
+  local lock, readers = KEYS[2 * i - 1], KEYS[2 * i]
+  local member, lease = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
   -- guarded: a key of another type is a hold not renewed here, not a failed batch
   local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
-  if ok and writer == owner then
+  if not ok then
+    renewed[i] = -1
+  elseif string.sub(member, 1, 2) == 'r|' then
+    local owner = string.sub(member, 3)
+    local ends = tonumber(redis.call('ZSCORE', readers, owner) or '0')
+    if ends > now_ms and redis.call('HEXISTS', lock, member) == 1 then
+      if ends < now_ms + lease then redis.call('ZADD', readers, now_ms + lease, owner) end
+      for _, key in ipairs({lock, readers}) do
+        if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
+      end
+      renewed[i] = 1
+    elseif writer and writer ~= owner then
+      renewed[i] = -1
+    else
+      renewed[i] = 0
+    end
+  elseif writer == member then
     if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
     renewed[i] = 1
-  elseif ok and not writer and redis.call('EXISTS', lock) == 0 then
+  elseif not writer and redis.call('EXISTS', lock) == 0 then
     renewed[i] = 0
   else
     renewed[i] = -1

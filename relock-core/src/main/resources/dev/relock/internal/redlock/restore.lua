@@ -1,19 +1,37 @@
 -- redlock/restore.lua: takes a held Redlock lock back on ONE node that lost it (restarted empty,
 -- or its key expired while the node was unreachable). Sent only after a majority of nodes
--- confirmed the hold in the same renewal, so nobody else can hold the lock meanwhile; it restores
--- the lock's redundancy and never counts as a renewal.
+-- confirmed the hold in the same renewal, so nobody can hold the lock against it meanwhile (a
+-- majority of writers, or of readers against a writer); it restores the lock's redundancy and
+-- never counts as a renewal.
 --
--- KEYS[1] lock, KEYS[2] fence (see acquire.lua)
--- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[3] the hold's fencing token
--- Returns 1 if the lock was free here and is the owner's now, 0 if it was not free.
-local lock, fence = KEYS[1], KEYS[2]
-local owner, lease, token = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers (see acquire.lua)
+-- ARGV[1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
+-- ARGV[2] lease in ms, ARGV[3] the hold's fencing token
+-- Returns 1 if the hold is the member's here now, 0 if the node was not free for it.
+local lock, fence, readers = KEYS[1], KEYS[2], KEYS[3]
+local member, lease, token = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
-if redis.call('EXISTS', lock) == 1 then
-  return 0
+if string.sub(member, 1, 2) == 'r|' then
+  local owner = string.sub(member, 3)
+  local writer = redis.call('HGET', lock, '~writer')
+  if (writer and writer ~= owner) or (not writer and redis.call('EXISTS', lock) == 1
+      and redis.call('ZCARD', readers) == 0) then
+    return 0
+  end
+  local t = redis.call('TIME')
+  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', lock, member, '1', 't|' .. owner, token)
+  redis.call('ZADD', readers, now_ms + lease, owner)
+  for _, key in ipairs({lock, readers}) do
+    if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
+  end
+else
+  if redis.call('EXISTS', lock) == 1 then
+    return 0
+  end
+  redis.call('HSET', lock, '~writer', member, '~token', token, member, '1')
+  redis.call('PEXPIRE', lock, lease)
 end
-redis.call('HSET', lock, '~writer', owner, '~token', token, owner, '1')
-redis.call('PEXPIRE', lock, lease)
 if tonumber(redis.call('GET', fence) or '0') < tonumber(token) then
   redis.call('SET', fence, token, 'PX', 86400000)
 end

@@ -10,7 +10,7 @@
 -- ARGV[3] '1' when the caller already holds the read lock and this is a re-entry, else '0'
 -- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[5] handoff grace in ms
--- ARGV[6] wake-up channel prefix
+-- ARGV[6] wake-up route (see queue.lua)
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's read holds now)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               ARGV[3] was '1' but the owner's read lease has ended: lease lost

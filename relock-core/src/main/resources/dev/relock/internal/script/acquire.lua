@@ -8,7 +8,9 @@
 -- ARGV[3] '1' when the caller already holds the write lock and this is a re-entry, else '0'
 -- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[5] handoff grace in ms
--- ARGV[6] wake-up channel prefix
+-- ARGV[6] wake-up route (see queue.lua)
+-- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_head), the
+--         id of this attempt; absent or '' otherwise
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               ARGV[3] was '1' but the owner no longer holds it: lease lost
@@ -19,8 +21,24 @@ local lease = tonumber(ARGV[2])
 local wait = tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
 
+-- the usual case, in 5 calls: nobody holds, reads or waits (none of these keys exists, so none
+-- has a wrong type; SET ... GET refuses a fence key of the wrong type before writing anything)
+if ARGV[3] == '0' and redis.call('EXISTS', lock, queue, readers) == 0 then
+  local _, now_us = server_time()
+  local token, text = next_token(fence, now_us)
+  redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
+  redis.call('PEXPIRE', lock, lease)
+  return {1, token, 1}
+end
+
 -- the first command on each key is a read, so a key of the wrong type fails before any write
 local writer = redis.call('HGET', lock, '~writer')
+if writer == owner and ARGV[3] == '0' and redis.call('HGET', lock, '~granted') == owner then
+  -- a grant on release this attempt crossed: taken by this attempt, its lease counted from now
+  redis.call('HDEL', lock, '~granted')
+  extend(lock, readers, lease)
+  return {1, tonumber(redis.call('HGET', lock, '~token')), 1}
+end
 if writer == owner then
   local holds = redis.call('HINCRBY', lock, owner, 1)
   extend(lock, readers, lease)
@@ -39,11 +57,12 @@ if not writer and reading == 0 and (head == nil or head == owner) then
   redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
   redis.call('PEXPIRE', lock, lease)
   if head then
-    redis.call('ZREM', queue, owner)
-    redis.call('HDEL', expiry, owner)
+    drop_entry(queue, expiry, owner)
   end
   return {1, token, 1}
 end
 
+local offer = nil
+if ARGV[7] and ARGV[7] ~= '' then offer = string.format('%d %d %s', now_ms, lease, ARGV[7]) end
 return not_acquired(lock, queue, expiry, readers, owner, head, dropped, writer, reading,
-  now_ms, now_us, lease, wait, grace, ARGV[6])
+  now_ms, now_us, lease, wait, grace, ARGV[6], offer)

@@ -4,7 +4,7 @@
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] handoff grace in ms
--- ARGV[2] wake-up channel prefix
+-- ARGV[2] wake-up route (see queue.lua)
 -- Returns 1 when the lock was held, 0 when it was not.
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 -- HLEN fails with WRONGTYPE on a key that is not a lock, before anything is written

@@ -27,6 +27,9 @@ for _, reader in ipairs(redis.call('ZRANGEBYSCORE', readers, '(' .. now_ms, '+in
 end
 local deadlines = redis.call('HGETALL', expiry)
 for i = 2, #deadlines, 2 do
-  if tonumber(deadlines[i]) > now_ms then result[2] = result[2] + 1 end
+  -- '~g|' fields are waiters' grant offers, not waiters
+  if string.sub(deadlines[i - 1], 1, 3) ~= '~g|' and tonumber(deadlines[i]) > now_ms then
+    result[2] = result[2] + 1
+  end
 end
 return result

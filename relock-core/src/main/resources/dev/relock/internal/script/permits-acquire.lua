@@ -7,7 +7,7 @@
 -- ARGV[3] unused ('0'): permits are never re-entered
 -- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[5] handoff grace in ms
--- ARGV[6] wake-up channel prefix
+-- ARGV[6] wake-up route (see queue.lua)
 -- ARGV[7] n, the number of permits (> 0)
 -- Returns {1, token, available}  acquired; available = permits left
 --         {0, retry_ms}          not acquired; try again after retry_ms unless woken before

@@ -7,7 +7,7 @@
 --         'available' read how many permits are free now
 -- ARGV[2] the number for 'set' and 'add'
 -- ARGV[3] handoff grace in ms
--- ARGV[4] wake-up channel prefix
+-- ARGV[4] wake-up route (see queue.lua)
 -- Returns for 'set': 1 when set, 0 when it was set already
 --         for 'add': the new number of permits, or -1 when it would fall below 0 (nothing changed)
 --         for 'available': the free permits (negative when permits were taken away while held),

@@ -5,7 +5,7 @@
 -- ARGV[1] holder id
 -- ARGV[2] unused ('one' or 'all': a holder's permits always go back together)
 -- ARGV[3] handoff grace in ms
--- ARGV[4] wake-up channel prefix
+-- ARGV[4] wake-up route (see queue.lua)
 -- Returns 0 when given back, -1 when the holder held nothing: its lease ran out.
 local sem, queue, expiry, leases = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local holder = ARGV[1]

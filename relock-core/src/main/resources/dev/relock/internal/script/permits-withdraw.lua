@@ -8,7 +8,7 @@
 -- ARGV[3] '1' to also give back what the holder holds (its id is new, so it can only be from
 --         the attempt whose reply was lost), else '0'
 -- ARGV[4] handoff grace in ms
--- ARGV[5] wake-up channel prefix
+-- ARGV[5] wake-up route (see queue.lua)
 -- Returns 1 when permits were given back, else 0.
 local sem, queue, expiry, leases = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local holder = ARGV[1]

@@ -10,7 +10,10 @@
 --   fence    string: the last fencing token handed out for N (kept 24 h)
 --   queue    zset  waiting member -> arrival time in us of server time; lowest waits longest.
 --                  A member is <owner> for a writer, 'r|'<owner> for a reader.
---   expiry   hash  waiting member -> server time in ms after which its entry counts as dead
+--   expiry   hash  waiting member -> server time in ms after which its entry counts as dead;
+--                  '~g|'<owner> -> '<server ms> <lease ms> <attempt id>' of a waiting writer that
+--                  takes a grant on release (see grant_head): when its latest attempt ran, the
+--                  lease it asks for, and the id its client gave that attempt
 --   readers  zset  reading owner -> server time in ms when its lease ends
 -- A semaphore named N keeps the same keys under {N}:sem, its leases zset being named 'leases':
 --   lock     hash  '~limit' -> the number of permits (set once; no TTL), '~used' -> permits out,
@@ -18,9 +21,18 @@
 --   leases   zset  holder -> server time in ms when its lease ends
 -- A live waiter refreshes its expiry on every attempt; a crashed one is dropped once it expires.
 -- A crashed reader's hold is dropped once its own lease ends, whatever the other readers do.
--- Wake-ups are published to '<channel prefix><client id>', the owning client's own channel:
+-- Wake-ups name the lock key and the owner they are for:
 --   'H\n<lock key>\n<owner>'            your turn: try now
 --   'S\n<lock key>\n<owner>\n<ms>'      you are next: try within <ms> if nobody took the lock
+--   'G\n<lock key>\n<owner>\n<token>\n<attempt id>'
+--                                       granted: you hold the write lock now (see grant_head)
+-- Every script that may wake a waiter takes a wake-up route argument, which says where they go:
+--   '<prefix>:wake:'   plain pub/sub: PUBLISH to '<prefix>:wake:<client id>', the owning client's
+--                      own channel (standalone, Sentinel, and a Cluster without sharded pub/sub)
+--   '<prefix>:{N}:wake' (or '<prefix>:{N}:sem:wake') sharded pub/sub on a Cluster: SPUBLISH to the
+--                      lock's own channel, in the lock's slot (a script may SPUBLISH only there); the
+--                      clients whose threads wait for the lock subscribe to it meanwhile.
+--   Only the second has a '{': key prefixes may not contain one.
 
 -- The server's clock in ms and in us; the only clock the scripts trust.
 local function server_time()
@@ -41,6 +53,17 @@ end
 -- An owner is '<client id>:<thread or handle id>'; client ids are hex and never contain ':'.
 local function client_of(member)
   return string.match(owner_of(member), '^[^:]+')
+end
+
+-- Sends one wake-up message for member along the route (see above).
+local function wake_up(route, member, message)
+  if string.find(route, '{', 1, true) then
+    -- pcall: a node without SPUBLISH (a cluster half-way through an upgrade) loses the wake-up,
+    -- never the release; the waiter tries again by its own timer
+    redis.pcall('SPUBLISH', route, message)
+  else
+    redis.call('PUBLISH', route .. client_of(member), message)
+  end
 end
 
 -- Fencing tokens: max(last + 1, server time in us), so they keep rising even after the fence
@@ -87,6 +110,12 @@ local function live_permits(sem, leases, now_ms)
   return tonumber(redis.call('HGET', sem, '~used') or '0')
 end
 
+-- Removes member from the queue, with its deadline and grant offer.
+local function drop_entry(queue, expiry, member)
+  redis.call('ZREM', queue, member)
+  redis.call('HDEL', expiry, member, '~g|' .. member)
+end
+
 -- Drops dead entries from the head of the queue. Returns the live head (or nil) and whether any
 -- entry was dropped.
 local function live_head(queue, expiry, now_ms)
@@ -96,8 +125,7 @@ local function live_head(queue, expiry, now_ms)
     if not head then return nil, dropped end
     local deadline = tonumber(redis.call('HGET', expiry, head) or '0')
     if deadline > now_ms then return head, dropped end
-    redis.call('ZREM', queue, head)
-    redis.call('HDEL', expiry, head)
+    drop_entry(queue, expiry, head)
     dropped = true
   end
 end
@@ -107,7 +135,7 @@ end
 -- most grace_ms) and is woken; a reader at the head brings the readers right behind it (up to
 -- the first writer, at most 64). The waiter after them is told to check after grace_ms in case
 -- the woken never come.
-local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, channel_prefix, readers_only)
+local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, readers_only)
   local head = live_head(queue, expiry, now_ms)
   if not head or (readers_only and not is_reader(head)) then return end
   local woken = {head}
@@ -119,23 +147,50 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, channel_prefi
   end
   for _, member in ipairs(woken) do
     redis.call('HSET', expiry, member, now_ms + grace_ms)
-    redis.call('PUBLISH', channel_prefix .. client_of(member), 'H\n' .. lock_key .. '\n' .. owner_of(member))
+    wake_up(route, member, 'H\n' .. lock_key .. '\n' .. owner_of(member))
   end
   local next = redis.call('ZRANGE', queue, #woken, #woken)[1]
   if next then
-    redis.call('PUBLISH', channel_prefix .. client_of(next),
-      'S\n' .. lock_key .. '\n' .. owner_of(next) .. '\n' .. grace_ms)
+    wake_up(route, next, 'S\n' .. lock_key .. '\n' .. owner_of(next) .. '\n' .. grace_ms)
   end
 end
 
+-- Called by the write release when the lock has just become free and nobody reads: a live head
+-- that is a writer, offered a grant (its client takes 'G' messages) and tried no longer than
+-- min(grace_ms, its lease / 3) ago becomes the holder here, and its wake-up message carries the
+-- grant, so it needs no attempt of its own. Its lease ends at <attempt's server time> + <lease>,
+-- where its client counts it from when it sent that attempt: never later than Redis's end. The
+-- '~granted' field marks a grant its owner may not have seen yet: withdraw.lua undoes it (the
+-- waiter gave up first), an attempt that crossed it takes it (acquire.lua). Returns whether it
+-- granted; if not, the caller hands off by wake-up as before.
+local function grant_head(lock, fence, queue, expiry, now_ms, now_us, grace_ms, route)
+  local head = live_head(queue, expiry, now_ms)
+  if not head or is_reader(head) then return false end
+  local offer = redis.call('HGET', expiry, '~g|' .. head)
+  if not offer then return false end
+  local tried, lease, attempt = string.match(offer, '^(%d+) (%d+) (%d+)$')
+  tried, lease = tonumber(tried), tonumber(lease)
+  if not tried or now_ms - tried > math.min(grace_ms, lease / 3) then return false end
+  local token, text = next_token(fence, now_us)
+  redis.call('HSET', lock, '~writer', head, head, 1, '~token', text, '~granted', head)
+  redis.call('PEXPIRE', lock, math.max(1, tried + lease - now_ms))
+  drop_entry(queue, expiry, head)
+  wake_up(route, head, 'G\n' .. lock .. '\n' .. head .. '\n' .. text .. '\n' .. attempt)
+  return true
+end
+
 -- Puts member in the queue (keeping its place if it is there) until it tries again after
--- retry_ms or gives up after wait_ms, plus grace_ms.
-local function enqueue(queue, expiry, member, now_ms, now_us, wait_ms, retry_ms, grace_ms)
+-- retry_ms or gives up after wait_ms, plus grace_ms; with its grant offer (see grant_head), if any.
+local function enqueue(queue, expiry, member, now_ms, now_us, wait_ms, retry_ms, grace_ms, offer)
   if not redis.call('ZSCORE', queue, member) then
     redis.call('ZADD', queue, now_us, member)
   end
   local ttl = math.min(wait_ms, retry_ms) + grace_ms
-  redis.call('HSET', expiry, member, now_ms + ttl)
+  if offer then
+    redis.call('HSET', expiry, member, now_ms + ttl, '~g|' .. member, offer)
+  else
+    redis.call('HSET', expiry, member, now_ms + ttl)
+  end
   if redis.call('PTTL', queue) < ttl then
     redis.call('PEXPIRE', queue, ttl)
     redis.call('PEXPIRE', expiry, ttl)
@@ -161,16 +216,17 @@ local function retry_after(lock, readers, expiry, head, writer, reading, now_ms,
 end
 
 -- The not-acquired end of both acquire scripts: wakes the new head if dead heads were dropped from
--- the queue of a free lock, queues member (when it will wait) and returns {0, retry_ms}.
+-- the queue of a free lock, queues member (when it will wait, with its grant offer if any) and
+-- returns {0, retry_ms}.
 local function not_acquired(lock, queue, expiry, readers, member, head, dropped, writer, reading,
-                            now_ms, now_us, lease, wait, grace, channel_prefix)
+                            now_ms, now_us, lease, wait, grace, route, offer)
   if not writer and reading == 0 and dropped then
     -- the dead heads are gone and the lock is free: the new head gets its turn now
-    hand_off(lock, queue, expiry, now_ms, grace, channel_prefix, false)
+    hand_off(lock, queue, expiry, now_ms, grace, route, false)
   end
   local retry = retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
   if wait > 0 then
-    enqueue(queue, expiry, member, now_ms, now_us, wait, retry, grace)
+    enqueue(queue, expiry, member, now_ms, now_us, wait, retry, grace, offer)
   end
   return {0, retry}
 end

@@ -8,7 +8,7 @@
 -- ARGV[1] owner id
 -- ARGV[2] 'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
 -- ARGV[3] the delay in ms (> 0)
--- ARGV[4] wake-up channel prefix
+-- ARGV[4] wake-up route (see queue.lua)
 -- Returns 0 when the hold now ends after the delay, -1 when the owner held nothing: its lease ran
 -- out or the lock was deleted or forced open.
 local lock, queue, expiry, leases = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
@@ -33,7 +33,6 @@ end
 
 local head = live_head(queue, expiry, now_ms)
 if head then
-  redis.call('PUBLISH', ARGV[4] .. client_of(head),
-    'S\n' .. lock .. '\n' .. owner_of(head) .. '\n' .. (delay + 1))
+  wake_up(ARGV[4], head, 'S\n' .. lock .. '\n' .. owner_of(head) .. '\n' .. (delay + 1))
 end
 return 0

@@ -6,7 +6,7 @@
 -- ARGV[1] owner id
 -- ARGV[2] 'one' to give up one hold, 'all' to give up every read hold of the owner
 -- ARGV[3] handoff grace in ms
--- ARGV[4] wake-up channel prefix
+-- ARGV[4] wake-up route (see queue.lua)
 -- Returns the owner's read holds left (0 = released), or -1 when the owner holds no read lock:
 -- its lease ran out or the lock was deleted.
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]

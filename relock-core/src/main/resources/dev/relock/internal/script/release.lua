@@ -1,15 +1,15 @@
 -- release.lua: give up one write hold (or all of them) of an owner; when the last goes, the next
--- waiters get their turn.
+-- waiters get their turn: a recently active writer at the head is granted the lock at once.
 -- uses queue.lua
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] 'one' to give up one hold, 'all' to give up every write hold of the owner
 -- ARGV[3] handoff grace in ms
--- ARGV[4] wake-up channel prefix
+-- ARGV[4] wake-up route (see queue.lua)
 -- Returns the owner's write holds left (0 = released), or -1 when the owner does not hold the
 -- write lock: its lease ran out or the lock was deleted or taken over.
-local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
+local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
 local held = redis.call('HMGET', lock, '~writer', owner)
@@ -17,11 +17,13 @@ if held[1] ~= owner then return -1 end
 if ARGV[2] == 'one' and tonumber(held[2]) > 1 then
   return redis.call('HINCRBY', lock, owner, -1)
 end
-redis.call('HDEL', lock, owner, '~writer', '~token')
+redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
 -- nobody waits and nobody reads, the usual case: nothing to hand off
 if redis.call('EXISTS', queue, readers) == 0 then return 0 end
-local now_ms = server_time()
+local now_ms, now_us = server_time()
+local grace = tonumber(ARGV[3])
 -- readers left here can only be the owner itself, after a downgrade
 local reading = live_readers(lock, readers, now_ms)
-hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[3]), ARGV[4], reading > 0)
+if reading == 0 and grant_head(lock, fence, queue, expiry, now_ms, now_us, grace, ARGV[4]) then return 0 end
+hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0)
 return 0

@@ -1,5 +1,6 @@
 -- withdraw.lua: a waiter leaves the queue (it timed out, was interrupted or its client closed),
--- optionally undoing an acquisition whose reply it never saw.
+-- optionally undoing an acquisition whose reply it never saw, and always undoing a grant on release
+-- it never took.
 -- uses queue.lua
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
@@ -8,8 +9,10 @@
 -- ARGV[3] '1' to also undo the owner's hold when it holds exactly once (an acquire that timed
 --         out on the client may still have been applied), else '0'
 -- ARGV[4] handoff grace in ms
--- ARGV[5] wake-up channel prefix
+-- ARGV[5] wake-up route (see queue.lua)
 -- Returns 1 when a hold was undone, else 0.
+-- Only an owner whose acquisition has ended unsuccessfully withdraws, so a '~granted' hold of the
+-- owner here is one its client will never use.
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 local member = owner
@@ -17,12 +20,13 @@ if ARGV[2] == 'r' then member = 'r|' .. owner end
 
 local writer = redis.call('HGET', lock, '~writer')
 local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == member
-redis.call('ZREM', queue, member)
-redis.call('HDEL', expiry, member)
+drop_entry(queue, expiry, member)
 local undone = 0
-if ARGV[3] == '1' then
+-- a grant on release that the waiter never took (it gave up first) is undone like a fresh hold
+local granted = ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, '~granted') == owner
+if ARGV[3] == '1' or granted then
   if ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, owner) == '1' then
-    redis.call('HDEL', lock, owner, '~writer', '~token')
+    redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
     writer = false
     undone = 1
   elseif ARGV[2] == 'r' and redis.call('HGET', lock, member) == '1' then

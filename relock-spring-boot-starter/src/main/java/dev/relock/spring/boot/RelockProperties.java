@@ -116,6 +116,9 @@ public class RelockProperties {
         private dev.relock.ReplicationGuard.OnShortfall onShortfall =
                 dev.relock.ReplicationGuard.OnShortfall.RELEASE_AND_RETRY;
 
+        /** Whether to wait for the AOF fsync of the master and the replicas too ({@code WAITAOF}, Redis 7.2+). */
+        private boolean fsynced;
+
         public boolean isEnabled() {
             return enabled;
         }
@@ -148,9 +151,17 @@ public class RelockProperties {
             this.onShortfall = onShortfall;
         }
 
+        public boolean isFsynced() {
+            return fsynced;
+        }
+
+        public void setFsynced(boolean fsynced) {
+            this.fsynced = fsynced;
+        }
+
         /** The core setting these properties describe, or null when disabled. */
         dev.relock.ReplicationGuard toGuard() {
-            return enabled ? new dev.relock.ReplicationGuard(replicas, timeout, onShortfall) : null;
+            return enabled ? new dev.relock.ReplicationGuard(replicas, timeout, onShortfall, fsynced) : null;
         }
     }
 }

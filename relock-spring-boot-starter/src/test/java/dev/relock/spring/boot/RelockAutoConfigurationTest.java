@@ -161,6 +161,14 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
     }
 
     @Test
+    void anFsyncedGuardIsRefusedByAServerWithoutWaitaof() {
+        // the fixture's servers are 7.0 or 6.2; WAITAOF came with 7.2
+        runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "relock.replication-guard.enabled=true",
+                        "relock.replication-guard.fsynced=true")
+                .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining("WAITAOF"));
+    }
+
+    @Test
     void relockEnabledFalseConfiguresNothing() {
         runner.withPropertyValues("relock.enabled=false", "spring.data.redis.port=1").run(context -> {
             assertThat(context).hasNotFailed();

@@ -1,0 +1,522 @@
+package dev.relock.internal.redlock;
+
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockException;
+import dev.relock.internal.Hold;
+import dev.relock.internal.LockEvents;
+import dev.relock.internal.LockKeys;
+import dev.relock.internal.LockMode;
+import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One fresh Redlock acquisition by one owner (a thread, or a handle), as a state machine that no
+ * thread waits in. The blocking API waits for its outcome in the caller's thread ({@link #run});
+ * the asynchronous API hands out a future of it ({@link #startAsync}).
+ *
+ * <p>One attempt sends the mode's acquire script to every node at once; its poll is decided
+ * (a majority said yes, a majority can no longer say yes, or every node answered) or the command
+ * timeout passes, on a Lettuce thread. Won: the maximum of the majority's fencing tokens is
+ * written back to a majority, and the hold is valid until {@code sent + lease - drift}; if that
+ * has passed already, the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
+ * every node, and the next attempt waits
+ * <ul>
+ *   <li>when one owner (or the readers) holds a majority: for a release announcement or until
+ *       enough of its leases run out for a majority to be free, then a random jitter;</li>
+ *   <li>when nobody holds a majority (competitors split the nodes): a random back-off that grows
+ *       with repeated splits, so competing clients do not collide forever;</li>
+ *   <li>when fewer than a majority answered: a growing back-off; a wait that ends so (and a
+ *       single try) fails with {@link RedisUnavailableException}, at most a command timeout
+ *       after its end.</li>
+ * </ul>
+ * It never polls at a fixed rate and never blocks a thread between nodes.
+ *
+ * <p>Design notes. Events come from poll decisions and timers (Lettuce threads), release
+ * announcements (pub/sub threads), {@link #cancel} (any thread) and the client's close
+ * ({@link #failAtClose}). Every field below {@code lock} is guarded by it; it is held for
+ * book-keeping and while commands are handed to Lettuce, never while waiting. A wake-up belongs
+ * to one wait ({@code generation}); a stale one does nothing. Cancelling while an attempt or its
+ * token write-back is in flight sends the clean-up by EVAL on every connection, so on each node it
+ * runs after the attempt it undoes. The outcome completes once, outside the lock.
+ */
+final class RedlockAcquisition {
+
+    private static final Logger log = LoggerFactory.getLogger(RedlockAcquisition.class);
+    private static final long JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long FIRST_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final long MAX_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final long FIRST_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long MAX_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final RedlockClient client;
+    private final String name;
+    private final LockKeys keys;
+    private final LockMode mode;
+    private final String owner;
+    private final String member;
+    private final long leaseMillis;
+    private final boolean renewed;
+    private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
+    // told once, by the settle() that completes the outcome
+    private LockEvents.Wait observed;
+
+    // not synchronized: a virtual thread that enters never pins its carrier
+    private final ReentrantLock lock = new ReentrantLock();
+    // all guarded by lock
+    private boolean once;
+    private boolean forever;
+    private long deadline;
+    private int splits;
+    private long unavailableBackoff;
+    // the failure of the last attempt when fewer than a majority answered, else null
+    private RedisUnavailableException unavailable;
+    // an attempt or its token write-back is out and its outcome not handled
+    private boolean inFlight;
+    // an attempt was sent
+    private boolean attempted;
+    // the release announcement expected for the current attempt and the wait after it
+    private CompletableFuture<Void> signal;
+    private ScheduledFuture<?> timer;
+    private long generation;
+    private boolean finished;
+    private boolean settled;
+    private Hold acquired;
+    private RuntimeException failure;
+
+    RedlockAcquisition(RedlockClient client, String name, LockKeys keys, LockMode mode, String owner,
+            long leaseMillis, boolean renewed) {
+        this.client = client;
+        this.name = name;
+        this.keys = keys;
+        this.mode = mode;
+        this.owner = owner;
+        this.member = RedlockClient.member(mode, owner);
+        this.leaseMillis = leaseMillis;
+        this.renewed = renewed;
+    }
+
+    /**
+     * Acquires in the calling thread, waiting as asked.
+     *
+     * @param waitNanos how long to wait; zero or less tries once
+     * @param forever wait without a deadline
+     * @param interruptible whether an interrupt cancels and throws; otherwise the wait goes on and
+     *     the interrupt status is kept
+     * @return the hold, registered with the client, or null if the wait ended first
+     */
+    Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
+        start(waitNanos, forever);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return outcome.get();
+                } catch (InterruptedException e) {
+                    if (interruptible && cancel()) {
+                        throw e;
+                    }
+                    // not interruptible, or the outcome is already there: take it
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw rethrown(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Starts acquiring and returns at once. Completing (or cancelling) the returned future
+     * cancels the acquisition; a hold that arrives when nobody can take it any more is released.
+     *
+     * @param onAcquired what the future completes with for the hold
+     * @param onTimeout what it completes with when the wait ends first
+     */
+    <T> CompletableFuture<T> startAsync(long waitNanos, boolean forever, Function<Hold, T> onAcquired, T onTimeout) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        result.whenComplete((value, error) -> cancel());
+        outcome.whenComplete((hold, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error);
+            } else if (!result.complete(hold == null ? onTimeout : onAcquired.apply(hold)) && hold != null) {
+                client.releaseUnseen(hold);
+            }
+        });
+        start(waitNanos, forever);
+        return result;
+    }
+
+    private void start(long waitNanos, boolean forever) {
+        client.acquisitionStarted(this);
+        observed = client.events().waitStarted(mode, name);
+        step(() -> {
+            this.forever = forever;
+            this.once = !forever && waitNanos <= 0;
+            // capped so the deadline arithmetic cannot overflow
+            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+            attempt();
+        });
+    }
+
+    // ---- events -------------------------------------------------------------------------------
+
+    /**
+     * Gives up: cleans up an attempt in flight on every node and completes the outcome with null.
+     *
+     * @return false if the outcome was already decided
+     */
+    boolean cancel() {
+        boolean[] cancelled = {false};
+        step(() -> {
+            if (finished) {
+                return;
+            }
+            finish(null, null);
+            cancelled[0] = true;
+        });
+        return cancelled[0];
+    }
+
+    /** The client is closing: cleans up an attempt in flight and fails the outcome. */
+    void failAtClose(IllegalStateException closed) {
+        step(() -> {
+            if (!finished) {
+                finish(null, closed);
+            }
+        });
+    }
+
+    private void onWake(long wakeGeneration, boolean announced) {
+        step(() -> {
+            if (finished || inFlight || wakeGeneration != generation) {
+                return;
+            }
+            if (announced) {
+                // everybody waiting heard the same release: spread the next attempts
+                long at = System.nanoTime() + ThreadLocalRandom.current().nextLong(JITTER_NANOS);
+                waitUntil(forever || at - deadline < 0 ? at : deadline, false);
+            } else {
+                attempt();
+            }
+        });
+    }
+
+    private void onVoted(Poll<List<Object>> poll, long sent) {
+        step(() -> {
+            if (finished) {
+                // cancelled meanwhile; its clean-up follows the attempt on every node
+                return;
+            }
+            if (!poll.won()) {
+                inFlight = false;
+                lost(poll);
+                return;
+            }
+            long token = 0;
+            for (List<Object> reply : poll.answers()) {
+                if ((Long) reply.get(0) == 1L) {
+                    token = Math.max(token, (Long) reply.get(1));
+                }
+            }
+            long validUntil = sent + client.drift().validNanos(leaseMillis);
+            Poll<Long> fenced = client.sendToAll(RedlockClient.FENCE, ScriptOutputType.INTEGER,
+                    new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token));
+            long settledToken = token;
+            fenced.decidedWithin(client.timeoutNanos(), client.timer())
+                    .thenRun(() -> onFenced(fenced, settledToken, validUntil));
+        });
+    }
+
+    private void onFenced(Poll<Long> fenced, long token, long validUntil) {
+        step(() -> {
+            if (finished) {
+                return;
+            }
+            inFlight = false;
+            if (fenced.won() && System.nanoTime() - validUntil < 0) {
+                tookHold(token, validUntil);
+                return;
+            }
+            client.cleanUp(keys, member);
+            if (!fenced.won()) {
+                unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
+                return;
+            }
+            log.debug("{} '{}': a majority granted it only after its validity ended; trying again",
+                    mode == LockMode.READ ? "read lock" : "lock", name);
+            if (once) {
+                finish(null, null);
+            } else {
+                split();
+            }
+        });
+    }
+
+    /** Runs one event's handling under the lock, then completes the outcome if it was decided. */
+    private void step(Runnable handling) {
+        lock.lock();
+        try {
+            handling.run();
+        } catch (RuntimeException e) {
+            if (!finished) {
+                finish(null, e);
+            }
+        } finally {
+            lock.unlock();
+        }
+        settle();
+    }
+
+    // ---- steps, with lock held ----------------------------------------------------------------
+
+    private void attempt() {
+        if (client.isClosed()) {
+            finish(null, client.closedException());
+            return;
+        }
+        cancelTimer();
+        generation++;
+        forgetSignal();
+        // taken before the attempt: a release during the attempt still wakes this acquisition
+        signal = client.signals().expect(keys.lock());
+        long sent = System.nanoTime();
+        Poll<List<Object>> poll = client.sendToAllInOrder(
+                mode == LockMode.READ ? RedlockClient.ACQUIRE_READ : RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
+                new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()},
+                reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()));
+        inFlight = true;
+        attempted = true;
+        poll.decidedWithin(client.timeoutNanos(), client.timer()).thenRun(() -> onVoted(poll, sent));
+    }
+
+    /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
+    private void lost(Poll<List<Object>> poll) {
+        if (poll.yes() > 0 || poll.answered() < client.nodeCount()) {
+            // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
+            client.cleanUp(keys, member);
+        }
+        // refusals decide the poll before the remaining nodes answer: unavailable only when no
+        // node refused, or so many failed that a majority cannot answer at all
+        if (poll.answered() < client.majority()
+                && (poll.no() == 0 || poll.failed() > client.nodeCount() - client.majority())) {
+            unavailable(client.unavailable("acquire", name, poll));
+            return;
+        }
+        unavailableBackoff = 0;
+        unavailable = null;
+        if (once) {
+            finish(null, null);
+        } else if (holderOfMajority(poll.answers())) {
+            splits = 0;
+            waitUntil(System.nanoTime() + retryNanos(poll), true);
+        } else {
+            split();
+        }
+    }
+
+    private void split() {
+        long cap = Math.min(MAX_SPLIT_BACKOFF_NANOS, FIRST_SPLIT_BACKOFF_NANOS << Math.min(splits++, 5));
+        waitUntil(System.nanoTime() + ThreadLocalRandom.current().nextLong(cap), false);
+    }
+
+    private void unavailable(RedisUnavailableException e) {
+        if (once) {
+            finish(null, e);
+            return;
+        }
+        unavailable = e;
+        unavailableBackoff = unavailableBackoff == 0 ? FIRST_UNAVAILABLE_BACKOFF_NANOS
+                : Math.min(MAX_UNAVAILABLE_BACKOFF_NANOS, unavailableBackoff * 2);
+        log.debug("{} '{}': no majority of Redlock nodes answered, trying again in {} ms: {}",
+                mode == LockMode.READ ? "read lock" : "lock", name,
+                TimeUnit.NANOSECONDS.toMillis(unavailableBackoff), e.getMessage());
+        // a release seen on any node, or close(), ends the back-off early
+        waitUntil(System.nanoTime() + unavailableBackoff, true);
+    }
+
+    /**
+     * Plans the next attempt at {@code at} (System.nanoTime()), or on a release announcement if
+     * {@code onSignal}; a wait whose deadline has passed ends (or fails, when the last attempt
+     * found no majority) instead.
+     */
+    private void waitUntil(long at, boolean onSignal) {
+        if (!forever && System.nanoTime() - deadline >= 0) {
+            finish(null, unavailable);
+            return;
+        }
+        long when = forever || at - deadline < 0 ? at : deadline;
+        cancelTimer();
+        long wakeGeneration = ++generation;
+        try {
+            timer = client.timer().schedule(() -> onWake(wakeGeneration, false),
+                    Math.max(0, when - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // the timer shuts down only with the client
+            finish(null, client.closedException());
+            return;
+        }
+        if (onSignal && signal != null) {
+            signal.thenRun(() -> onWake(wakeGeneration, true));
+        }
+    }
+
+    private void tookHold(long token, long validUntil) {
+        // the Hold's lease end is the validity: its lease start is recorded as sent - drift
+        long start = validUntil - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, start);
+        client.track(hold);
+        if (client.isClosed()) {
+            // close() may have released the table before this hold joined it
+            client.holds().remove(hold);
+            client.cleanUp(keys, member);
+            finish(null, client.closedException());
+            return;
+        }
+        log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
+                mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
+        finish(hold, null);
+    }
+
+    /**
+     * How long a refused writer keeps new readers out on a node (writer preference): until the
+     * end of its wait, at most 1.5 default leases (its next attempt, which renews the mark, comes
+     * sooner: a release message, or the readers' leases ending, which are at most one default
+     * lease away). A waiting writer that crashed keeps new readers out that long at most.
+     */
+    private long markMillis() {
+        if (mode != LockMode.WRITE || once) {
+            return 0;
+        }
+        long cap = client.defaultLeaseMillis() * 3 / 2;
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
+        return Math.max(1, forever ? cap : Math.min(cap, left));
+    }
+
+    private void finish(Hold hold, RuntimeException error) {
+        if (hold == null && (inFlight || (attempted && markMillisSent()))) {
+            // undoes an attempt in flight (after it, in order, on every node) and a waiting
+            // writer's marks
+            client.cleanUp(keys, member, markMillisSent());
+        }
+        inFlight = false;
+        finished = true;
+        acquired = hold;
+        failure = error;
+        cancelTimer();
+        forgetSignal();
+    }
+
+    /** Whether this acquisition's attempts mark a waiting writer (see {@link #markMillis}). */
+    private boolean markMillisSent() {
+        return mode == LockMode.WRITE && !once;
+    }
+
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    private void forgetSignal() {
+        if (signal != null) {
+            client.signals().forget(keys.lock(), signal);
+            signal = null;
+        }
+    }
+
+    /** Completes the outcome once it is decided; called without the lock, so callbacks never run under it. */
+    private void settle() {
+        if (lock.isHeldByCurrentThread()) {
+            // an event handled inside another one's step; the outer step settles after unlocking
+            return;
+        }
+        Hold hold;
+        RuntimeException error;
+        lock.lock();
+        try {
+            if (!finished || settled) {
+                return;
+            }
+            settled = true;
+            hold = acquired;
+            error = failure;
+        } finally {
+            lock.unlock();
+        }
+        client.acquisitionEnded(this);
+        // the observer hears of the outcome before anyone waiting for it does
+        if (error != null) {
+            observed.failed(error);
+            outcome.completeExceptionally(error);
+        } else {
+            if (hold == null) {
+                // the wait ended, or it was cancelled or interrupted
+                observed.timedOut();
+            } else {
+                observed.acquired(hold);
+            }
+            outcome.complete(hold);
+        }
+    }
+
+    // ---- reading the answers ------------------------------------------------------------------
+
+    /** Whether the nodes that refused name one holder (a writer, or '~readers') on a majority of all nodes. */
+    private boolean holderOfMajority(List<List<Object>> answers) {
+        Map<String, Integer> byHolder = new HashMap<>();
+        for (List<Object> reply : answers) {
+            if ((Long) reply.get(0) == 0L && reply.size() > 2) {
+                if (byHolder.merge((String) reply.get(2), 1, Integer::sum) >= client.majority()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * When enough of the refusing nodes' leases have run out for a majority to be free, plus 1 ms;
+     * at most the client's default lease (a key without expiry is waited out by release messages).
+     */
+    private long retryNanos(Poll<List<Object>> poll) {
+        List<Long> leases = new ArrayList<>();
+        for (List<Object> reply : poll.answers()) {
+            if ((Long) reply.get(0) == 0L) {
+                long pttl = (Long) reply.get(1);
+                leases.add(pttl < 0 ? Long.MAX_VALUE : pttl);
+            }
+        }
+        leases.sort(null);
+        int mustFree = client.majority() - poll.yes();
+        long millis = mustFree <= 0 || mustFree > leases.size() ? 0 : leases.get(mustFree - 1);
+        long capped = Math.min(millis, client.defaultLeaseMillis()) + 1;
+        return TimeUnit.MILLISECONDS.toNanos(capped);
+    }
+
+    private static RuntimeException rethrown(Throwable cause) {
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        return new RelockException("acquiring failed: " + cause, cause);
+    }
+}

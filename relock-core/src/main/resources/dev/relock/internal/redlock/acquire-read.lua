@@ -1,0 +1,60 @@
+-- redlock/acquire-read.lua: takes the read (shared) side of a Redlock lock on ONE node, unless
+-- another owner holds the write side there, or (for a new reader here) another owner waits for
+-- the write side (writer preference: a stream of readers cannot starve a writer). The client
+-- sends it to every node at once and holds the read lock only when a majority said 1. Keys as in
+-- acquire.lua.
+--
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting
+-- ARGV[1] owner id, ARGV[2] lease in ms
+-- Returns {1, token} when the owner reads here now: freshly with a new token, or already (its read
+--   lease is made at least ARGV[2] and its token kept); the owner's own write lock does not
+--   keep it out (downgrade);
+--   {0, pttl, holder} when another owner writes here (holder: its owner id, '' for a key relock
+--   did not make; pttl: the lock's lease left in ms, -1 without expiry);
+--   {0, ms, '~writer-waiting'} when a writer waits here (ms: until its mark ends unless renewed).
+-- The owner's own write lock, or a read hold it already has here, lets it past waiting writers
+-- (a downgrade must not wait for a writer that waits for it).
+local lock, fence, readers, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, lease = ARGV[1], tonumber(ARGV[2])
+local member = 'r|' .. owner
+
+local writer = redis.call('HGET', lock, '~writer')
+if writer and writer ~= owner then
+  return {0, redis.call('PTTL', lock), writer}
+end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, ended in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
+  redis.call('ZREM', readers, ended)
+  redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended)
+end
+local token = redis.call('HGET', lock, 't|' .. owner)
+if not token and not writer then
+  local marks = redis.call('HGETALL', waiting)
+  local left = 0
+  for i = 1, #marks, 2 do
+    local ends = tonumber(marks[i + 1])
+    if ends <= now_ms then
+      redis.call('HDEL', waiting, marks[i])
+    elseif marks[i] ~= owner and ends - now_ms > left then
+      left = ends - now_ms
+    end
+  end
+  if left > 0 then return {0, left, '~writer-waiting'} end
+end
+if not token then
+  if not writer and redis.call('EXISTS', lock) == 1 and redis.call('ZCARD', readers) == 0 then
+    return {0, redis.call('PTTL', lock), ''}
+  end
+  local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  token = string.format('%d', math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us))
+  redis.call('SET', fence, token, 'PX', 86400000)
+  redis.call('HSET', lock, member, '1', 't|' .. owner, token)
+end
+if tonumber(redis.call('ZSCORE', readers, owner) or '0') < now_ms + lease then
+  redis.call('ZADD', readers, now_ms + lease, owner)
+end
+for _, key in ipairs({lock, readers}) do
+  if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
+end
+return {1, tonumber(token)}

@@ -1,0 +1,33 @@
+-- redlock/release-after.lua: gives up one owner's write or read hold of a Redlock lock on ONE
+-- node, but the hold stays taken there until a delay from now and then frees itself (its lease
+-- is set to the delay; the client no longer renews it). Nothing is announced: waiters find the
+-- lock free by its lease, as for a holder that went away.
+--
+-- KEYS[1] lock, KEYS[2] readers (see acquire.lua)
+-- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold
+-- ARGV[2] the delay in ms (> 0)
+-- Returns 1 when the member's hold here now ends after the delay, 0 when it held nothing here.
+local lock, readers = KEYS[1], KEYS[2]
+local member, delay = ARGV[1], tonumber(ARGV[2])
+
+local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
+if not ok then return 0 end
+if string.sub(member, 1, 2) == 'r|' then
+  local owner = string.sub(member, 3)
+  if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner) then return 0 end
+  local t = redis.call('TIME')
+  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', readers, now_ms + delay, owner)
+  for _, key in ipairs({lock, readers}) do
+    if redis.call('PTTL', key) < delay then redis.call('PEXPIRE', key, delay) end
+  end
+  return 1
+end
+if writer ~= member then return 0 end
+if redis.call('ZCARD', readers) == 0 then
+  redis.call('PEXPIRE', lock, delay)
+elseif redis.call('PTTL', lock) < delay then
+  -- the owner also reads (a downgrade): the key lives as long as the longer of the two
+  redis.call('PEXPIRE', lock, delay)
+end
+return 1
