@@ -1,6 +1,7 @@
 package dev.relock.internal;
 
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
+import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.pubsub.RedisClusterPubSubAdapter;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
@@ -43,7 +44,8 @@ import reactor.core.Disposable;
  *   <li>Topology. When a slot moves (resharding, failover) the node that lost it unsubscribes its shard
  *       channel subscribers ({@code sunsubscribe} push). Lettuce 6.8 reports that to the listener and does
  *       not subscribe again, so this class does, for channels still wanted: Lettuce routes the new
- *       {@code SSUBSCRIBE} to the slot's owner (following MOVED), and its confirmation wakes the waiters. A
+ *       {@code SSUBSCRIBE} to the slot's owner (following MOVED), and its confirmation wakes the waiters; a
+ *       topology read from a node that has not yet heard of the move is read again ({@link #afterRefresh}). A
  *       node that died unsubscribes nobody: a changed topology ({@link ClusterTopologyChangedEvent}) in which
  *       a wanted channel's slot has a master it is not subscribed on subscribes it again there. A failed
  *       {@code SSUBSCRIBE} is tried again with back-off while the channel is wanted. Whatever is lost
@@ -61,6 +63,9 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
     private static final Logger log = LoggerFactory.getLogger(ShardWakeChannels.class);
     private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+    // topology reads after a slot move whose view still names the node that let the slot go
+    private static final long FIRST_STALE_REFRESH_MILLIS = 100;
+    private static final int MAX_STALE_REFRESHES = 10;
 
     private final StatefulRedisClusterPubSubConnection<String, String> pubSub;
     private final ScheduledExecutorService timer;
@@ -68,6 +73,8 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
     private final Supplier<CompletionStage<Void>> refreshTopology;
     // a refresh asked for by a slot move is under way; later moves wait for its event
     private final AtomicBoolean refreshing = new AtomicBoolean();
+    // guarded by lock: stale topology reads in a row since the last slot move (see afterRefresh)
+    private int staleRefreshes;
     private final Disposable topologyEvents;
     private final ReentrantLock lock = new ReentrantLock();
     // guarded by lock: the channels some acquisition waits on
@@ -84,6 +91,9 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
         long confirmedAt;
         long retryNanos;
         boolean retryScheduled;
+        // id of the node that last ended this channel's subscription because the slot moved away from it,
+        // until a topology read names the slot's new owner; null otherwise
+        String movedFrom;
     }
 
     ShardWakeChannels(StatefulRedisClusterPubSubConnection<String, String> pubSub, EventBus events,
@@ -217,6 +227,10 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
                 if (!wanted.retryScheduled) {
                     subscribe(channel, wanted, null);
                 }
+                if (node != null) {
+                    wanted.movedFrom = node.getNodeId();
+                    staleRefreshes = 0;
+                }
                 moved = true;
             }
         } finally {
@@ -240,10 +254,64 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
                 if (error != null) {
                     log.debug("refreshing the cluster topology after a shard channel moved failed: {}", error.toString());
                 }
+                afterRefresh();
             });
         } catch (RuntimeException e) {
             refreshing.set(false);
             log.debug("cannot refresh the cluster topology after a shard channel moved: {}", e.toString());
+        }
+    }
+
+    /**
+     * Runs when a topology read asked for by a slot move ended. Lettuce adopts the view of one node picked at
+     * random among those that know every node, so the read may come from a node that has not yet heard of the
+     * move, and then changes nothing and publishes no {@link ClusterTopologyChangedEvent}. While a moved
+     * channel's slot is still served by the node that let it go in Lettuce's view, reads again with back-off;
+     * once a read names a new owner, subscribes there if the event did not already.
+     */
+    private void afterRefresh() {
+        boolean stale = false;
+        long delayMillis = 0;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            Partitions view = pubSub.getPartitions();
+            for (Map.Entry<String, Channel> entry : channels.entrySet()) {
+                Channel wanted = entry.getValue();
+                if (wanted.movedFrom == null) {
+                    continue;
+                }
+                RedisClusterNode owner = view.getMasterBySlot(SlotHash.getSlot(entry.getKey()));
+                if (owner == null || owner.getNodeId().equals(wanted.movedFrom)) {
+                    stale = true;
+                    continue;
+                }
+                wanted.movedFrom = null;
+                if (!wanted.nodes.contains(owner.getNodeId()) && !wanted.retryScheduled) {
+                    wanted.confirmed = false;
+                    subscribe(entry.getKey(), wanted, owner);
+                }
+            }
+            if (stale && staleRefreshes < MAX_STALE_REFRESHES) {
+                delayMillis = Math.min(FIRST_STALE_REFRESH_MILLIS << staleRefreshes, MAX_RETRY_NANOS / 1_000_000);
+                staleRefreshes++;
+            } else {
+                // beyond that, Lettuce's periodic refresh and a waiter's attempt at the holder's lease end remain
+                stale = false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (stale) {
+            log.debug("the cluster topology read still names the node a shard channel's slot moved from; "
+                    + "reading it again in {} ms", delayMillis);
+            try {
+                timer.schedule(this::refreshTopologySoon, delayMillis, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                // the timer shuts down only with the client
+            }
         }
     }
 
