@@ -15,14 +15,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * The replication guard on a Redis Cluster of three masters with one replica each: every kind of
@@ -31,60 +26,13 @@ import org.junit.jupiter.api.TestInstance;
  * guard follows a slot that moved (MOVED on its node connection) and a failover. Every test leaves
  * the cluster healthy with every node running and unpaused.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ClusterReplicationGuardTest {
+class ClusterReplicationGuardTest extends ReplicatedClusterTestBase {
 
     private static final Duration GUARD_TIMEOUT = Duration.ofMillis(300);
     private static final Duration HANG = RedisClusterTest.HANG;
 
-    private RedisCluster cluster;
-    private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-
-    @BeforeAll
-    void startCluster() {
-        cluster = RedisCluster.builder().masters(3).replicasPerMaster(1).start();
-    }
-
-    @AfterAll
-    void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @AfterEach
-    void closeClientsAndHeal() {
-        clients.forEach(RelockClient::close);
-        clients.clear();
-        for (RedisServer node : cluster.nodes()) {
-            if (node.isPaused()) {
-                node.resume();
-            }
-            if (!node.isRunning()) {
-                node.restart();
-            }
-        }
-        cluster.awaitHealthy();
-        cluster.masters().forEach(RedisServer::flushAll);
-    }
-
-    private RelockClient newClient(UnaryOperator<RelockClientBuilder> settings) {
-        RelockClient client = settings.apply(RelockClient.builder().redisClusterUris(cluster.seedUri())).build();
-        clients.add(client);
-        return client;
-    }
-
     private RelockClient guarded(OnShortfall onShortfall) {
         return newClient(b -> b.replicationGuard(new ReplicationGuard(1, GUARD_TIMEOUT, onShortfall)));
-    }
-
-    /** A lock name whose keys live on {@code master}: {@code stem} plus a number. */
-    private String nameOn(RedisServer master, String stem) {
-        for (int i = 0; ; i++) {
-            if (cluster.masterFor(lockKey(stem + i)) == master) {
-                return stem + i;
-            }
-        }
     }
 
     /** Another name whose keys are in the same slot as {@code name}'s. */

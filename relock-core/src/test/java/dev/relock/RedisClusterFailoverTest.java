@@ -3,7 +3,6 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.List;
@@ -11,11 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * Failovers on a real Redis Cluster of three masters with one replica each: the client follows a
@@ -24,56 +19,10 @@ import org.junit.jupiter.api.TestInstance;
  * never received is reported lost. Every test leaves the cluster healthy with
  * every node running.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RedisClusterFailoverTest {
+class RedisClusterFailoverTest extends ReplicatedClusterTestBase {
 
     private static final Duration HANG = RedisClusterTest.HANG;
     private static final Duration LEASE = Duration.ofMillis(1_500);
-
-    private RedisCluster cluster;
-    private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-
-    @BeforeAll
-    void startCluster() {
-        cluster = RedisCluster.builder().masters(3).replicasPerMaster(1).start();
-    }
-
-    @AfterAll
-    void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @AfterEach
-    void closeClientsAndHeal() {
-        clients.forEach(RelockClient::close);
-        clients.clear();
-        for (RedisServer node : cluster.nodes()) {
-            if (node.isPaused()) {
-                node.resume();
-            }
-            if (!node.isRunning()) {
-                node.restart();
-            }
-        }
-        cluster.awaitHealthy();
-        cluster.masters().forEach(RedisServer::flushAll);
-    }
-
-    private RelockClient newClient(UnaryOperator<RelockClientBuilder> settings) {
-        RelockClient client = settings.apply(RelockClient.builder().redisClusterUris(cluster.seedUri())).build();
-        clients.add(client);
-        return client;
-    }
-
-    private String nameOn(RedisServer master, String stem) {
-        for (int i = 0; ; i++) {
-            if (cluster.masterFor("relock:{" + stem + i + "}") == master) {
-                return stem + i;
-            }
-        }
-    }
 
     @Test
     void heldLockFollowsAPromotedReplica() throws Exception {

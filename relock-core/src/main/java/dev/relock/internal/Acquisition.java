@@ -8,12 +8,9 @@ import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,8 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One fresh acquisition by one owner, as a state machine that no thread waits in: attempts, the
  * wait between them, and the clean-up when the wait ends without success. The blocking API waits
- * for its {@link #await outcome} in the caller's thread; the asynchronous API hands out a future
- * of it.
+ * for its outcome in the caller's thread ({@link #run}); the asynchronous API hands out a future
+ * of it ({@link #startAsync}). The outcome, and the rule that events are handled one at a time
+ * under {@code lock}, are {@link SteppedAcquisition}'s.
  *
  * <p>Design notes. The owner joins the queue in Redis. Its next attempt is driven by whichever
  * comes first: a wake-up message naming it (pub/sub thread, through the {@link WaitingRoom}), a
@@ -33,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * wake-ups come on the lock's own channel, which the owner listens to from its first failed attempt
  * until it finishes ({@link ShardWakeChannels}); a confirmation of that subscription wakes it too.
  * <ul>
- *   <li>Every field below {@code lock} is guarded by it. It is held for book-keeping and while a
+ *   <li>Every field marked so is guarded by {@code lock}. It is held for book-keeping and while a
  *       command is handed to Lettuce, never while waiting for anything; so a withdraw is always
  *       sent after the attempt it may undo, on the same connection, and reaches Redis after it.
  *   <li>At most one attempt is in flight. A wake-up that arrives while it is in flight is kept and
@@ -68,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
  * out.
  */
-final class Acquisition {
+final class Acquisition extends SteppedAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
     // what a waiter without a deadline tells the script it will wait: its queue entry then lives
@@ -93,17 +91,10 @@ final class Acquisition {
     private RedisCalls calls;
     // null when fresh holds are handed out without waiting for replicas
     private final ReplicationGuard guard;
-    private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
-    // told once, by whoever completes the outcome (see settle)
-    private LockEvents.Wait observed;
-    // guarded by lock: the one settle() that completes the outcome has set it
-    private boolean settled;
     // whether queued attempts offer to take a grant on release (see the class notes)
     private final boolean takesGrants;
 
-    // not synchronized: a virtual thread that enters never pins its carrier
-    private final ReentrantLock lock = new ReentrantLock();
-    // all guarded by lock; set once by start()
+    // all guarded by lock; set once by begin()
     private boolean queued;
     private boolean forever;
     private long deadline;
@@ -129,11 +120,8 @@ final class Acquisition {
     // tells a timer that fires late from one that is still wanted
     private long timerGeneration;
     private long backoff;
-    private boolean finished;
     // the acquisition listens for wake-ups on its lock's own channel (sharded pub/sub), see notAcquired
     private boolean listening;
-    private Hold acquired;
-    private RuntimeException failure;
 
     /**
      * @param extraArgs arguments after the six every acquire script takes
@@ -157,73 +145,21 @@ final class Acquisition {
         this.takesGrants = mode == LockMode.WRITE && guard == null && extraArgs.length == 0;
     }
 
-    /**
-     * Acquires in the calling thread, waiting as asked.
-     *
-     * @param waitNanos how long to wait; zero or less tries once without queueing
-     * @param forever wait without a deadline, retrying Redis failures with back-off
-     * @param interruptible whether an interrupt withdraws and throws; otherwise the wait goes on
-     *     and the interrupt status is kept
-     * @return the hold, registered with the client, or null if the wait ended first
-     */
-    Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
-        start(waitNanos, forever);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return outcome.get();
-                } catch (InterruptedException e) {
-                    if (interruptible && cancel()) {
-                        throw e;
-                    }
-                    // not interruptible, or the outcome is already there: take it
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    throw rethrown(e.getCause());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+    @Override
+    protected LockEvents.Wait started() {
+        return client.events().waitStarted(mode, name);
+    }
+
+    @Override
+    protected void begin(long waitNanos, boolean forever) {
+        this.forever = forever;
+        this.queued = forever || waitNanos > 0;
+        // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
+        this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+        if (queued) {
+            client.waitingRoom().enter(owner, this);
         }
-    }
-
-    /**
-     * Starts acquiring and returns at once. Cancelling (or completing) the returned future withdraws
-     * the acquisition; a hold that arrives when nobody can take it any more is released.
-     *
-     * @param onAcquired what the future completes with for the hold
-     * @param onTimeout what it completes with when the wait ends first
-     */
-    <T> CompletableFuture<T> startAsync(long waitNanos, boolean forever, Function<Hold, T> onAcquired, T onTimeout) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        // whoever completes the result first, this acquisition's outcome is no longer wanted after it
-        result.whenComplete((value, error) -> cancel());
-        outcome.whenComplete((hold, error) -> {
-            if (error != null) {
-                result.completeExceptionally(error);
-            } else if (!result.complete(hold == null ? onTimeout : onAcquired.apply(hold)) && hold != null) {
-                client.releaseUnseen(hold);
-            }
-        });
-        start(waitNanos, forever);
-        return result;
-    }
-
-    private void start(long waitNanos, boolean forever) {
-        observed = client.events().waitStarted(mode, name);
-        step(() -> {
-            this.forever = forever;
-            this.queued = forever || waitNanos > 0;
-            // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
-            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
-            if (queued) {
-                client.waitingRoom().enter(owner, this);
-            }
-            attempt();
-        });
+        attempt();
     }
 
     LockKeys keys() {
@@ -235,7 +171,7 @@ final class Acquisition {
     /** The lock may be free for this owner now. Pub/sub thread; never blocks. */
     void wake() {
         step(() -> {
-            if (finished) {
+            if (isDecided()) {
                 return;
             }
             if (inFlight != null) {
@@ -249,7 +185,7 @@ final class Acquisition {
     /** This owner should try again within {@code nanos}, if nothing wakes it sooner. Pub/sub thread. */
     void checkWithin(long nanos) {
         step(() -> {
-            if (finished) {
+            if (isDecided()) {
                 return;
             }
             long by = System.nanoTime() + nanos;
@@ -270,7 +206,7 @@ final class Acquisition {
     void granted(long attempt, long token) {
         step(() -> {
             // a grant for an older attempt may have been undone by a withdraw since
-            if (finished || attempt != attemptId) {
+            if (isDecided() || attempt != attemptId) {
                 return;
             }
             if (inFlight != null) {
@@ -288,10 +224,11 @@ final class Acquisition {
      *
      * @return false if the outcome was already decided
      */
-    boolean cancel() {
+    @Override
+    public boolean cancel() {
         boolean[] cancelled = {false};
         step(() -> {
-            if (finished) {
+            if (isDecided()) {
                 return;
             }
             boolean attempting = abandonAttempt();
@@ -304,6 +241,20 @@ final class Acquisition {
         return cancelled[0];
     }
 
+    @Override
+    protected void handlingFailed(RuntimeException error) {
+        boolean attempting = abandonAttempt();
+        if (queued || attempting) {
+            withdraw(attempting);
+        }
+        finish(null, error);
+    }
+
+    @Override
+    protected void releaseUnseen(Hold hold) {
+        client.releaseUnseen(hold);
+    }
+
     /**
      * The client is closing: withdraws (before the connection closes) and fails the outcome with
      * {@code closed}.
@@ -313,7 +264,7 @@ final class Acquisition {
     CompletableFuture<?> failAtClose(IllegalStateException closed) {
         List<CompletableFuture<?>> withdrawn = new ArrayList<>(1);
         step(() -> {
-            if (!finished) {
+            if (!isDecided()) {
                 withdrawn.add(sendWithdraw(abandonAttempt()));
                 finish(null, closed);
             }
@@ -323,7 +274,7 @@ final class Acquisition {
 
     private void onTimer(long generation) {
         step(() -> {
-            if (finished || inFlight != null || generation != timerGeneration) {
+            if (isDecided() || inFlight != null || generation != timerGeneration) {
                 return;
             }
             timer = null;
@@ -333,7 +284,7 @@ final class Acquisition {
 
     private void onReply(CompletableFuture<List<Long>> reply, long sentNanos, List<Long> result, Throwable error) {
         step(() -> {
-            if (inFlight != reply || finished) {
+            if (inFlight != reply || isDecided()) {
                 // cancelled or failed at close meanwhile; the withdraw sent then undoes it
                 return;
             }
@@ -374,7 +325,7 @@ final class Acquisition {
     private void onAcknowledged(CompletableFuture<Long> acks, long token, long sentNanos, Long acknowledged,
             Throwable error) {
         step(() -> {
-            if (inFlight != acks || finished) {
+            if (inFlight != acks || isDecided()) {
                 // cancelled or failed at close meanwhile; the withdraw sent then undid the hold
                 return;
             }
@@ -393,7 +344,7 @@ final class Acquisition {
     /** The connection for the next attempt is open, or the topology fresh after a MOVED (or not: {@code error}). */
     private void onReady(CompletableFuture<?> waited, Throwable error) {
         step(() -> {
-            if (inFlight != waited || finished) {
+            if (inFlight != waited || isDecided()) {
                 return;
             }
             inFlight = null;
@@ -403,17 +354,6 @@ final class Acquisition {
                 attempt();
             }
         });
-    }
-
-    /** Runs one event's handling under the lock, then completes the outcome if it was decided. */
-    private void step(Runnable handling) {
-        lock.lock();
-        try {
-            handling.run();
-        } finally {
-            lock.unlock();
-        }
-        settle();
     }
 
     // ---- steps, with lock held ----------------------------------------------------------------
@@ -623,9 +563,7 @@ final class Acquisition {
     }
 
     private void finish(Hold hold, RuntimeException error) {
-        finished = true;
-        acquired = hold;
-        failure = error;
+        decide(hold, error);
         cancelTimer();
         if (queued) {
             client.waitingRoom().leave(owner, this);
@@ -633,50 +571,6 @@ final class Acquisition {
         if (listening) {
             client.stopListeningForWakeUps(this);
         }
-    }
-
-    /** Completes the outcome once it is decided; called without the lock, so callbacks never run under it. */
-    private void settle() {
-        if (lock.isHeldByCurrentThread()) {
-            // a reply handled at once inside attempt(); the outer event settles after unlocking
-            return;
-        }
-        Hold hold;
-        RuntimeException error;
-        lock.lock();
-        try {
-            if (!finished || settled) {
-                return;
-            }
-            settled = true;
-            hold = acquired;
-            error = failure;
-        } finally {
-            lock.unlock();
-        }
-        // the observer hears of the outcome before anyone waiting for it does
-        if (error != null) {
-            observed.failed(error);
-            outcome.completeExceptionally(error);
-        } else {
-            if (hold == null) {
-                // the wait ended, or it was cancelled or interrupted
-                observed.timedOut();
-            } else {
-                observed.acquired(hold);
-            }
-            outcome.complete(hold);
-        }
-    }
-
-    private static RuntimeException rethrown(Throwable cause) {
-        if (cause instanceof RuntimeException runtime) {
-            return runtime;
-        }
-        if (cause instanceof Error error) {
-            throw error;
-        }
-        return new RelockException("acquiring failed: " + cause, cause);
     }
 
     private static long ceilMillis(long nanos) {

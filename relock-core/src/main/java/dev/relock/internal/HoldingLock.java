@@ -1,16 +1,19 @@
 package dev.relock.internal;
 
+import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.RelockLock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The acquiring methods of {@link RelockLock}, for every lock that keeps its holds as
- * {@link Hold}s: each maps onto one {@link #acquire(long, boolean, long, boolean)} of the
- * subclass, which decides how a lock is taken (one Redis, or a Redlock majority). Stateless.
+ * {@link Hold}s: each blocking one maps onto one {@link #acquire(long, boolean, long, boolean)} of
+ * the subclass, each asynchronous one onto a fresh {@link #handleOwned} acquisition; the subclass
+ * decides how a lock is taken (one Redis, or a Redlock majority). Stateless.
  */
 public abstract class HoldingLock implements RelockLock {
 
@@ -31,6 +34,16 @@ public abstract class HoldingLock implements RelockLock {
 
     /** A handle whose close() gives up one hold of {@code hold}. */
     protected abstract LockHandle handleOf(Hold hold);
+
+    /** The current thread's hold on this lock in this client, or null. No round trip. */
+    protected abstract Hold currentThreadsHold();
+
+    /**
+     * A fresh acquisition owned by the handle it will make, not by a thread: never a re-entry.
+     *
+     * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
+     */
+    protected abstract SteppedAcquisition handleOwned(long leaseMillis);
 
     @Override
     public void lock() {
@@ -85,6 +98,40 @@ public abstract class HoldingLock implements RelockLock {
         Objects.requireNonNull(lease, "lease");
         long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
         return handle(acquire(Durations.saturatedNanos(wait), false, leaseMillis, true));
+    }
+
+    @Override
+    public CompletionStage<LockHandle> acquireAsync() {
+        return handleOwned(RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        return handleOwned(RENEWED).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(handleOf(hold)), Optional.empty());
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease) {
+        Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(lease, "lease");
+        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
+        return handleOwned(leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(handleOf(hold)), Optional.empty());
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        Hold hold = currentThreadsHold();
+        // an explicit lease may have run out before the lease keeper's next look noticed
+        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
+    }
+
+    @Override
+    public int getHoldCount() {
+        Hold hold = currentThreadsHold();
+        return hold == null ? 0 : hold.holds();
     }
 
     private Optional<LockHandle> handle(Hold hold) {

@@ -66,8 +66,7 @@ final class LazySyncRedisClient extends RedisClient {
 
     private static final class CommandConnection<K, V> extends StatefulRedisConnectionImpl<K, V> {
 
-        private final Object syncLock = new Object();
-        private volatile RedisCommands<K, V> lazySync;
+        private final OnFirstUse<RedisCommands<K, V>> lazySync = new OnFirstUse<>(super::newRedisSyncCommandsImpl);
 
         CommandConnection(RedisChannelWriter writer, PushHandler pushHandler, RedisCodec<K, V> codec,
                 Duration timeout, Supplier<JsonParser> parser) {
@@ -81,24 +80,14 @@ final class LazySyncRedisClient extends RedisClient {
 
         @Override
         public RedisCommands<K, V> sync() {
-            RedisCommands<K, V> commands = lazySync;
-            if (commands == null) {
-                synchronized (syncLock) {
-                    commands = lazySync;
-                    if (commands == null) {
-                        commands = super.newRedisSyncCommandsImpl();
-                        lazySync = commands;
-                    }
-                }
-            }
-            return commands;
+            return lazySync.get();
         }
     }
 
     private static final class PubSubConnection<K, V> extends StatefulRedisPubSubConnectionImpl<K, V> {
 
-        private final Object syncLock = new Object();
-        private volatile RedisPubSubCommands<K, V> lazySync;
+        private final OnFirstUse<RedisPubSubCommands<K, V>> lazySync =
+                new OnFirstUse<>(super::newRedisSyncCommandsImpl);
 
         PubSubConnection(PubSubEndpoint<K, V> endpoint, RedisChannelWriter writer, RedisCodec<K, V> codec,
                 Duration timeout) {
@@ -112,17 +101,32 @@ final class LazySyncRedisClient extends RedisClient {
 
         @Override
         public RedisPubSubCommands<K, V> sync() {
-            RedisPubSubCommands<K, V> commands = lazySync;
-            if (commands == null) {
-                synchronized (syncLock) {
-                    commands = lazySync;
-                    if (commands == null) {
-                        commands = super.newRedisSyncCommandsImpl();
-                        lazySync = commands;
+            return lazySync.get();
+        }
+    }
+
+    /** A value made by {@code make} when first asked for, once, whichever threads ask. */
+    private static final class OnFirstUse<T> {
+
+        private final Supplier<T> make;
+        private volatile T value;
+
+        OnFirstUse(Supplier<T> make) {
+            this.make = make;
+        }
+
+        T get() {
+            T made = value;
+            if (made == null) {
+                synchronized (this) {
+                    made = value;
+                    if (made == null) {
+                        made = make.get();
+                        value = made;
                     }
                 }
             }
-            return commands;
+            return made;
         }
     }
 }

@@ -388,7 +388,7 @@ public final class LettuceRelockClient implements RelockClient {
         // the glob applies to names, so it is escaped like a name (its *, ? and [] stay globs);
         // the trailing * also finds the semaphores' "...}:sem" keys
         ScanArgs match = ScanArgs.Builder
-                .matches(escapeGlob(settings.keyPrefix()) + ":{" + LockKeys.escape(nameGlob) + "}*")
+                .matches(LockKeys.lockKeyPattern(settings.keyPrefix(), nameGlob) + "*")
                 .limit(1000);
         List<CompletableFuture<LockInfo>> found = new ArrayList<>();
         KeyScanCursor<String> page = null;
@@ -476,19 +476,6 @@ public final class LettuceRelockClient implements RelockClient {
             throw new IllegalArgumentException("lock name is " + name.length() + " characters long; at most "
                     + RelockClientBuilder.MAX_NAME_LENGTH + " are allowed");
         }
-    }
-
-    /** Escapes Redis glob characters so the text matches only itself. */
-    private static String escapeGlob(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if ("*?[]\\".indexOf(c) >= 0) {
-                out.append('\\');
-            }
-            out.append(c);
-        }
-        return out.toString();
     }
 
     @Override

@@ -138,6 +138,23 @@ public final class LockKeys {
         return escaped.indexOf('}') >= 0 ? null : unescape(escaped);
     }
 
+    /**
+     * A {@code SCAN MATCH} pattern for the lock keys made by {@link #of} under {@code prefix} whose names match
+     * {@code nameGlob}: the prefix matches only itself, and the glob is escaped like a name, so its {@code *},
+     * {@code ?} and {@code []} stay globs.
+     */
+    public static String lockKeyPattern(String prefix, String nameGlob) {
+        StringBuilder out = new StringBuilder(prefix.length() + nameGlob.length() + 4);
+        for (int i = 0; i < prefix.length(); i++) {
+            char c = prefix.charAt(i);
+            if ("*?[]\\".indexOf(c) >= 0) {
+                out.append('\\');
+            }
+            out.append(c);
+        }
+        return out.append(":{").append(escape(nameGlob)).append('}').toString();
+    }
+
     static String escape(String name) {
         if (name.indexOf('%') < 0 && name.indexOf('{') < 0 && name.indexOf('}') < 0) {
             return name;

@@ -10,9 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Objects;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,28 +96,7 @@ final class RedisLock extends HoldingLock {
     // ---- acquiring for a handle ------------------------------------------------------------
 
     @Override
-    public CompletionStage<LockHandle> acquireAsync() {
-        return handleOwned(RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
-    }
-
-    @Override
-    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
-        Objects.requireNonNull(wait, "wait");
-        return handleOwned(RENEWED).startAsync(Durations.saturatedNanos(wait), false,
-                hold -> Optional.of(handleOf(hold)), Optional.empty());
-    }
-
-    @Override
-    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease) {
-        Objects.requireNonNull(wait, "wait");
-        Objects.requireNonNull(lease, "lease");
-        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
-        return handleOwned(leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
-                hold -> Optional.of(handleOf(hold)), Optional.empty());
-    }
-
-    /** A fresh acquisition owned by the handle it will make, not by a thread. */
-    private Acquisition handleOwned(long leaseMillis) {
+    protected Acquisition handleOwned(long leaseMillis) {
         client.ensureOpen();
         boolean renewed = leaseMillis == RENEWED;
         return acquisition(client.newHolderId(), renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
@@ -178,16 +154,8 @@ final class RedisLock extends HoldingLock {
     }
 
     @Override
-    public boolean isHeldByCurrentThread() {
-        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
-        // an explicit lease may have run out before the lease keeper's next pass noticed
-        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
-    }
-
-    @Override
-    public int getHoldCount() {
-        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
-        return hold == null ? 0 : hold.holds();
+    protected Hold currentThreadsHold() {
+        return client.holds().get(keys, mode, client.ownerOfCurrentThread());
     }
 
     @Override

@@ -64,9 +64,9 @@ final class Bench {
     /** relock, the floor, relock's scripts on bare Lettuce, Redisson 3 and 4 (three locks each), Spring (two modes). */
     static List<Subject> allSubjects(RedissonLine redisson3, RedissonLine redisson4) {
         List<Subject> all = new ArrayList<>();
-        all.add(new RelockSubject(Environment.relockVersion()));
+        all.add(RelockSubject.standalone(Environment.relockVersion()));
         for (RedissonLine line : new RedissonLine[] {redisson3, redisson4}) {
-            for (RedissonSubject.Kind kind : RedissonSubject.Kind.values()) {
+            for (RedissonSubject.Kind kind : RedissonSubject.Kind.ONE_SERVER) {
                 all.add(new RedissonSubject(line, kind));
             }
         }
@@ -80,8 +80,9 @@ final class Bench {
 
     /** relock's and Redisson's (3 and 4) Redlock over independent servers: S5's second half. */
     static List<Subject> redlockSubjects(RedissonLine redisson3, RedissonLine redisson4) {
-        return List.of(new RelockRedlockSubject(Environment.relockVersion()), new RedissonRedLockSubject(redisson3),
-                new RedissonRedLockSubject(redisson4));
+        return List.of(RelockSubject.redlock(Environment.relockVersion()),
+                new RedissonSubject(redisson3, RedissonSubject.Kind.REDLOCK),
+                new RedissonSubject(redisson4, RedissonSubject.Kind.REDLOCK));
     }
 
     String uri() {

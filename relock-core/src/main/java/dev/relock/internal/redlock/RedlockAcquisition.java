@@ -1,24 +1,21 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
-import dev.relock.RelockException;
 import dev.relock.internal.Hold;
 import dev.relock.internal.LockEvents;
 import dev.relock.internal.LockKeys;
 import dev.relock.internal.LockMode;
+import dev.relock.internal.SteppedAcquisition;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,13 +43,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design notes. Events come from poll decisions and timers (Lettuce threads), release
  * announcements (pub/sub threads), {@link #cancel} (any thread) and the client's close
- * ({@link #failAtClose}). Every field below {@code lock} is guarded by it; it is held for
+ * ({@link #failAtClose}). Every field marked so is guarded by {@code lock}; it is held for
  * book-keeping and while commands are handed to Lettuce, never while waiting. A wake-up belongs
  * to one wait ({@code generation}); a stale one does nothing. Cancelling while an attempt or its
  * token write-back is in flight sends the clean-up by EVAL on every connection, so on each node it
  * runs after the attempt it undoes. The outcome completes once, outside the lock.
  */
-final class RedlockAcquisition {
+final class RedlockAcquisition extends SteppedAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockAcquisition.class);
     private static final long JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
@@ -69,12 +66,7 @@ final class RedlockAcquisition {
     private final String member;
     private final long leaseMillis;
     private final boolean renewed;
-    private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
-    // told once, by the settle() that completes the outcome
-    private LockEvents.Wait observed;
 
-    // not synchronized: a virtual thread that enters never pins its carrier
-    private final ReentrantLock lock = new ReentrantLock();
     // all guarded by lock
     private boolean once;
     private boolean forever;
@@ -91,10 +83,6 @@ final class RedlockAcquisition {
     private CompletableFuture<Void> signal;
     private ScheduledFuture<?> timer;
     private long generation;
-    private boolean finished;
-    private boolean settled;
-    private Hold acquired;
-    private RuntimeException failure;
 
     RedlockAcquisition(RedlockClient client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
@@ -108,70 +96,34 @@ final class RedlockAcquisition {
         this.renewed = renewed;
     }
 
-    /**
-     * Acquires in the calling thread, waiting as asked.
-     *
-     * @param waitNanos how long to wait; zero or less tries once
-     * @param forever wait without a deadline
-     * @param interruptible whether an interrupt cancels and throws; otherwise the wait goes on and
-     *     the interrupt status is kept
-     * @return the hold, registered with the client, or null if the wait ended first
-     */
-    Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
-        start(waitNanos, forever);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return outcome.get();
-                } catch (InterruptedException e) {
-                    if (interruptible && cancel()) {
-                        throw e;
-                    }
-                    // not interruptible, or the outcome is already there: take it
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    throw rethrown(e.getCause());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /**
-     * Starts acquiring and returns at once. Completing (or cancelling) the returned future
-     * cancels the acquisition; a hold that arrives when nobody can take it any more is released.
-     *
-     * @param onAcquired what the future completes with for the hold
-     * @param onTimeout what it completes with when the wait ends first
-     */
-    <T> CompletableFuture<T> startAsync(long waitNanos, boolean forever, Function<Hold, T> onAcquired, T onTimeout) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        result.whenComplete((value, error) -> cancel());
-        outcome.whenComplete((hold, error) -> {
-            if (error != null) {
-                result.completeExceptionally(error);
-            } else if (!result.complete(hold == null ? onTimeout : onAcquired.apply(hold)) && hold != null) {
-                client.releaseUnseen(hold);
-            }
-        });
-        start(waitNanos, forever);
-        return result;
-    }
-
-    private void start(long waitNanos, boolean forever) {
+    @Override
+    protected LockEvents.Wait started() {
         client.acquisitionStarted(this);
-        observed = client.events().waitStarted(mode, name);
-        step(() -> {
-            this.forever = forever;
-            this.once = !forever && waitNanos <= 0;
-            // capped so the deadline arithmetic cannot overflow
-            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
-            attempt();
-        });
+        return client.events().waitStarted(mode, name);
+    }
+
+    @Override
+    protected void begin(long waitNanos, boolean forever) {
+        this.forever = forever;
+        this.once = !forever && waitNanos <= 0;
+        // capped so the deadline arithmetic cannot overflow
+        this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+        attempt();
+    }
+
+    @Override
+    protected void releaseUnseen(Hold hold) {
+        client.releaseUnseen(hold);
+    }
+
+    @Override
+    protected void handlingFailed(RuntimeException error) {
+        finish(null, error);
+    }
+
+    @Override
+    protected void ended() {
+        client.acquisitionEnded(this);
     }
 
     // ---- events -------------------------------------------------------------------------------
@@ -181,10 +133,11 @@ final class RedlockAcquisition {
      *
      * @return false if the outcome was already decided
      */
-    boolean cancel() {
+    @Override
+    public boolean cancel() {
         boolean[] cancelled = {false};
         step(() -> {
-            if (finished) {
+            if (isDecided()) {
                 return;
             }
             finish(null, null);
@@ -196,7 +149,7 @@ final class RedlockAcquisition {
     /** The client is closing: cleans up an attempt in flight and fails the outcome. */
     void failAtClose(IllegalStateException closed) {
         step(() -> {
-            if (!finished) {
+            if (!isDecided()) {
                 finish(null, closed);
             }
         });
@@ -204,7 +157,7 @@ final class RedlockAcquisition {
 
     private void onWake(long wakeGeneration, boolean announced) {
         step(() -> {
-            if (finished || inFlight || wakeGeneration != generation) {
+            if (isDecided() || inFlight || wakeGeneration != generation) {
                 return;
             }
             if (announced) {
@@ -219,7 +172,7 @@ final class RedlockAcquisition {
 
     private void onVoted(Poll<List<Object>> poll, long sent) {
         step(() -> {
-            if (finished) {
+            if (isDecided()) {
                 // cancelled meanwhile; its clean-up follows the attempt on every node
                 return;
             }
@@ -245,7 +198,7 @@ final class RedlockAcquisition {
 
     private void onFenced(Poll<Long> fenced, long token, long validUntil) {
         step(() -> {
-            if (finished) {
+            if (isDecided()) {
                 return;
             }
             inFlight = false;
@@ -266,21 +219,6 @@ final class RedlockAcquisition {
                 split();
             }
         });
-    }
-
-    /** Runs one event's handling under the lock, then completes the outcome if it was decided. */
-    private void step(Runnable handling) {
-        lock.lock();
-        try {
-            handling.run();
-        } catch (RuntimeException e) {
-            if (!finished) {
-                finish(null, e);
-            }
-        } finally {
-            lock.unlock();
-        }
-        settle();
     }
 
     // ---- steps, with lock held ----------------------------------------------------------------
@@ -415,9 +353,7 @@ final class RedlockAcquisition {
             client.cleanUp(keys, member, markMillisSent());
         }
         inFlight = false;
-        finished = true;
-        acquired = hold;
-        failure = error;
+        decide(hold, error);
         cancelTimer();
         forgetSignal();
     }
@@ -438,41 +374,6 @@ final class RedlockAcquisition {
         if (signal != null) {
             client.signals().forget(keys.lock(), signal);
             signal = null;
-        }
-    }
-
-    /** Completes the outcome once it is decided; called without the lock, so callbacks never run under it. */
-    private void settle() {
-        if (lock.isHeldByCurrentThread()) {
-            // an event handled inside another one's step; the outer step settles after unlocking
-            return;
-        }
-        Hold hold;
-        RuntimeException error;
-        lock.lock();
-        try {
-            if (!finished || settled) {
-                return;
-            }
-            settled = true;
-            hold = acquired;
-            error = failure;
-        } finally {
-            lock.unlock();
-        }
-        client.acquisitionEnded(this);
-        // the observer hears of the outcome before anyone waiting for it does
-        if (error != null) {
-            observed.failed(error);
-            outcome.completeExceptionally(error);
-        } else {
-            if (hold == null) {
-                // the wait ended, or it was cancelled or interrupted
-                observed.timedOut();
-            } else {
-                observed.acquired(hold);
-            }
-            outcome.complete(hold);
         }
     }
 
@@ -508,15 +409,5 @@ final class RedlockAcquisition {
         long millis = mustFree <= 0 || mustFree > leases.size() ? 0 : leases.get(mustFree - 1);
         long capped = Math.min(millis, client.defaultLeaseMillis()) + 1;
         return TimeUnit.MILLISECONDS.toNanos(capped);
-    }
-
-    private static RuntimeException rethrown(Throwable cause) {
-        if (cause instanceof RuntimeException runtime) {
-            return runtime;
-        }
-        if (cause instanceof Error error) {
-            throw error;
-        }
-        return new RelockException("acquiring failed: " + cause, cause);
     }
 }

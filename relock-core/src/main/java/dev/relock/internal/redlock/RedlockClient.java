@@ -288,7 +288,7 @@ public final class RedlockClient implements RelockClient {
         ensureOpen();
         // LockKeys escapes the glob like a name (its *, ? and [] stay globs); the lock hashes end at
         // the tag's '}', so the fence and readers keys do not match
-        String match = escapeGlob(settings.keyPrefix()) + LockKeys.of("", nameGlob).lock();
+        String match = LockKeys.lockKeyPattern(settings.keyPrefix(), nameGlob);
         Set<String> names = new TreeSet<>();
         int walked = 0;
         List<String> failures = new ArrayList<>();
@@ -318,18 +318,6 @@ public final class RedlockClient implements RelockClient {
             }
         }
         return held;
-    }
-
-    /** Escapes Redis glob characters so the text matches only itself. */
-    private static String escapeGlob(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        for (char c : text.toCharArray()) {
-            if ("*?[]\\".indexOf(c) >= 0) {
-                out.append('\\');
-            }
-            out.append(c);
-        }
-        return out.toString();
     }
 
     /**

@@ -4,7 +4,6 @@ import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.LockInfo;
-import dev.relock.internal.Durations;
 import dev.relock.internal.Hold;
 import dev.relock.internal.HoldHandle;
 import dev.relock.internal.HoldingLock;
@@ -13,10 +12,8 @@ import dev.relock.internal.LockMode;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,28 +87,7 @@ final class RedlockLock extends HoldingLock {
     // ---- acquiring for a handle ------------------------------------------------------------
 
     @Override
-    public CompletionStage<LockHandle> acquireAsync() {
-        return handleOwned(RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
-    }
-
-    @Override
-    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
-        Objects.requireNonNull(wait, "wait");
-        return handleOwned(RENEWED).startAsync(Durations.saturatedNanos(wait), false,
-                hold -> Optional.of(handleOf(hold)), Optional.empty());
-    }
-
-    @Override
-    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease) {
-        Objects.requireNonNull(wait, "wait");
-        Objects.requireNonNull(lease, "lease");
-        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
-        return handleOwned(leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
-                hold -> Optional.of(handleOf(hold)), Optional.empty());
-    }
-
-    /** A fresh acquisition owned by the handle it will make, not by a thread: never a re-entry. */
-    private RedlockAcquisition handleOwned(long leaseMillis) {
+    protected RedlockAcquisition handleOwned(long leaseMillis) {
         client.ensureOpen();
         boolean renewed = leaseMillis == RENEWED;
         return new RedlockAcquisition(client, name, keys, mode, client.newHolderId(),
@@ -190,15 +166,8 @@ final class RedlockLock extends HoldingLock {
     }
 
     @Override
-    public boolean isHeldByCurrentThread() {
-        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
-        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
-    }
-
-    @Override
-    public int getHoldCount() {
-        Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
-        return hold == null ? 0 : hold.holds();
+    protected Hold currentThreadsHold() {
+        return client.holds().get(keys, mode, client.ownerOfCurrentThread());
     }
 
     @Override
