@@ -47,6 +47,11 @@ final class Poll<T> {
         }
     }
 
+    /** Every node's reply, by node, answered or not. */
+    List<CompletableFuture<T>> replies() {
+        return replies;
+    }
+
     private synchronized void count(T value, Throwable error) {
         if (error != null) {
             failed++;

@@ -7,6 +7,7 @@ import dev.relock.internal.LockKeys;
 import dev.relock.internal.LockMode;
 import dev.relock.internal.SteppedAcquisition;
 import io.lettuce.core.ScriptOutputType;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -29,10 +30,14 @@ import org.slf4j.LoggerFactory;
  * timeout passes, on a Lettuce thread. Won: the maximum of the majority's fencing tokens is
  * written back to a majority, and the hold is valid until {@code sent + lease - drift}; if that
  * has passed already, the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
- * every node, and the next attempt waits
+ * every node (see {@link RedlockClient#cleanUpAttempt}), and the next attempt waits
  * <ul>
- *   <li>when one owner (or the readers) holds a majority: for a release announcement or until
- *       enough of its leases run out for a majority to be free, then a random jitter;</li>
+ *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
+ *       place in every node's queue, ordered by {@code since}): not at all;</li>
+ *   <li>when one owner (or the readers, or a writer whose turn it is) holds a majority: for a
+ *       release announcement or until enough of its leases run out for a majority to be free;
+ *       then at once if the release named this writer, after the turn if it named another, or
+ *       after a random jitter if it named nobody;</li>
  *   <li>when nobody holds a majority (competitors split the nodes): a random back-off that grows
  *       with repeated splits, so competing clients do not collide forever;</li>
  *   <li>when fewer than a majority answered: a growing back-off; a wait that ends so (and a
@@ -79,8 +84,16 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private boolean inFlight;
     // an attempt was sent
     private boolean attempted;
-    // the release announcement expected for the current attempt and the wait after it
-    private CompletableFuture<Void> signal;
+    // the id, send time and replies of the latest attempt sent, which a clean-up names and follows
+    private String attemptId;
+    private long attemptSent;
+    private List<CompletableFuture<List<Object>>> attemptReplies;
+    // the release announcement expected for the current attempt and the wait after it; completes
+    // with the owner id of the waiting writer whose turn it is, or ""
+    private CompletableFuture<String> signal;
+    // when the wait began, in microseconds of this JVM's wall clock: the writer's place in each
+    // node's queue (see acquire.lua); 0 for a single try
+    private long since;
     private ScheduledFuture<?> timer;
     private long generation;
 
@@ -108,6 +121,13 @@ final class RedlockAcquisition extends SteppedAcquisition {
         this.once = !forever && waitNanos <= 0;
         // capped so the deadline arithmetic cannot overflow
         this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+        if (!once) {
+            Instant now = Instant.now();
+            since = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+            if (mode == LockMode.WRITE) {
+                client.signals().watchTurns(keys.lock(), owner);
+            }
+        }
         attempt();
     }
 
@@ -155,17 +175,35 @@ final class RedlockAcquisition extends SteppedAcquisition {
         });
     }
 
-    private void onWake(long wakeGeneration, boolean announced) {
+    private void onTimer(long wakeGeneration) {
+        step(() -> {
+            if (!isDecided() && !inFlight && wakeGeneration == generation) {
+                attempt();
+            }
+        });
+    }
+
+    /** A release was announced; {@code turn}: the waiting writer whose turn it is, or "". */
+    private void onAnnounced(long wakeGeneration, String turn) {
         step(() -> {
             if (isDecided() || inFlight || wakeGeneration != generation) {
                 return;
             }
-            if (announced) {
-                // everybody waiting heard the same release: spread the next attempts
-                long at = System.nanoTime() + ThreadLocalRandom.current().nextLong(JITTER_NANOS);
-                waitUntil(forever || at - deadline < 0 ? at : deadline, false);
-            } else {
+            long jitter = ThreadLocalRandom.current().nextLong(JITTER_NANOS);
+            if (turn.equals(owner) || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+                // the nodes keep the lock for this owner (a node's message for an older release may
+                // come after the one that named it): no competitor to spread from
                 attempt();
+            } else if (!turn.isEmpty()) {
+                // another writer's turn: wait for the release after its hold, or try once its turn is over
+                forgetSignal();
+                signal = client.signals().expect(keys.lock());
+                long at = System.nanoTime() + client.turnNanos() + jitter;
+                waitUntil(forever || at - deadline < 0 ? at : deadline, true);
+            } else {
+                // everybody waiting heard the same release: spread the next attempts
+                long at = System.nanoTime() + jitter;
+                waitUntil(forever || at - deadline < 0 ? at : deadline, false);
             }
         });
     }
@@ -206,7 +244,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 tookHold(token, validUntil);
                 return;
             }
-            client.cleanUp(keys, member);
+            undoAttempt(false);
             if (!fenced.won()) {
                 unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
                 return;
@@ -234,10 +272,14 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // taken before the attempt: a release during the attempt still wakes this acquisition
         signal = client.signals().expect(keys.lock());
         long sent = System.nanoTime();
+        attemptSent = sent;
+        attemptId = client.nextAttemptId();
         Poll<List<Object>> poll = client.sendToAllInOrder(
                 mode == LockMode.READ ? RedlockClient.ACQUIRE_READ : RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()},
-                reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()));
+                new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
+                reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()),
+                Long.toString(since), attemptId);
+        attemptReplies = poll.replies();
         inFlight = true;
         attempted = true;
         poll.decidedWithin(client.timeoutNanos(), client.timer()).thenRun(() -> onVoted(poll, sent));
@@ -247,7 +289,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private void lost(Poll<List<Object>> poll) {
         if (poll.yes() > 0 || poll.answered() < client.nodeCount()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
-            client.cleanUp(keys, member);
+            undoAttempt(false);
         }
         // refusals decide the poll before the remaining nodes answer: unavailable only when no
         // node refused, or so many failed that a majority cannot answer at all
@@ -260,6 +302,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
         unavailable = null;
         if (once) {
             finish(null, null);
+        } else if (client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+            // a release gave this owner the turn while the attempt was under way
+            splits = 0;
+            attempt();
         } else if (holderOfMajority(poll.answers())) {
             splits = 0;
             waitUntil(System.nanoTime() + retryNanos(poll), true);
@@ -302,7 +348,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         cancelTimer();
         long wakeGeneration = ++generation;
         try {
-            timer = client.timer().schedule(() -> onWake(wakeGeneration, false),
+            timer = client.timer().schedule(() -> onTimer(wakeGeneration),
                     Math.max(0, when - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // the timer shuts down only with the client
@@ -310,7 +356,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         if (onSignal && signal != null) {
-            signal.thenRun(() -> onWake(wakeGeneration, true));
+            signal.thenAccept(turn -> onAnnounced(wakeGeneration, turn));
         }
     }
 
@@ -322,7 +368,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (client.isClosed()) {
             // close() may have released the table before this hold joined it
             client.holds().remove(hold);
-            client.cleanUp(keys, member);
+            undoAttempt(false);
             finish(null, client.closedException());
             return;
         }
@@ -350,12 +396,22 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (hold == null && (inFlight || (attempted && markMillisSent()))) {
             // undoes an attempt in flight (after it, in order, on every node) and a waiting
             // writer's marks
-            client.cleanUp(keys, member, markMillisSent());
+            undoAttempt(markMillisSent());
         }
         inFlight = false;
         decide(hold, error);
         cancelTimer();
         forgetSignal();
+        client.signals().unwatchTurns(keys.lock(), owner);
+    }
+
+    /**
+     * Undoes the latest attempt on every node once that node answered it (see
+     * {@link RedlockClient#cleanUpAttempt}); {@code stopWaiting}: the writer's mark, place and turn
+     * go too.
+     */
+    private void undoAttempt(boolean stopWaiting) {
+        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, attemptReplies);
     }
 
     /** Whether this acquisition's attempts mark a waiting writer (see {@link #markMillis}). */

@@ -116,6 +116,9 @@ public final class RedlockClient implements RelockClient {
     private final int majority;
     private final long timeoutNanos;
     private final String channel;
+    // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms
+    private final AtomicLong attemptIds = new AtomicLong();
+    private final String turnMillis;
     private final ReleaseSignals signals = new ReleaseSignals();
     private final HoldTable holds = new HoldTable();
     private final ReentrantLock dispatch = new ReentrantLock();
@@ -137,6 +140,7 @@ public final class RedlockClient implements RelockClient {
         this.majority = uris.size() / 2 + 1;
         this.timeoutNanos = settings.commandTimeout().toNanos();
         this.channel = settings.keyPrefix() + ":redlock:released";
+        this.turnMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
         this.resources = DefaultClientResources.create();
         this.redisClient = RedisClient.create(resources);
         // connecting (socket and handshake) may take longer than one command: the first
@@ -579,6 +583,11 @@ public final class RedlockClient implements RelockClient {
         return dispatch;
     }
 
+    /** How long a release keeps the lock for the first waiting writer: see release.lua. */
+    long turnNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
+    }
+
     long defaultLeaseMillis() {
         return settings.defaultLease().toMillis();
     }
@@ -634,37 +643,65 @@ public final class RedlockClient implements RelockClient {
     }
 
     /**
-     * Deletes the hold of {@code member} (see {@link #member}) on every node, without waiting: by
-     * EVAL, so on each node it runs after every attempt of this member sent before it.
+     * Deletes the hold of {@code member} (see {@link #member}) on every node, whichever attempt took
+     * it, without waiting: by EVAL, so on each node it runs after every command of this member
+     * sent before it from the same thread.
      */
     void cleanUp(LockKeys keys, String member) {
-        cleanUp(keys, member, false);
+        for (RedlockNode node : nodes) {
+            cleanUpOn(node, keys, member, false, "");
+        }
     }
 
-    /** As {@link #cleanUp(LockKeys, String)}; {@code stopWaiting}: a writer's mark that keeps new readers out goes too. */
-    void cleanUp(LockKeys keys, String member, boolean stopWaiting) {
-        for (RedlockNode node : nodes) {
-            node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
-                    member, channel, "0", stopWaiting ? "1" : "0")
-                    .whenComplete((deleted, error) -> {
-                        if (error != null) {
-                            log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
-                                    keys.lock(), node.address, error.toString());
-                        }
-                    });
+    /**
+     * Undoes an attempt that did not win: deletes the hold it took on every node, unless a later
+     * attempt of the same owner reached that node first; {@code stopWaiting}: the writer's mark,
+     * place in the queue and turn go too. On each node the clean-up is sent once that node
+     * answered the attempt (or failed to): sent earlier, it could overtake the attempt, which
+     * Lettuce writes from another thread. Without waiting.
+     *
+     * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
+     * @param replies the attempt's replies, by node
+     */
+    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId,
+            List<? extends CompletableFuture<?>> replies) {
+        for (int i = 0; i < nodes.size(); i++) {
+            RedlockNode node = nodes.get(i);
+            CompletableFuture<?> answered = replies.get(i);
+            if (answered.isDone()) {
+                cleanUpOn(node, keys, member, stopWaiting, attemptId);
+            } else {
+                answered.whenComplete((reply, error) -> cleanUpOn(node, keys, member, stopWaiting, attemptId));
+            }
         }
+    }
+
+    private void cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting, String attemptId) {
+        node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
+                member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId)
+                .whenComplete((deleted, error) -> {
+                    if (error != null) {
+                        log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
+                                keys.lock(), node.address, error.toString());
+                    }
+                });
+    }
+
+    /** A new attempt id, unique in this client: see acquire.lua's ARGV[5]. */
+    String nextAttemptId() {
+        return Long.toString(attemptIds.incrementAndGet());
     }
 
     /** The keys of release.lua (and release-after.lua, which reads the first two). */
     private static String[] releaseKeys(LockKeys keys) {
-        return new String[] {keys.lock(), keys.leases(), keys.expiry()};
+        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue()};
     }
 
     /** Deletes the lock on every node whoever holds it; yes = deleted there. */
     Poll<Long> forceRelease(LockKeys keys) {
         return sendToAll(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
                 deleted -> deleted == 1,
-                "", channel, "1");
+                "", channel, "1", "0", turnMillis, "");
     }
 
     /** Marks the hold releasing and sends its release to every node, after any renewal already sent. */
@@ -684,7 +721,8 @@ public final class RedlockClient implements RelockClient {
                 replies.add(delayMillis > 0
                         ? node.runInOrder(RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member(hold),
                                 Long.toString(delayMillis))
-                        : node.runInOrder(RELEASE, ScriptOutputType.INTEGER, keys, member(hold), channel, "0", "1"));
+                        : node.runInOrder(RELEASE, ScriptOutputType.INTEGER, keys, member(hold), channel, "0", "1",
+                                turnMillis, ""));
             }
             return poll(replies, done -> done == 1);
         } finally {

@@ -5,7 +5,8 @@
 -- acquire.lua.
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting
--- ARGV[1] owner id, ARGV[2] lease in ms
+-- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[5] this attempt's id (see acquire.lua; ARGV[3] and
+-- ARGV[4] are the writer's)
 -- Returns {1, token} when the owner reads here now: freshly with a new token, or already (its read
 --   lease is made at least ARGV[2] and its token kept); the owner's own write lock does not
 --   keep it out (downgrade);
@@ -26,18 +27,21 @@ local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for _, ended in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
   redis.call('ZREM', readers, ended)
-  redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended)
+  redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended, 'a|' .. ended)
 end
 local token = redis.call('HGET', lock, 't|' .. owner)
 if not token and not writer then
   local marks = redis.call('HGETALL', waiting)
   local left = 0
   for i = 1, #marks, 2 do
-    local ends = tonumber(marks[i + 1])
-    if ends <= now_ms then
-      redis.call('HDEL', waiting, marks[i])
-    elseif marks[i] ~= owner and ends - now_ms > left then
-      left = ends - now_ms
+    -- '~g|' fields are a writer's turn (acquire.lua), not marks
+    if string.sub(marks[i], 1, 3) ~= '~g|' then
+      local ends = tonumber(marks[i + 1])
+      if ends <= now_ms then
+        redis.call('HDEL', waiting, marks[i])
+      elseif marks[i] ~= owner and ends - now_ms > left then
+        left = ends - now_ms
+      end
     end
   end
   if left > 0 then return {0, left, '~writer-waiting'} end
@@ -51,6 +55,7 @@ if not token then
   redis.call('SET', fence, token, 'PX', 86400000)
   redis.call('HSET', lock, member, '1', 't|' .. owner, token)
 end
+redis.call('HSET', lock, 'a|' .. owner, ARGV[5])
 if tonumber(redis.call('ZSCORE', readers, owner) or '0') < now_ms + lease then
   redis.call('ZADD', readers, now_ms + lease, owner)
 end

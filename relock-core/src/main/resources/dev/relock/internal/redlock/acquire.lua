@@ -3,30 +3,44 @@
 -- lock only when a majority said 1.
 --
 -- State on each node (the standalone lock's layout, so inspect.lua reads it too):
---   lock    hash  '~writer' -> owner id, '~token' -> the writer's fencing token, <owner> -> 1
---                 'r|'<owner> -> 1 and 't|'<owner> -> token for each reader
+--   lock    hash  '~writer' -> owner id, '~token' -> the writer's fencing token, <owner> -> 1,
+--                 '~attempt' -> the id of the writer's latest attempt that got a 1 here;
+--                 'r|'<owner> -> 1, 't|'<owner> -> token and 'a|'<owner> -> latest attempt id
+--                 for each reader
 --                 (re-entries are counted in the client, never here); PTTL >= the longest lease
 --   readers zset  reading owner -> server time in ms when its read lease ends here
 --   fence   string: the highest fencing token this node handed out or was told of (kept 24 h)
 --   waiting hash  waiting writer's owner id -> server time in ms until which new readers keep out
---                 (writer preference: refreshed by each attempt of a waiting writer)
+--                 (writer preference: refreshed by each attempt of a waiting writer);
+--                 '~g|next' -> the waiting writer whose turn it is after a release (release.lua),
+--                 '~g|until' -> server time in ms when that turn ends
+--   queue   zset  waiting writer's owner id -> when its wait began (ARGV[4]): the order of turns
 --
--- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting, KEYS[5] queue
 -- ARGV[1] owner id, ARGV[2] lease in ms
--- ARGV[3] when refused, keep new readers out for this many ms ('0': a single try, no mark)
+-- ARGV[3] when refused, keep new readers out for this many ms and keep a place in the queue ('0':
+--         a single try, no mark, no place)
+-- ARGV[4] when its wait began, in microseconds of its client's clock: the same on every node, so
+--         every node orders the queue alike and names the same writer when a release passes the turn
+-- ARGV[5] this attempt's id (unique in its client): the clean-up of an attempt that did not win
+--         names it, so a clean-up that reaches a node late never undoes a later attempt's hold
 -- Returns {1, token} when the owner holds the write lock here now: freshly taken with a new token,
 --   or already its own (its lease is made at least ARGV[2] and its token kept);
 --   {0, pttl, holder} when another owner holds it (pttl: the lock's lease left in ms, -1 without
 --   expiry; holder: the writer's owner id, '~readers' when readers hold it, '' for a key relock
---   did not make).
+--   did not make), or when the lock is free here but it is another waiting writer's turn (pttl:
+--   the ms left of that turn; holder: that writer's owner id).
+-- A turn that ends untaken is gone, and so is that writer's place: its next attempt, if it still
+-- waits, queues it again at the place its wait began.
 -- A fresh token is max(fence + 1, server time in us): it keeps rising on this node even after the
 -- node lost its fence key (restart without persistence, 24 h unused).
-local lock, fence, readers, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, lease, mark = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local lock, fence, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner, lease, mark, since = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 
 local writer = redis.call('HGET', lock, '~writer')
 if writer == owner then
   if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
+  redis.call('HSET', lock, '~attempt', ARGV[5])
   return {1, tonumber(redis.call('HGET', lock, '~token'))}
 end
 local t = redis.call('TIME')
@@ -36,26 +50,44 @@ if not writer and redis.call('ZCARD', readers) > 0 then
   -- readers whose lease ended here are gone; a live one keeps the writer out
   for _, ended in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
     redis.call('ZREM', readers, ended)
-    redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended)
+    redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended, 'a|' .. ended)
   end
   if redis.call('ZCARD', readers) > 0 then holder = '~readers' end
 end
+local pttl
 if not holder and (writer or redis.call('EXISTS', lock) == 1) then
   holder = writer or ''
+end
+if holder then
+  pttl = redis.call('PTTL', lock)
+else
+  local turn = redis.call('HGET', waiting, '~g|next')
+  if turn and turn ~= owner then
+    local left = tonumber(redis.call('HGET', waiting, '~g|until') or '0') - now_ms
+    if left > 0 then
+      holder, pttl = turn, left
+    else
+      redis.call('HDEL', waiting, '~g|next', '~g|until')
+      redis.call('ZREM', queue, turn)
+    end
+  end
 end
 if holder then
   if mark > 0 then
     redis.call('HSET', waiting, owner, now_ms + mark)
     if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
+    redis.call('ZADD', queue, 'NX', since, owner)
+    if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
   end
-  return {0, redis.call('PTTL', lock), holder}
+  return {0, pttl, holder}
 end
-redis.call('HDEL', waiting, owner)
+redis.call('HDEL', waiting, owner, '~g|next', '~g|until')
+redis.call('ZREM', queue, owner)
 
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us)
 local text = string.format('%d', token)
 redis.call('SET', fence, text, 'PX', 86400000)
-redis.call('HSET', lock, '~writer', owner, '~token', text, owner, '1')
+redis.call('HSET', lock, '~writer', owner, '~token', text, owner, '1', '~attempt', ARGV[5])
 redis.call('PEXPIRE', lock, lease)
 return {1, token}

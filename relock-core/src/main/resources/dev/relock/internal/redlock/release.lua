@@ -1,22 +1,49 @@
 -- redlock/release.lua: gives up one owner's write or read hold of a Redlock lock on ONE node
 -- (sent to every node; also the clean-up of an attempt that did not end in a hold).
 --
--- KEYS[1] lock, KEYS[2] readers, KEYS[3] waiting (see acquire.lua)
+-- KEYS[1] lock, KEYS[2] readers, KEYS[3] waiting, KEYS[4] queue (see acquire.lua)
 -- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold ('' when forced)
 -- ARGV[2] the channel on which releases are announced
 -- ARGV[3] '1' to delete the lock whoever holds it (an operator's forced unlock), else '0'
--- ARGV[4] '1' when a writer stops waiting: its mark that keeps new readers out goes too (a
---         failed attempt of a writer that goes on waiting sends '0' and keeps it)
--- Removes the member's hold if it has it here, and a writer's mark as a waiting writer (forced:
--- deletes the lock, its readers and the marks if the lock exists) and, when the lock is free here
--- afterwards or a writer left or stopped waiting, publishes the lock key on the channel, so
+-- ARGV[4] '1' when a writer stops waiting: its mark that keeps new readers out, its place in the
+--         queue and its turn go too (a failed attempt of a writer that goes on waiting sends '0'
+--         and keeps them)
+-- ARGV[5] how long a turn lasts, in ms
+-- ARGV[6] for the clean-up of an attempt that did not win, that attempt's id: the hold is removed
+--         only if that attempt is the latest to have got a 1 here (a later one of the same owner
+--         may have reached this node first); '' to remove it whichever attempt took it
+-- Removes the member's hold if it has it here, and a writer's mark, place and turn as a waiting
+-- writer (forced: deletes the lock, its readers, the marks and the queue if the lock exists).
+-- When the lock is free here afterwards, the turn passes to the queue's first writer that still
+-- waits (its mark has not ended): nobody else takes the lock here until it took it or its turn
+-- ended. Then, or when a writer stopped waiting, publishes on the channel the lock key followed by
+-- the owner id whose turn it is (nothing after the key's closing '}' when it is nobody's), so
 -- waiting clients try again. Returns 1 if a hold was removed, 0 if not.
-local lock, readers, waiting = KEYS[1], KEYS[2], KEYS[3]
-local member, channel = ARGV[1], ARGV[2]
+local lock, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local member, channel, grace, attempt = ARGV[1], ARGV[2], tonumber(ARGV[5]), ARGV[6]
+
+-- Gives the turn to the first writer in the queue whose mark has not ended, dropping those whose
+-- mark has; returns its owner id, or '' when nobody waits.
+local function pass_turn()
+  redis.call('HDEL', waiting, '~g|next', '~g|until')
+  if redis.call('EXISTS', queue) == 0 then return '' end
+  local t = redis.call('TIME')
+  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  while true do
+    local first = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not first then return '' end
+    if tonumber(redis.call('HGET', waiting, first) or '0') > now_ms then
+      redis.call('HSET', waiting, '~g|next', first, '~g|until', now_ms + grace)
+      if redis.call('PTTL', waiting) < grace then redis.call('PEXPIRE', waiting, grace) end
+      return first
+    end
+    redis.call('ZREM', queue, first)
+  end
+end
 
 if ARGV[3] == '1' then
   if redis.call('EXISTS', lock) == 0 then return 0 end
-  redis.call('DEL', lock, readers, waiting)
+  redis.call('DEL', lock, readers, waiting, queue)
   redis.call('PUBLISH', channel, lock)
   return 1
 end
@@ -24,25 +51,36 @@ if string.sub(member, 1, 2) == 'r|' then
   local owner = string.sub(member, 3)
   local ok, holds = pcall(redis.call, 'HGET', lock, member)
   if not ok or not holds then return 0 end
-  redis.call('HDEL', lock, member, 't|' .. owner)
+  if attempt ~= '' and redis.call('HGET', lock, 'a|' .. owner) ~= attempt then return 0 end
+  redis.call('HDEL', lock, member, 't|' .. owner, 'a|' .. owner)
   redis.call('ZREM', readers, owner)
   -- only a writer waits for readers: tell it once the last one left
   if redis.call('ZCARD', readers) == 0 and redis.call('HEXISTS', lock, '~writer') == 0 then
-    redis.call('PUBLISH', channel, lock)
+    redis.call('PUBLISH', channel, lock .. pass_turn())
   end
   return 1
 end
 local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
+if ok and writer == member and attempt ~= '' and redis.call('HGET', lock, '~attempt') ~= attempt then
+  -- a later attempt of the same owner holds it here now: only a waiting writer's stop applies
+  writer = nil
+end
 if not ok or writer ~= member then
   if ARGV[4] == '1' then
-    -- a writer that gives up waiting lets the readers it kept out try again
+    -- a writer that gives up waiting lets the readers it kept out, or the next writer, try again
     local unmarked, removed = pcall(redis.call, 'HDEL', waiting, member)
-    if unmarked and removed == 1 then redis.call('PUBLISH', channel, lock) end
+    local left = redis.call('ZREM', queue, member)
+    if redis.call('HGET', waiting, '~g|next') == member then
+      redis.call('HDEL', waiting, '~g|next', '~g|until')
+      redis.call('PUBLISH', channel, lock .. (redis.call('EXISTS', lock) == 0 and pass_turn() or ''))
+    elseif (unmarked and removed == 1) or left == 1 then
+      redis.call('PUBLISH', channel, lock)
+    end
   end
   return 0
 end
 -- the owner's own read hold (a downgrade) stays
-redis.call('HDEL', lock, '~writer', '~token', member)
+redis.call('HDEL', lock, '~writer', '~token', '~attempt', member)
 redis.call('HDEL', waiting, member)
-redis.call('PUBLISH', channel, lock)
+redis.call('PUBLISH', channel, lock .. (redis.call('EXISTS', lock) == 0 and pass_turn() or ''))
 return 1

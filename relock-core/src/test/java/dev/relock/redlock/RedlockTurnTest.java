@@ -1,0 +1,153 @@
+package dev.relock.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relock.LockHandle;
+import dev.relock.RelockClient;
+import dev.relock.RelockLock;
+import dev.relock.testredis.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Turns on Redlock over five servers: a release keeps the lock for the writer that has waited longest (on every
+ * node alike, ordered by when its wait began), so waiting writers take the lock in arrival order and the releaser
+ * cannot take it straight back; a turn nobody takes ends after the handoff grace; and under contention between
+ * clients the turns keep mutual exclusion and lose no lease.
+ */
+class RedlockTurnTest extends RedlockTestBase {
+
+    @Override
+    int nodeCount() {
+        return 5;
+    }
+
+    @Test
+    void aReleaseKeepsTheLockForTheWaitingWriterNotTheReleaser() throws Exception {
+        RelockLock holder = newClient().lock("turn");
+        RelockClient waiterClient = newClient();
+        holder.lock();
+        CompletableFuture<LockHandle> waiting = waiterClient.lock("turn").acquireAsync().toCompletableFuture();
+        await().atMost(HANG).until(() -> queuedOnEveryNode("turn") == 1);
+
+        holder.unlock();
+        assertThat(holder.tryLock()).as("the releaser may not take the waiter's turn").isFalse();
+        LockHandle taken = resultOf(waiting);
+        assertThat(holderOn(nodes.get(0), "turn")).startsWith(waiterClient.clientId());
+        taken.close();
+        assertThat(holder.tryLock()).as("nobody waits any more").isTrue();
+        holder.unlock();
+    }
+
+    @Test
+    void waitingWritersTakeTheLockInTheOrderTheirWaitsBegan() throws Exception {
+        RelockLock holder = newClient().lock("order");
+        holder.lock();
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Void>> waits = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            String waiter = "waiter-" + i;
+            RelockLock lock = newClient().lock("order");
+            waits.add(inNewThread(waiter, () -> {
+                lock.lock();
+                order.add(waiter);
+                lock.unlock();
+                return null;
+            }));
+            int queued = i + 1;
+            // the next wait begins only once this one has its place on every node
+            await().atMost(HANG).until(() -> queuedOnEveryNode("order") == queued);
+        }
+        holder.unlock();
+        for (CompletableFuture<Void> wait : waits) {
+            resultOf(wait);
+        }
+        assertThat(order).containsExactly("waiter-0", "waiter-1", "waiter-2", "waiter-3");
+    }
+
+    @Test
+    void aTurnNobodyTakesEndsAfterTheHandoffGrace() throws Exception {
+        Duration grace = Duration.ofMillis(300);
+        RelockLock holder = newClient(b -> b.handoffGrace(grace)).lock("lapsed");
+        holder.lock();
+        // a writer that queued and then went away without a word (its process died): its place and mark stay
+        for (RedisServer node : nodes) {
+            node.execute("ZADD", "relock:{lapsed}:queue", "1", "gone:1");
+            node.execute("HSET", "relock:{lapsed}:expiry", "gone:1", "99999999999999");
+        }
+        RelockLock waiter = newClient(b -> b.handoffGrace(grace)).lock("lapsed");
+        CompletableFuture<LockHandle> waiting = waiter.acquireAsync().toCompletableFuture();
+        await().atMost(HANG).until(() -> queuedOnEveryNode("lapsed") == 2);
+
+        long released = System.nanoTime();
+        holder.unlock();
+        assertThat(nodes.get(0).execute("HGET", "relock:{lapsed}:expiry", "~g|next")).isEqualTo("gone:1");
+        resultOf(waiting).close();
+        assertThat(millisSince(released)).as("the waiter got in once the lapsed turn was over")
+                .isGreaterThanOrEqualTo(grace.toMillis() - 50);
+        // the writer that went away lost its place
+        for (RedisServer node : nodes) {
+            assertThat(node.execute("ZSCORE", "relock:{lapsed}:queue", "gone:1")).isNull();
+        }
+    }
+
+    @Test
+    void clientsContendingThroughTurnsKeepExclusionAndLoseNoLease() throws Exception {
+        int clients = 6;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger acquisitions = new AtomicInteger();
+        AtomicInteger tokenRegressions = new AtomicInteger();
+        AtomicLong lastToken = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<CompletableFuture<Integer>> workers = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            RelockLock lock = newClient().lock("contended");
+            workers.add(inNewThread("contender-" + i, () -> {
+                int mine = 0;
+                while (!stop.get()) {
+                    try (LockHandle held = lock.acquire()) {
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        if (held.fencingToken() <= lastToken.getAndSet(held.fencingToken())) {
+                            tokenRegressions.incrementAndGet();
+                        }
+                        // a few microseconds inside, so that a second holder would be seen
+                        for (int spin = 0; spin < 2_000; spin++) {
+                            Thread.onSpinWait();
+                        }
+                        mine++;
+                        acquisitions.incrementAndGet();
+                        inside.decrementAndGet();
+                    }
+                }
+                return mine;
+            }));
+        }
+        await().atMost(HANG).until(() -> acquisitions.get() >= 300);
+        stop.set(true);
+        int least = Integer.MAX_VALUE;
+        for (CompletableFuture<Integer> worker : workers) {
+            least = Math.min(least, resultOf(worker));
+        }
+        assertThat(overlaps).hasValue(0);
+        assertThat(tokenRegressions).hasValue(0);
+        assertThat(lost).isEmpty();
+        assertThat(least).as("every client got its turns").isPositive();
+    }
+
+    /** How many writers have a place in the queue of {@code name} on every node (the fewest of any node). */
+    private long queuedOnEveryNode(String name) {
+        return nodes.stream().mapToLong(node -> Long.parseLong(node.execute("ZCARD", "relock:{" + name + "}:queue")))
+                .min().orElse(0);
+    }
+}
