@@ -243,10 +243,9 @@ final class Acquisition extends SteppedAcquisition {
 
     @Override
     protected void handlingFailed(RuntimeException error) {
-        boolean attempting = abandonAttempt();
-        if (queued || attempting) {
-            withdraw(attempting);
-        }
+        abandonAttempt();
+        // the reply being handled may have taken the lock: undo a fresh hold too
+        withdraw(true);
         finish(null, error);
     }
 

@@ -107,7 +107,10 @@ public abstract class SteppedAcquisition {
     /** Releases a hold acquired for a caller who no longer wants it. */
     protected abstract void releaseUnseen(Hold hold);
 
-    /** A handling threw: undo what is in flight and {@link #decide} with {@code error}. Lock held, not decided. */
+    /**
+     * A handling threw: undo what is in flight or was just taken, and {@link #decide} with {@code error} (if
+     * this throws too, the outcome is decided with {@code error} all the same). Lock held, not decided.
+     */
     protected abstract void handlingFailed(RuntimeException error);
 
     /** Called once the outcome is decided, without the lock, before anyone hears of it. */
@@ -121,7 +124,15 @@ public abstract class SteppedAcquisition {
             handling.run();
         } catch (RuntimeException e) {
             if (!decided) {
-                handlingFailed(e);
+                try {
+                    handlingFailed(e);
+                } catch (RuntimeException also) {
+                    e.addSuppressed(also);
+                } finally {
+                    if (!decided) {
+                        decide(null, e);
+                    }
+                }
             }
         } finally {
             lock.unlock();

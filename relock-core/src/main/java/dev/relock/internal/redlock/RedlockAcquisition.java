@@ -95,6 +95,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // node's queue (see acquire.lua); 0 for a single try
     private long since;
     private ScheduledFuture<?> timer;
+    // when the timer fires (System.nanoTime())
+    private long timerAt;
+    // the wait is a split's back-off, which only this writer's turn cuts short
+    private boolean splitting;
     private long generation;
 
     RedlockAcquisition(RedlockClient client, String name, LockKeys keys, LockMode mode, String owner,
@@ -138,6 +142,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected void handlingFailed(RuntimeException error) {
+        if (attempted && !inFlight) {
+            // the latest attempt may have taken the lock on some nodes (finish undoes one in flight)
+            undoAttempt(markMillisSent());
+        }
         finish(null, error);
     }
 
@@ -194,6 +202,13 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 // the nodes keep the lock for this owner (a node's message for an older release may
                 // come after the one that named it): no competitor to spread from
                 attempt();
+            } else if (splitting || (!turn.isEmpty() && timer != null
+                    && timerAt - System.nanoTime() <= client.turnNanos() + JITTER_NANOS)) {
+                // a split's back-off, or a wait that ends with the turn anyway: keep its timer and
+                // listen for the next release
+                forgetSignal();
+                signal = client.signals().expect(keys.lock());
+                signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
             } else if (!turn.isEmpty()) {
                 // another writer's turn: wait for the release after its hold, or try once its turn is over
                 forgetSignal();
@@ -201,7 +216,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 long at = System.nanoTime() + client.turnNanos() + jitter;
                 waitUntil(forever || at - deadline < 0 ? at : deadline, true);
             } else {
-                // everybody waiting heard the same release: spread the next attempts
+                // nobody's turn: everybody waiting heard the same release, so spread the next attempts
                 long at = System.nanoTime() + jitter;
                 waitUntil(forever || at - deadline < 0 ? at : deadline, false);
             }
@@ -267,6 +282,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         cancelTimer();
+        splitting = false;
         generation++;
         forgetSignal();
         // taken before the attempt: a release during the attempt still wakes this acquisition
@@ -316,7 +332,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private void split() {
         long cap = Math.min(MAX_SPLIT_BACKOFF_NANOS, FIRST_SPLIT_BACKOFF_NANOS << Math.min(splits++, 5));
-        waitUntil(System.nanoTime() + ThreadLocalRandom.current().nextLong(cap), false);
+        // a release still on its way to some nodes also looks like a split: its announcement,
+        // when it names this writer, ends the back-off
+        waitUntil(System.nanoTime() + ThreadLocalRandom.current().nextLong(cap), true);
+        splitting = true;
     }
 
     private void unavailable(RedisUnavailableException e) {
@@ -346,10 +365,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         long when = forever || at - deadline < 0 ? at : deadline;
         cancelTimer();
+        splitting = false;
         long wakeGeneration = ++generation;
         try {
             timer = client.timer().schedule(() -> onTimer(wakeGeneration),
                     Math.max(0, when - System.nanoTime()), TimeUnit.NANOSECONDS);
+            timerAt = when;
         } catch (RejectedExecutionException e) {
             // the timer shuts down only with the client
             finish(null, client.closedException());
@@ -411,7 +432,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * go too.
      */
     private void undoAttempt(boolean stopWaiting) {
-        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, attemptReplies);
+        boolean waits = !stopWaiting && markMillisSent();
+        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? Long.toString(since) : "0",
+                waits ? Long.toString(markMillis()) : "0", attemptReplies);
     }
 
     /** Whether this acquisition's attempts mark a waiting writer (see {@link #markMillis}). */

@@ -644,12 +644,12 @@ public final class RedlockClient implements RelockClient {
 
     /**
      * Deletes the hold of {@code member} (see {@link #member}) on every node, whichever attempt took
-     * it, without waiting: by EVAL, so on each node it runs after every command of this member
-     * sent before it from the same thread.
+     * it, and a writer's place, mark and turn as a waiting writer, without waiting: by EVAL, so on
+     * each node it runs after every command of this member sent before it from the same thread.
      */
     void cleanUp(LockKeys keys, String member) {
         for (RedlockNode node : nodes) {
-            cleanUpOn(node, keys, member, false, "");
+            cleanUpOn(node, keys, member, true, "", "", "");
         }
     }
 
@@ -661,24 +661,29 @@ public final class RedlockClient implements RelockClient {
      * Lettuce writes from another thread. Without waiting.
      *
      * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
+     * @param since for a writer that goes on waiting, its place (acquire.lua's ARGV[4]), put back
+     *     where the attempt took it away; else "0"
+     * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
      * @param replies the attempt's replies, by node
      */
-    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId,
-            List<? extends CompletableFuture<?>> replies) {
+    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String since,
+            String markMillis, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
             CompletableFuture<?> answered = replies.get(i);
             if (answered.isDone()) {
-                cleanUpOn(node, keys, member, stopWaiting, attemptId);
+                cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis);
             } else {
-                answered.whenComplete((reply, error) -> cleanUpOn(node, keys, member, stopWaiting, attemptId));
+                answered.whenComplete((reply, error) ->
+                        cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis));
             }
         }
     }
 
-    private void cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting, String attemptId) {
+    private void cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting, String attemptId,
+            String since, String markMillis) {
         node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
-                member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId)
+                member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, since, markMillis)
                 .whenComplete((deleted, error) -> {
                     if (error != null) {
                         log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",

@@ -55,7 +55,10 @@ if not token then
   redis.call('SET', fence, token, 'PX', 86400000)
   redis.call('HSET', lock, member, '1', 't|' .. owner, token)
 end
-redis.call('HSET', lock, 'a|' .. owner, ARGV[5])
+-- ids only grow: an older attempt that arrives late must not claim a later one's hold
+if tonumber(ARGV[5]) > tonumber(redis.call('HGET', lock, 'a|' .. owner) or '0') then
+  redis.call('HSET', lock, 'a|' .. owner, ARGV[5])
+end
 if tonumber(redis.call('ZSCORE', readers, owner) or '0') < now_ms + lease then
   redis.call('ZADD', readers, now_ms + lease, owner)
 end

@@ -40,7 +40,10 @@ local owner, lease, mark, since = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]),
 local writer = redis.call('HGET', lock, '~writer')
 if writer == owner then
   if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
-  redis.call('HSET', lock, '~attempt', ARGV[5])
+  -- ids only grow: an older attempt that arrives late must not claim a later one's hold
+  if tonumber(ARGV[5]) > tonumber(redis.call('HGET', lock, '~attempt') or '0') then
+    redis.call('HSET', lock, '~attempt', ARGV[5])
+  end
   return {1, tonumber(redis.call('HGET', lock, '~token'))}
 end
 local t = redis.call('TIME')
