@@ -477,6 +477,7 @@ final class Acquisition extends SteppedAcquisition {
 
     /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed, or a grant arrived) */
     private void failed(Throwable error, boolean holdTaken) {
+        client.refreshIfUnreachable(error);
         RelockException failed = calls.failure(error, "acquire", name);
         if (holdTaken && !(failed instanceof RedisUnavailableException)) {
             withdraw(true);

@@ -89,6 +89,9 @@ public final class LettuceRelockClient implements RelockClient {
     private final RelockSettings settings;
     private final List<LeaseLostListener> listeners;
     private final AbstractRedisClient redisClient;
+    private static final long UNREACHABLE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+    // System.nanoTime() of the last topology refresh asked for by refreshIfUnreachable
+    private final AtomicLong lastUnreachableRefresh = new AtomicLong(System.nanoTime() - UNREACHABLE_REFRESH_NANOS);
     private final boolean ownsRedisClient;
     // a Redis Cluster client: keys are routed by slot, and one script may touch one slot only
     private final boolean cluster;
@@ -644,6 +647,29 @@ public final class LettuceRelockClient implements RelockClient {
      */
     CompletableFuture<Void> refreshIfMoved(Throwable error) {
         return guardLinks != null && RedisCalls.isMoved(error) ? guardLinks.refreshTopology() : null;
+    }
+
+    /**
+     * On a Cluster, asks Lettuce for a fresh topology when {@code error} says a node could not be
+     * reached, at most once a second; any thread, never blocks. Lettuce's adaptive refresh does not
+     * count a connection that could not be opened, and a client that read the topology from a node
+     * that had not yet seen a failover would otherwise keep routing to the dead master until its
+     * periodic refresh (30 s).
+     */
+    void refreshIfUnreachable(Throwable error) {
+        if (!cluster || !RedisCalls.isConnectionFailure(error)) {
+            return;
+        }
+        long now = System.nanoTime();
+        long last = lastUnreachableRefresh.get();
+        if (now - last < UNREACHABLE_REFRESH_NANOS || !lastUnreachableRefresh.compareAndSet(last, now)) {
+            return;
+        }
+        ((RedisClusterClient) redisClient).refreshPartitionsAsync().whenComplete((done, failure) -> {
+            if (failure != null) {
+                log.debug("refreshing the cluster topology after an unreachable node failed: {}", failure.toString());
+            }
+        });
     }
 
     /**

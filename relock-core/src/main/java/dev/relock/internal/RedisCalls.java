@@ -15,6 +15,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.ArrayOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.ProtocolKeyword;
+import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -275,6 +276,16 @@ public final class RedisCalls {
     }
 
     /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */
+    /** Whether {@code error} (or a cause) says a connection could not be opened or was lost. */
+    static boolean isConnectionFailure(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof RedisConnectionException || cause instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static boolean isMoved(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof RedisCommandExecutionException

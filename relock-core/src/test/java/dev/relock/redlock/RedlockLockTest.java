@@ -11,6 +11,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
+import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -130,6 +131,32 @@ class RedlockLockTest extends RedlockTestBase {
         nodes.get(1).restart();
         long third = tokenOfOneAcquisition(lock);
         assertThat(third).isGreaterThan(second);
+    }
+
+    @Test
+    void nodesThatAgreeOnTheTokenNeedNoWriteBack() throws Exception {
+        RelockLock lock = newClient().lock("agreed");
+        tokenOfOneAcquisition(lock); // loads the scripts
+        List<Long> writeBacks = new ArrayList<>();
+        nodes.forEach(node -> writeBacks.add(scriptCallsBySha(node)));
+        long last = 0;
+        for (int i = 0; i < 5; i++) {
+            long token = tokenOfOneAcquisition(lock);
+            assertThat(token).isGreaterThan(last);
+            last = token;
+        }
+        for (int i = 0; i < nodes.size(); i++) {
+            // acquisitions and releases go by EVAL; only the token write-back goes by EVALSHA
+            assertThat(scriptCallsBySha(nodes.get(i))).as("write-backs on node %d", i).isEqualTo(writeBacks.get(i));
+            assertThat(nodes.get(i).execute("GET", "relock:{agreed}:fence")).isEqualTo(Long.toString(last));
+        }
+    }
+
+    /** EVALSHA calls the node has served so far (INFO commandstats). */
+    private static long scriptCallsBySha(RedisServer node) {
+        return node.execute("INFO", "commandstats").lines().filter(line -> line.startsWith("cmdstat_evalsha:"))
+                .findFirst().map(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
+                .orElse(0L);
     }
 
     private static long tokenOfOneAcquisition(RelockLock lock) {

@@ -27,9 +27,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One attempt sends the mode's acquire script to every node at once; its poll is decided
  * (a majority said yes, a majority can no longer say yes, or every node answered) or the command
- * timeout passes, on a Lettuce thread. Won: the maximum of the majority's fencing tokens is
- * written back to a majority, and the hold is valid until {@code sent + lease - drift}; if that
- * has passed already, the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
+ * timeout passes, on a Lettuce thread. Won: the hold's fencing token is the maximum of the
+ * majority's; when fewer than a majority handed out that very token (every attempt proposes the
+ * same one to all nodes, which they give unless their fence is past it), it is first written back
+ * to a majority. The hold is valid until {@code sent + lease - drift}; if that has passed already,
+ * the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
  * every node (see {@link RedlockClient#cleanUpAttempt}), and the next attempt waits
  * <ul>
  *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
@@ -62,6 +64,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private static final long MAX_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final long FIRST_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
+    // how far ahead of this client's clock an attempt's proposed token is (acquire.lua's ARGV[6]):
+    // ahead of the nodes' clocks too unless they run that much faster, so that nodes whose fences
+    // are below it all hand out the proposal
+    private static final long TOKEN_LEAD_MICROS = TimeUnit.MILLISECONDS.toMicros(50);
 
     private final RedlockClient client;
     private final String name;
@@ -126,8 +132,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // capped so the deadline arithmetic cannot overflow
         this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
         if (!once) {
-            Instant now = Instant.now();
-            since = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+            since = epochMicros(Instant.now());
             if (mode == LockMode.WRITE) {
                 client.signals().watchTurns(keys.lock(), owner);
             }
@@ -235,12 +240,21 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 return;
             }
             long token = 0;
+            int agreeing = 0;
             for (List<Object> reply : poll.answers()) {
                 if ((Long) reply.get(0) == 1L) {
-                    token = Math.max(token, (Long) reply.get(1));
+                    long given = (Long) reply.get(1);
+                    agreeing = given == token ? agreeing + 1 : given > token ? 1 : agreeing;
+                    token = Math.max(token, given);
                 }
             }
             long validUntil = sent + client.drift().validNanos(leaseMillis);
+            if (agreeing >= client.majority()) {
+                // a majority handed out this very token, and each of them keeps its fence at least
+                // that high: every later majority contains one of them, so no write-back is needed
+                settleWon(true, null, token, validUntil);
+                return;
+            }
             Poll<Long> fenced = client.sendToAll(RedlockClient.FENCE, ScriptOutputType.INTEGER,
                     new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token));
             long settledToken = token;
@@ -251,27 +265,39 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private void onFenced(Poll<Long> fenced, long token, long validUntil) {
         step(() -> {
-            if (isDecided()) {
-                return;
-            }
-            inFlight = false;
-            if (fenced.won() && System.nanoTime() - validUntil < 0) {
-                tookHold(token, validUntil);
-                return;
-            }
-            undoAttempt(false);
-            if (!fenced.won()) {
-                unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
-                return;
-            }
-            log.debug("{} '{}': a majority granted it only after its validity ended; trying again",
-                    mode == LockMode.READ ? "read lock" : "lock", name);
-            if (once) {
-                finish(null, null);
-            } else {
-                split();
+            if (!isDecided()) {
+                settleWon(fenced.won(), fenced, token, validUntil);
             }
         });
+    }
+
+    /**
+     * A majority granted the latest attempt; {@code known}: a majority knows {@code token} (it
+     * handed it out, or took the write-back {@code fenced}). Takes the hold while it is valid.
+     */
+    private void settleWon(boolean known, Poll<Long> fenced, long token, long validUntil) {
+        inFlight = false;
+        if (known && System.nanoTime() - validUntil < 0) {
+            tookHold(token, validUntil);
+            return;
+        }
+        undoAttempt(false);
+        if (!known) {
+            unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
+            return;
+        }
+        log.debug("{} '{}': a majority granted it only after its validity ended; trying again",
+                mode == LockMode.READ ? "read lock" : "lock", name);
+        if (once) {
+            finish(null, null);
+        } else {
+            split();
+        }
+    }
+
+    /** {@code instant} in microseconds since the epoch. */
+    private static long epochMicros(Instant instant) {
+        return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1_000;
     }
 
     // ---- steps, with lock held ----------------------------------------------------------------
@@ -294,7 +320,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 mode == LockMode.READ ? RedlockClient.ACQUIRE_READ : RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
                 reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()),
-                Long.toString(since), attemptId);
+                Long.toString(since), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS));
         attemptReplies = poll.replies();
         inFlight = true;
         attempted = true;

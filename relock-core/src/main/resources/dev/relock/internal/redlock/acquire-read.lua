@@ -5,8 +5,8 @@
 -- acquire.lua.
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting
--- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[5] this attempt's id (see acquire.lua; ARGV[3] and
--- ARGV[4] are the writer's)
+-- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[5] this attempt's id, ARGV[6] the token it proposes
+-- (see acquire.lua; ARGV[3] and ARGV[4] are the writer's)
 -- Returns {1, token} when the owner reads here now: freshly with a new token, or already (its read
 --   lease is made at least ARGV[2] and its token kept); the owner's own write lock does not
 --   keep it out (downgrade);
@@ -51,7 +51,7 @@ if not token then
     return {0, redis.call('PTTL', lock), ''}
   end
   local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  token = string.format('%d', math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us))
+  token = string.format('%d', math.max(tonumber(redis.call('GET', fence) or '0') + 1, tonumber(ARGV[6]), now_us))
   redis.call('SET', fence, token, 'PX', 86400000)
   redis.call('HSET', lock, member, '1', 't|' .. owner, token)
 end

@@ -24,6 +24,8 @@
 --         every node orders the queue alike and names the same writer when a release passes the turn
 -- ARGV[5] this attempt's id (unique in its client): the clean-up of an attempt that did not win
 --         names it, so a clean-up that reaches a node late never undoes a later attempt's hold
+-- ARGV[6] the token this attempt proposes: the same on every node (its client's clock in
+--         microseconds, a little ahead)
 -- Returns {1, token} when the owner holds the write lock here now: freshly taken with a new token,
 --   or already its own (its lease is made at least ARGV[2] and its token kept);
 --   {0, pttl, holder} when another owner holds it (pttl: the lock's lease left in ms, -1 without
@@ -32,8 +34,10 @@
 --   the ms left of that turn; holder: that writer's owner id).
 -- A turn that ends untaken is gone, and so is that writer's place: its next attempt, if it still
 -- waits, queues it again at the place its wait began.
--- A fresh token is max(fence + 1, server time in us): it keeps rising on this node even after the
--- node lost its fence key (restart without persistence, 24 h unused).
+-- A fresh token is max(fence + 1, ARGV[6], server time in us): it keeps rising on this node, also
+-- after the node lost its fence key (restart without persistence, 24 h unused), and nodes whose
+-- fences are below the proposal all hand out the proposal itself, so that when a majority agrees
+-- the client needs no write-back round (see RedlockAcquisition).
 local lock, fence, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease, mark, since = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 
@@ -88,7 +92,7 @@ redis.call('HDEL', waiting, owner, '~g|next', '~g|until')
 redis.call('ZREM', queue, owner)
 
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, now_us)
+local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, tonumber(ARGV[6]), now_us)
 local text = string.format('%d', token)
 redis.call('SET', fence, text, 'PX', 86400000)
 redis.call('HSET', lock, '~writer', owner, '~token', text, owner, '1', '~attempt', ARGV[5])
