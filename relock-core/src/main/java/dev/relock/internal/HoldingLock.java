@@ -146,6 +146,18 @@ public abstract class HoldingLock implements RelockLock {
         }
     }
 
+    /** Why the thread holding the read lock of {@code name} may not take its write lock. */
+    protected static IllegalMonitorStateException upgradeRefused(String name) {
+        return new IllegalMonitorStateException("the current thread holds the read lock of '" + name
+                + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
+                + " release the read lock first");
+    }
+
+    /** "lock 'name'" or "read lock 'name'", for messages. */
+    protected static String describe(LockMode mode, String name) {
+        return mode == LockMode.WRITE ? "lock '" + name + "'" : "read lock '" + name + "'";
+    }
+
     /**
      * An explicit lease in milliseconds, at least 1.
      *

@@ -84,12 +84,13 @@ public final class LettuceRelockClient implements RelockClient {
 
     private static final Logger log = LoggerFactory.getLogger(LettuceRelockClient.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    // refreshIfUnreachable asks for a fresh Cluster topology at most this often
+    private static final long UNREACHABLE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final String clientId;
     private final RelockSettings settings;
     private final List<LeaseLostListener> listeners;
     private final AbstractRedisClient redisClient;
-    private static final long UNREACHABLE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
     // System.nanoTime() of the last topology refresh asked for by refreshIfUnreachable
     private final AtomicLong lastUnreachableRefresh = new AtomicLong(System.nanoTime() - UNREACHABLE_REFRESH_NANOS);
     private final boolean ownsRedisClient;

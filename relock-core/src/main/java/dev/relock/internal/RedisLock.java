@@ -79,7 +79,7 @@ final class RedisLock extends HoldingLock {
             return reenter(held, lease, renewed);
         }
         if (mode == LockMode.WRITE && client.holds().get(keys, LockMode.READ, owner) != null) {
-            throw upgradeRefused();
+            throw upgradeRefused(name);
         }
         return acquisition(owner, lease, renewed).run(waitNanos, forever, interruptible);
     }
@@ -87,7 +87,7 @@ final class RedisLock extends HoldingLock {
     private Acquisition acquisition(String owner, long lease, boolean renewed) {
         return new Acquisition(client, name, keys, mode, owner, lease, renewed, NO_EXTRA_ARGS, code -> {
             if (code == -2) {
-                return upgradeRefused();
+                return upgradeRefused(name);
             }
             return new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code);
         });
@@ -126,7 +126,7 @@ final class RedisLock extends HoldingLock {
         client.ensureOpen();
         Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
         if (hold == null) {
-            throw new IllegalMonitorStateException(what() + " is not held by the current thread ("
+            throw new IllegalMonitorStateException(describe(mode, name) + " is not held by the current thread ("
                     + Thread.currentThread().getName() + ")");
         }
         client.release(hold);
@@ -172,16 +172,6 @@ final class RedisLock extends HoldingLock {
     }
 
     // ---- arguments ------------------------------------------------------------------------
-
-    private IllegalMonitorStateException upgradeRefused() {
-        return new IllegalMonitorStateException("the current thread holds the read lock of '" + name
-                + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
-                + " release the read lock first");
-    }
-
-    private String what() {
-        return mode == LockMode.WRITE ? "lock '" + name + "'" : "read lock '" + name + "'";
-    }
 
     @Override
     public String toString() {

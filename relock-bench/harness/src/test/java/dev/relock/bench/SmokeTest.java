@@ -62,24 +62,8 @@ class SmokeTest {
             server.flushAll();
             try (Subject.Client first = subject.connect(server.uri(), null);
                     Subject.Client second = subject.connect(server.uri(), null)) {
-                Lock warm = first.lock("smoke:pairs");
-                warm.lock(); // the first lock may set things up (scripts, subscriptions): not timed
-                warm.unlock();
-                Results.Run pairs = Loops.pairs(List.of(warm), Duration.ofMillis(300), stats);
-                // two threads in each of two clients on one name
-                List<Lock> contenders = List.of(first.lock("smoke:one"), first.lock("smoke:one"),
-                        second.lock("smoke:one"), second.lock("smoke:one"));
-                Results.Run contended = Loops.contention(contenders, Duration.ofMillis(400), stats);
-                if (pairs.ops == 0) {
-                    failures.add(subject.label() + ": no lock+unlock pair in 300 ms");
-                }
-                if (contended.ops == 0) {
-                    failures.add(subject.label() + ": no acquisition under contention in 400 ms");
-                }
-                if (!contended.exclusive()) {
-                    failures.add(subject.label() + ": mutual exclusion violated: " + contended.overlaps
-                            + " overlaps, counter " + contended.counter + " after " + contended.ops + " acquisitions");
-                }
+                pairsAndContention(subject, first, second, "smoke:pairs", "smoke:one", Duration.ofMillis(400), stats,
+                        failures);
                 if (subject.readWriteLabel() != null) {
                     List<ReadWriteLock> readWrite = List.of(first.readWriteLock("smoke:rw"),
                             first.readWriteLock("smoke:rw"), second.readWriteLock("smoke:rw"),
@@ -111,24 +95,8 @@ class SmokeTest {
             for (Subject subject : redlock) {
                 try (Subject.Client first = subject.connect(uris, null);
                         Subject.Client second = subject.connect(uris, null)) {
-                    Lock warm = first.lock("smoke:redlock-pairs");
-                    warm.lock();
-                    warm.unlock();
-                    Results.Run pairs = Loops.pairs(List.of(warm), Duration.ofMillis(300), stats);
-                    List<Lock> contenders = List.of(first.lock("smoke:redlock"), first.lock("smoke:redlock"),
-                            second.lock("smoke:redlock"), second.lock("smoke:redlock"));
-                    Results.Run contended = Loops.contention(contenders, Duration.ofMillis(500), stats);
-                    if (pairs.ops == 0) {
-                        failures.add(subject.label() + ": no lock+unlock pair in 300 ms");
-                    }
-                    if (contended.ops == 0) {
-                        failures.add(subject.label() + ": no acquisition under contention in 500 ms");
-                    }
-                    if (!contended.exclusive()) {
-                        failures.add(subject.label() + ": mutual exclusion violated: " + contended.overlaps
-                                + " overlaps, counter " + contended.counter + " after " + contended.ops
-                                + " acquisitions");
-                    }
+                    pairsAndContention(subject, first, second, "smoke:redlock-pairs", "smoke:redlock",
+                            Duration.ofMillis(500), stats, failures);
                 } catch (Exception | LinkageError e) {
                     failures.add(subject.label() + ": " + Bench.describe(e));
                 }
@@ -140,6 +108,32 @@ class SmokeTest {
             }
         }
         assertThat(failures).isEmpty();
+    }
+
+    /**
+     * Uncontended pairs on {@code pairsName} for 300 ms, then two threads in each of the two clients contending on
+     * {@code contendedName} for {@code contention}; adds to {@code failures} what went wrong.
+     */
+    private static void pairsAndContention(Subject subject, Subject.Client first, Subject.Client second,
+            String pairsName, String contendedName, Duration contention, ServerStats stats, List<String> failures)
+            throws Exception {
+        Lock warm = first.lock(pairsName);
+        warm.lock(); // the first lock may set things up (scripts, subscriptions): not timed
+        warm.unlock();
+        Results.Run pairs = Loops.pairs(List.of(warm), Duration.ofMillis(300), stats);
+        List<Lock> contenders = List.of(first.lock(contendedName), first.lock(contendedName),
+                second.lock(contendedName), second.lock(contendedName));
+        Results.Run contended = Loops.contention(contenders, contention, stats);
+        if (pairs.ops == 0) {
+            failures.add(subject.label() + ": no lock+unlock pair in 300 ms");
+        }
+        if (contended.ops == 0) {
+            failures.add(subject.label() + ": no acquisition under contention in " + contention.toMillis() + " ms");
+        }
+        if (!contended.exclusive()) {
+            failures.add(subject.label() + ": mutual exclusion violated: " + contended.overlaps
+                    + " overlaps, counter " + contended.counter + " after " + contended.ops + " acquisitions");
+        }
     }
 
     @Test

@@ -68,7 +68,7 @@ final class RedlockLock extends HoldingLock {
             throws InterruptedException {
         client.ensureOpen();
         if (interruptible && Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring " + what());
+            throw new InterruptedException("interrupted before acquiring " + describe(mode, name));
         }
         boolean renewed = leaseMillis == RENEWED;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
@@ -78,7 +78,7 @@ final class RedlockLock extends HoldingLock {
             return reenter(held, lease, renewed);
         }
         if (mode == LockMode.WRITE && client.holds().get(keys, LockMode.READ, owner) != null) {
-            throw upgradeRefused();
+            throw upgradeRefused(name);
         }
         return new RedlockAcquisition(client, name, keys, mode, owner, lease, renewed)
                 .run(waitNanos, forever, interruptible);
@@ -137,7 +137,7 @@ final class RedlockLock extends HoldingLock {
         client.ensureOpen();
         Hold hold = client.holds().get(keys, mode, client.ownerOfCurrentThread());
         if (hold == null) {
-            throw new IllegalMonitorStateException(what() + " is not held by the current thread ("
+            throw new IllegalMonitorStateException(describe(mode, name) + " is not held by the current thread ("
                     + Thread.currentThread().getName() + ")");
         }
         client.release(hold);
@@ -193,16 +193,6 @@ final class RedlockLock extends HoldingLock {
                     + " ms: " + lease + " " + unit);
         }
         return millis;
-    }
-
-    private IllegalMonitorStateException upgradeRefused() {
-        return new IllegalMonitorStateException("the current thread holds the read lock of '" + name
-                + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
-                + " release the read lock first");
-    }
-
-    private String what() {
-        return mode == LockMode.WRITE ? "lock '" + name + "'" : "read lock '" + name + "'";
     }
 
     @Override
