@@ -18,7 +18,14 @@ public interface LockHandle extends AutoCloseable {
     /** The name of the lock this handle holds. */
     String name();
 
-    /** The fencing token of this acquisition; re-entries share the token of the first hold. */
+    /**
+     * The fencing token of this acquisition; re-entries share the token of the first hold. Every fresh
+     * acquisition of a name gets a greater token than every earlier one: {@code max(last + 1, server time in
+     * µs)}. After Redis lost the last token (restart without persistence, failover to a replica that missed it,
+     * 24 h unused) the server clock alone keeps tokens rising, so only while the clock of the server that hands
+     * out the next token is not behind that of the server that handed out the last by more than the time between
+     * the two.
+     */
     long fencingToken();
 
     /** Where the hold is now. */
@@ -53,6 +60,8 @@ public interface LockHandle extends AutoCloseable {
      * Closing the handle afterwards does nothing.
      *
      * @throws LeaseLostException if the lease was lost before the hold was given up
+     * @throws IllegalStateException for the write hold of a read-write lock whose owner also holds the read
+     *     lock (a downgrade): the hold is kept; release the read lock first, or close the write hold
      * @throws RelockException if Redis could not be reached; the lease then runs out on its own
      */
     void releaseAfter(Duration delay);

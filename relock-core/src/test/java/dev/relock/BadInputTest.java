@@ -82,6 +82,29 @@ class BadInputTest extends OneServerTestBase {
         }
     }
 
+    /**
+     * Review finding (issue 12, part 3): wake-up messages are lines, and a name with a newline broke every one
+     * of them, so a waiter for such a lock slept until the holder's lease ran out (30 s here). Newlines are
+     * escaped in keys now (%0A), and the waiter is woken by the release.
+     */
+    @Test
+    void aWaiterForANameWithANewlineIsWokenByTheRelease() throws Exception {
+        String name = "line\nbreak\r\n";
+        RelockLock holder = newClient().lock(name);
+        RelockClient waiting = newClient();
+        holder.lock(); // the default 30 s lease: only a wake-up ends the wait soon
+        CompletableFuture<LockHandle> waited = waiting.lock(name).acquireAsync().toCompletableFuture();
+        await().atMost(HANG).until(() -> waiting.inspect(name).waiters() == 1);
+        assertThat(admin().exists("relock:{line%0Abreak\r%0A}")).isEqualTo(1);
+        long released = System.nanoTime();
+        holder.unlock();
+        try (LockHandle taken = waited.get(HANG.toMillis(), TimeUnit.MILLISECONDS)) {
+            assertThat(taken.name()).isEqualTo(name);
+            assertThat(millisSince(released)).as("ms from the release to the waiter's hold").isLessThan(5_000);
+            assertThat(waiting.list("line*")).extracting(LockInfo::name).containsExactly(name);
+        }
+    }
+
     // ---- leases and waits ---------------------------------------------------------------------
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,6 +69,53 @@ class GrantOnReleaseTest extends OneServerTestBase {
         mayUnlock.countDown();
         assertThat(resultOf(waiter)).isGreaterThan(firstToken);
         assertThat(held.isLocked()).isFalse();
+    }
+
+    /**
+     * Review finding (issue 12, part 2): a waiter without a deadline whose attempt timed out withdraws, which
+     * undoes a grant made for that attempt, and backs off; the grant's message, late, must not be taken during
+     * the back-off. Replies to the waiter come 650 ms late (its command timeout is 500 ms), so every attempt
+     * times out and is withdrawn; the 4th is followed by a 400 ms back-off, and the holder releases while that
+     * attempt's reply is on its way: the grant is made, undone by the withdraw 500 ms after the attempt, and
+     * its message arrives about 650 ms after the attempt. Before the fix the waiter returned holding nothing in
+     * Redis, and another client got in beside it.
+     */
+    @Test
+    void aGrantWhoseAttemptWasWithdrawnIsNeverTaken() throws Exception {
+        String name = "withdrawn-grant";
+        RelockLock holder = newClient().lock(name);
+        holder.lock();
+        try (TcpProxy proxy = TcpProxy.to(redis);
+                RelockClient slow = RelockClient.builder().redisUri(proxy.uri())
+                        .commandTimeout(Duration.ofMillis(500)).build()) {
+            proxy.replyLatency(Duration.ofMillis(650));
+            CompletableFuture<LockHandle> waited = slow.lock(name).acquireAsync().toCompletableFuture();
+            // attempt ids count from 1 in each client, and this one sends nothing else
+            await().atMost(HANG).pollInterval(Duration.ofMillis(1)).until(() -> offeredAttempt(name) >= 4);
+            holder.unlock();
+            await("the grant is made, then undone by the waiter's withdraw").atMost(HANG)
+                    .until(() -> admin().hget("relock:{" + name + "}", "~writer") == null);
+            // the grant's message is still on its way; the next attempt gets its reply in time
+            proxy.replyLatency(Duration.ZERO);
+
+            try (LockHandle taken = waited.get(HANG.toMillis(), TimeUnit.MILLISECONDS)) {
+                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("the holder Redis knows")
+                        .startsWith(slow.clientId() + ":");
+                assertThat(newClient().lock(name).tryLock()).as("another client, beside the waiter").isFalse();
+                assertThat(taken.fencingToken()).isEqualTo(Long.parseLong(admin().get("relock:{" + name + "}:fence")));
+            }
+        }
+    }
+
+    /** The attempt id of the grant offer queued for {@code name}, or 0 when none. */
+    private long offeredAttempt(String name) {
+        for (var field : admin().hgetall("relock:{" + name + "}:expiry").entrySet()) {
+            if (field.getKey().startsWith("~g|")) {
+                String offer = field.getValue();
+                return Long.parseLong(offer.substring(offer.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
     }
 
     @Test

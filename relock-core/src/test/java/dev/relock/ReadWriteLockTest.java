@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -291,5 +292,51 @@ class ReadWriteLockTest extends OneServerTestBase {
         assertThat(newClient().readWriteLock("forced-doc").writeLock().forceUnlock()).isTrue();
         assertThat(admin().exists("relock:{forced-doc}")).isZero();
         assertThatThrownBy(lock.readLock()::unlock).isInstanceOf(LeaseLostException.class);
+    }
+
+    /**
+     * Review finding (issue 12, part 3): a writer that downgraded keeps its read hold renewed, and each renewal
+     * extended the lock's hash, the write hold included: a write hold with an explicit lease, reported lost when
+     * that lease ran out, stayed in Redis and kept every other reader out. Now the write hold is released by owner
+     * when it is reported lost.
+     */
+    @Test
+    void anExplicitWriteLeaseThatRanOutEndsInRedisWhileItsOwnerReads() throws Exception {
+        List<LeaseLost> lost = new CopyOnWriteArrayList<>();
+        RelockReadWriteLock lock = newClient(builder -> builder.defaultLease(Duration.ofMillis(900))
+                .leaseLostListener(lost::add)).readWriteLock("downgraded-explicit");
+        RelockReadWriteLock other = newClient().readWriteLock("downgraded-explicit");
+        assertThat(lock.writeLock().tryLock(0, 600, TimeUnit.MILLISECONDS)).isTrue();
+        lock.readLock().lock(); // downgrade: a renewed read hold beside the write hold's explicit lease
+        await().atMost(HANG).until(() -> !lost.isEmpty());
+        assertThat(resultOf(inNewThread("reader-after-write-lease", () -> {
+            boolean read = other.readLock().tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            other.readLock().unlock();
+            return read;
+        }))).as("another reader once the write lease ran out").isTrue();
+        assertThat(lock.readLock().isHeldByCurrentThread()).as("the read hold lives on").isTrue();
+        assertThatThrownBy(() -> lock.writeLock().unlock()).isInstanceOf(LeaseLostException.class);
+        lock.readLock().unlock();
+    }
+
+    /**
+     * Review finding (issue 12, part 3): release-after of a downgraded writer's write hold cut the lock's hash, and
+     * with it the owner's read hold, to the delay. The read hold lives in the same hash, so a delayed end of the
+     * write hold alone cannot be kept there: it is refused, the read hold untouched.
+     */
+    @Test
+    void releaseAfterOfADowngradedWriteHoldIsRefusedAndLeavesTheReadHold() throws Exception {
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofSeconds(30)));
+        RelockReadWriteLock lock = client.readWriteLock("downgraded-release-after");
+        LockHandle write = lock.writeLock().acquire();
+        lock.readLock().lock();
+        assertThatThrownBy(() -> write.releaseAfter(Duration.ofMillis(50)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("read lock");
+        assertThat(admin().pttl("relock:{downgraded-release-after}")).as("the hash lives as long as the read hold")
+                .isGreaterThan(Duration.ofSeconds(20).toMillis());
+        lock.readLock().unlock();
+        assertThat(write.isValid()).isTrue();
+        write.close();
+        assertThat(lock.writeLock().isLocked()).isFalse();
     }
 }

@@ -124,4 +124,31 @@ class SemaphoreTest extends OneServerTestBase {
         assertThatThrownBy(() -> newClient().semaphore(null)).isInstanceOf(NullPointerException.class);
         admin().del("relock:{bad-input}:sem");
     }
+
+    /**
+     * Review finding (issue 12, part 3): a waiter answered "you ask for more permits than the semaphore has now"
+     * (permits were taken away while it waited) failed without leaving the queue, and its entry, at the head,
+     * kept everyone behind it waiting until it expired (the 30 s hand-off turn the release gave it here).
+     */
+    @Test
+    void aWaiterRefusedAfterPermitsWereTakenAwayLeavesTheQueue() throws Exception {
+        // the release gives the woken head a 30 s turn: an entry left behind would hold up the queue that long
+        RelockSemaphore owner = newClient(builder -> builder.handoffGrace(Duration.ofSeconds(30))).semaphore("shrunk");
+        assertThat(owner.trySetPermits(2)).isTrue();
+        PermitHandle both = owner.acquire(2);
+        RelockClient waiting = newClient();
+        CompletableFuture<PermitHandle> two = waiting.semaphore("shrunk").acquireAsync(2).toCompletableFuture();
+        await().atMost(HANG).until(() -> waiting.inspectSemaphore("shrunk").waiters() == 1);
+
+        owner.addPermits(-1); // one permit in all now: the waiter can never have two
+        both.close(); // wakes it; its next attempt is refused
+        assertThat(two).failsWithin(HANG).withThrowableThat().havingRootCause()
+                .isInstanceOf(IllegalArgumentException.class).withMessageContaining("fewer than 2");
+        await().atMost(HANG).until(() -> waiting.inspectSemaphore("shrunk").waiters() == 0);
+        long asked = System.nanoTime();
+        Optional<PermitHandle> one = newClient().semaphore("shrunk").tryAcquire(1, HANG);
+        assertThat(one).as("a permit for the next in line").isPresent();
+        assertThat(millisSince(asked)).as("ms the next in line waited").isLessThan(5_000);
+        one.get().close();
+    }
 }

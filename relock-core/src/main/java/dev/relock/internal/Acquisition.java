@@ -106,7 +106,8 @@ final class Acquisition extends SteppedAcquisition {
     private int redirects;
     // a wake-up arrived while the attempt was in flight
     private boolean woken;
-    // the id and send time of the latest attempt (ids are unique in the client)
+    // the id and send time of the latest attempt (ids are unique in the client, from 1); 0 once a
+    // withdraw was sent after it: its grant, if any, is undone and must not be taken
     private long attemptId;
     private long attemptSentNanos;
     // a grant for the latest attempt arrived while that attempt was in flight
@@ -304,7 +305,9 @@ final class Acquisition extends SteppedAcquisition {
                 // leaves a grant that is known to exist in Redis
                 failed(error, grant);
             } else if (result.get(0) < 0) {
-                if (grant) {
+                if (grant || queued) {
+                    // refused for good (an upgrade, or more permits than a semaphore has now): an entry of an
+                    // earlier attempt must not stay at the head of the queue, nor a grant unused
                     withdraw(false);
                 }
                 finish(null, refusal.apply(result.get(0)));
@@ -558,6 +561,11 @@ final class Acquisition extends SteppedAcquisition {
     }
 
     private CompletableFuture<Long> sendWithdraw(boolean undoFreshHold) {
+        // the withdraw undoes a grant on release of any attempt sent before it, so no such grant may be
+        // taken any more, even if its message arrives later (while this acquisition backs off): 0 is no
+        // attempt's id
+        attemptId = 0;
+        grantWaiting = false;
         return client.cleanUpOn(calls, mode.withdraw, keys.all(),
                 owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeRoute(keys));
     }

@@ -81,7 +81,13 @@ public class HoldHandle implements LockHandle {
         if (CLOSED.compareAndSet(this, false, true)) {
             long nanos = Durations.saturatedNanos(delay);
             // a positive delay shorter than a millisecond still delays
-            release.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
+            try {
+                release.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
+            } catch (IllegalStateException refused) {
+                // refused before anything was sent (a downgraded write hold): still held, and still to close
+                CLOSED.set(this, false);
+                throw refused;
+            }
         }
     }
 

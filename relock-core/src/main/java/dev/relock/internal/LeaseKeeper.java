@@ -175,6 +175,11 @@ final class LeaseKeeper implements AutoCloseable {
                         + TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis())) + " ms of drift on this client's clock)"
                 : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held (minus "
                         + TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis())) + " ms of drift)");
+        if (hold.mode == LockMode.WRITE && client.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
+            // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
+            // alive, so the write hold would outlive its lease in Redis and keep everyone else out
+            client.releaseLost(hold);
+        }
         return true;
     }
 

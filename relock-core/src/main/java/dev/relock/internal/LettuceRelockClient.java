@@ -124,7 +124,7 @@ public final class LettuceRelockClient implements RelockClient {
     // unlock does not concatenate it again
     private final ThreadLocal<String> ownerOfThread =
             ThreadLocal.withInitial(() -> clientId() + ":" + Thread.currentThread().getId());
-    private final HoldHandle.Release releaseOfHandles = this::release;
+    private final HoldHandle.Release releaseOfHandles = (hold, delayMillis) -> release(hold, delayMillis, true);
     private final AtomicLong attemptIds = new AtomicLong();
 
     private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
@@ -233,6 +233,7 @@ public final class LettuceRelockClient implements RelockClient {
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
+            warnIfCommandsAreSentAgain(redisClient);
             return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation, redisClient,
                     false, "(caller's Lettuce client)"), "(caller's Lettuce client)");
         }
@@ -251,6 +252,24 @@ public final class LettuceRelockClient implements RelockClient {
         created.setOptions(clientOptions(settings.commandTimeout()));
         return offeringWhatTheGuardNeeds(
                 new LettuceRelockClient(settings, listeners, instrumentation, created, true, address), address);
+    }
+
+    /**
+     * Logs a WARN when a caller's Lettuce client sends the commands in flight again after it reconnected (at-least-once:
+     * auto-reconnect without {@code REJECT_COMMANDS}, Lettuce's default). relock stays safe on it, since every
+     * script leaves what one run leaves, but the release of an owner's last hold that Redis ran twice finds the lock
+     * already free the second time, and its {@code unlock()} then reports the lease lost although it was released.
+     */
+    private static void warnIfCommandsAreSentAgain(AbstractRedisClient caller) {
+        ClientOptions options = caller.getOptions();
+        if (options.isAutoReconnect()
+                && options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
+            log.warn("relock: the given Lettuce client sends commands again after a reconnect (autoReconnect with"
+                    + " disconnectedBehavior {}): locks stay safe, but an unlock() whose reply was lost with its"
+                    + " connection may report a lost lease although the lock was released. Give relock a client with"
+                    + " DisconnectedBehavior.REJECT_COMMANDS, or a URI (relock's own client rejects commands while"
+                    + " disconnected)", options.getDisconnectedBehavior());
+        }
     }
 
     /**
@@ -273,6 +292,7 @@ public final class LettuceRelockClient implements RelockClient {
     public static RelockClient connectCluster(List<String> seedUris, RedisClusterClient clusterClient,
             RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (clusterClient != null) {
+            warnIfCommandsAreSentAgain(clusterClient);
             return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation,
                     clusterClient, false, "(caller's Lettuce cluster client)"), "(caller's Lettuce cluster client)");
         }
@@ -713,17 +733,33 @@ public final class LettuceRelockClient implements RelockClient {
         return releaseOfHandles;
     }
 
-    /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
+    /**
+     * Gives up one hold of the current thread ({@code unlock()}). When it is not the owner's last and Redis
+     * cannot be reached, the hold stays counted: calling {@code unlock()} again completes that same release
+     * (release.lua writes the count the owner keeps), and never gives up a second hold.
+     */
     void release(Hold hold) {
-        release(hold, 0);
+        release(hold, 0, false);
     }
 
     /**
      * Gives up one hold, from whatever thread; when it is the owner's last and {@code delayMillis}
      * is positive, the hold stays taken in Redis until that long from now, no longer renewed.
+     *
+     * @param byHandle given up by a handle, which cannot be closed twice: when Redis cannot be reached the hold
+     *     is given up here all the same (Redis keeps a count one too high until the owner's next release or
+     *     re-entry writes its own; the owner's last release deletes every hold whatever the count)
      */
-    void release(Hold hold, long delayMillis) {
+    void release(Hold hold, long delayMillis, boolean byHandle) {
         ensureOpen();
+        if (delayMillis > 0 && hold.mode == LockMode.WRITE && hold.holds() <= 1
+                && holds.get(hold.keys, LockMode.READ, hold.owner) != null) {
+            // the read hold lives in the same hash: its renewals would keep the write hold past the delay, and
+            // cutting the hash to the delay would end the read hold with it
+            throw new IllegalStateException("releaseAfter of the write lock of '" + hold.lockName
+                    + "' while its owner also holds the read lock (a downgrade): release the read lock first,"
+                    + " or close() the write lock");
+        }
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
@@ -743,13 +779,15 @@ public final class LettuceRelockClient implements RelockClient {
             CompletableFuture<Long> reply = last && delayMillis > 0
                     ? calls.run(LuaScript.RELEASE_AFTER, ScriptOutputType.INTEGER, hold.keys.all(),
                             hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeRoute(hold.keys))
-                    : sendRelease(hold, last ? "all" : "one");
+                    : sendRelease(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             left = calls.await(reply, "release", hold.lockName);
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
                 holds.remove(hold);
                 hold.released();
+            } else if (byHandle) {
+                hold.drop();
             }
             throw e;
         }
@@ -812,9 +850,10 @@ public final class LettuceRelockClient implements RelockClient {
         cleanUpOn(on, hold.mode.release, hold.keys.all(), hold.owner, "all", graceMillis, wakeRoute(hold.keys));
     }
 
-    private CompletableFuture<Long> sendRelease(Hold hold, String howMany) {
+    /** @param keeps the owner's holds left afterwards (written absolute: see release.lua), or "all" */
+    private CompletableFuture<Long> sendRelease(Hold hold, String keeps) {
         return calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                hold.owner, howMany, graceMillis, wakeRoute(hold.keys));
+                hold.owner, keeps, graceMillis, wakeRoute(hold.keys));
     }
 
     /**

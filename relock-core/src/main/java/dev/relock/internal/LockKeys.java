@@ -156,7 +156,8 @@ public final class LockKeys {
     }
 
     static String escape(String name) {
-        if (name.indexOf('%') < 0 && name.indexOf('{') < 0 && name.indexOf('}') < 0) {
+        // a newline is escaped too: wake-up messages are lines (queue.lua), and a key never spans two
+        if (name.indexOf('%') < 0 && name.indexOf('{') < 0 && name.indexOf('}') < 0 && name.indexOf('\n') < 0) {
             return name;
         }
         StringBuilder out = new StringBuilder(name.length() + 8);
@@ -166,6 +167,7 @@ public final class LockKeys {
                 case '%' -> out.append("%25");
                 case '{' -> out.append("%7B");
                 case '}' -> out.append("%7D");
+                case '\n' -> out.append("%0A");
                 default -> out.append(c);
             }
         }
@@ -182,6 +184,7 @@ public final class LockKeys {
                     case "25" -> { out.append('%'); i += 2; continue; }
                     case "7B" -> { out.append('{'); i += 2; continue; }
                     case "7D" -> { out.append('}'); i += 2; continue; }
+                    case "0A" -> { out.append('\n'); i += 2; continue; }
                     default -> { }
                 }
             }

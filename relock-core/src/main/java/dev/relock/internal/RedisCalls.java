@@ -15,6 +15,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.ArrayOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.ProtocolKeyword;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -267,6 +268,12 @@ public final class RedisCalls {
         if (cause instanceof RedisConnectionException || cause instanceof RedisException) {
             return new RedisUnavailableException(
                     what + ": Redis at " + address + " is unreachable: " + cause.getMessage(), cause);
+        }
+        if (cause instanceof IOException) {
+            // Lettuce fails the commands in flight with the socket's own error when a connection is reset
+            // ("Connection reset"): the command may or may not have run, as after a timeout
+            return new RedisUnavailableException(
+                    what + ": the connection to Redis at " + address + " failed: " + cause, cause);
         }
         return new RelockException(what + " failed: " + cause, cause);
     }

@@ -21,7 +21,10 @@ import org.slf4j.LoggerFactory;
  * <p>Design notes. The object is a stateless view: holds live in the client's {@link HoldTable},
  * so two {@code RedisLock}s of one name and mode agree. Fresh acquisitions (and their waiting)
  * are an {@link Acquisition}. Re-entries are counted in Redis as well as here (a re-entry costs
- * one round trip and proves the lease is still there).
+ * one round trip and proves the lease is still there). The count here is the truth: every script
+ * writes the count it is given (the owner's count here, plus or less one), never increments what
+ * Redis has, so a script that ran twice or whose reply was lost changes nothing a retry or the next
+ * call does not set right, and a failed {@code unlock()} may simply be called again.
  */
 final class RedisLock extends HoldingLock {
 
@@ -85,12 +88,9 @@ final class RedisLock extends HoldingLock {
     }
 
     private Acquisition acquisition(String owner, long lease, boolean renewed) {
-        return new Acquisition(client, name, keys, mode, owner, lease, renewed, NO_EXTRA_ARGS, code -> {
-            if (code == -2) {
-                return upgradeRefused(name);
-            }
-            return new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code);
-        });
+        // an upgrade is refused before anything is sent (acquire), so the scripts refuse nothing here
+        return new Acquisition(client, name, keys, mode, owner, lease, renewed, NO_EXTRA_ARGS,
+                code -> new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code));
     }
 
     // ---- acquiring for a handle ------------------------------------------------------------
@@ -109,10 +109,16 @@ final class RedisLock extends HoldingLock {
         long sent = System.nanoTime();
         List<Long> reply = client.calls().await(
                 client.calls().run(mode.acquire, ScriptOutputType.MULTI, keys.all(),
-                        held.owner, Long.toString(lease), "1", "0", client.graceMillis(), client.wakeRoute(keys)),
+                        held.owner, Long.toString(lease), Integer.toString(held.holds()), "0", client.graceMillis(),
+                        client.wakeRoute(keys)),
                 "re-entry", name);
         if (reply.get(0) < 0) {
             client.reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        if (held.state() == LeaseState.LOST) {
+            // told lost while the re-entry was on its way (its deadline passed): the hold is being released by
+            // owner, whatever Redis said; the re-entry's count in Redis goes with it
             throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
         }
         held.reenter(lease, renewed, sent);

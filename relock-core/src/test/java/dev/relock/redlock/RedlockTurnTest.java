@@ -95,10 +95,10 @@ class RedlockTurnTest extends RedlockTestBase {
         resultOf(waiting).close();
         assertThat(millisSince(released)).as("the waiter got in once the lapsed turn was over")
                 .isGreaterThanOrEqualTo(grace.toMillis() - 50);
-        // the writer that went away lost its place
-        for (RedisServer node : nodes) {
-            assertThat(node.execute("ZSCORE", "relock:{lapsed}:queue", "gone:1")).isNull();
-        }
+        // the writer that went away lost its place on the majority that let the waiter in (a node whose clock
+        // had not yet ended the turn when the attempt reached it refused, and keeps the place until a later attempt)
+        assertThat(nodes.stream().filter(node -> node.execute("ZSCORE", "relock:{lapsed}:queue", "gone:1") == null)
+                .count()).as("nodes where the lapsed writer lost its place").isGreaterThanOrEqualTo(3);
     }
 
     @Test

@@ -20,14 +20,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A TCP proxy on {@value #HOST} in front of one {@code host:port}, with faults a test switches on and off: latency,
- * a partition (black hole), reset connections and refused new ones. Only JDK classes; meant for a handful of
- * connections, not for throughput.
+ * A TCP proxy on {@value #HOST} in front of one {@code host:port}, with faults a test switches on and off: latency
+ * (both ways or replies only), a partition (black hole), lost replies, reset connections and refused new ones.
+ * Only JDK classes; meant for a handful of connections, not for throughput.
  *
  * <pre>{@code
  * try (RedisServer redis = RedisServer.start(); TcpProxy proxy = TcpProxy.to(redis)) {
  *     RedisClient client = RedisClient.create(proxy.uri());   // redis://127.0.0.1:<proxy port>
  *     proxy.latency(Duration.ofMillis(50));   // +50 ms each way: a round trip takes 100 ms longer
+ *     proxy.replyLatency(Duration.ofMillis(800)); // requests go through at once, replies come 800 ms late
+ *     proxy.loseNextReplyAndReset();          // the server runs what it got, its next reply is lost, then RST
+ *     proxy.loseNextReplyAndClose();          // the same, then FIN: a default Lettuce client re-sends
  *     proxy.blackhole();                      // commands time out, connections stay open
  *     proxy.heal();                           // what was held is delivered now
  *     proxy.cutConnections();                 // every current connection is reset
@@ -55,6 +58,10 @@ public final class TcpProxy implements AutoCloseable {
     public static final String HOST = RedisProcess.HOST;
 
     private static final int CHUNK_SIZE = 16 * 1024;
+    // Link.loseNextReply: what the writer toward the client does with its next chunk
+    private static final int FORWARD = 0;
+    private static final int LOSE_AND_RESET = 1;
+    private static final int LOSE_AND_CLOSE = 2;
     private static final AtomicInteger NEXT_ID = new AtomicInteger();
 
     private final String targetHost;
@@ -64,7 +71,9 @@ public final class TcpProxy implements AutoCloseable {
     private final Object gate = new Object();
     private final int id = NEXT_ID.incrementAndGet();
 
-    private volatile long latencyNanos;
+    // toward the server, toward the client
+    private volatile long requestLatencyNanos;
+    private volatile long replyLatencyNanos;
     private volatile boolean blackholed; // written under gate
     private volatile boolean rejectNew;
     private volatile boolean closed;
@@ -130,11 +139,51 @@ public final class TcpProxy implements AutoCloseable {
      * @throws IllegalArgumentException if negative
      */
     public void latency(Duration oneWay) {
-        Objects.requireNonNull(oneWay, "oneWay");
-        if (oneWay.isNegative()) {
-            throw new IllegalArgumentException("latency must not be negative, was " + oneWay);
+        long nanos = nonNegativeNanos(oneWay, "latency");
+        requestLatencyNanos = nanos;
+        replyLatencyNanos = nanos;
+    }
+
+    /**
+     * Delays only what the server sends (replies, pub/sub messages) by {@code delay}; what clients send goes on
+     * at the request latency ({@link #latency} sets both). The server runs a command at once and the client
+     * hears of it late: past its timeout, a command that was applied looks lost. Applies to bytes read from
+     * now on; {@link Duration#ZERO} turns it off.
+     *
+     * @throws IllegalArgumentException if negative
+     */
+    public void replyLatency(Duration delay) {
+        replyLatencyNanos = nonNegativeNanos(delay, "reply latency");
+    }
+
+    /**
+     * On every current connection, the next bytes the server sends are dropped and the connection is then
+     * reset on both sides: what the server received it runs, but the client never hears of it (a reply lost
+     * with its connection). A connection over which the server sends nothing more is left alone.
+     */
+    public void loseNextReplyAndReset() {
+        for (Link link : links) {
+            link.loseNextReply = LOSE_AND_RESET;
         }
-        latencyNanos = oneWay.toNanos();
+    }
+
+    /**
+     * As {@link #loseNextReplyAndReset()}, but the connection is then closed in order (FIN), as by a peer that
+     * went away: a Lettuce client on its default options sends the commands that were in flight again after it
+     * reconnected (at-least-once), so the server runs the one whose reply was lost twice.
+     */
+    public void loseNextReplyAndClose() {
+        for (Link link : links) {
+            link.loseNextReply = LOSE_AND_CLOSE;
+        }
+    }
+
+    private static long nonNegativeNanos(Duration duration, String what) {
+        Objects.requireNonNull(duration, what);
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException(what + " must not be negative, was " + duration);
+        }
+        return duration.toNanos();
     }
 
     /**
@@ -261,6 +310,9 @@ public final class TcpProxy implements AutoCloseable {
         private final Socket client;
         private final Socket upstream;
         private final AtomicInteger openDirections = new AtomicInteger(2);
+        // FORWARD, or set by loseNextReplyAndReset()/…AndClose(): the writer toward the client drops its next
+        // chunk, then resets or closes the link
+        volatile int loseNextReply = FORWARD;
 
         Link(Socket client, Socket upstream) {
             this.client = client;
@@ -269,37 +321,50 @@ public final class TcpProxy implements AutoCloseable {
 
         void start() {
             String label = "c" + client.getPort();
-            startDirection(client, upstream, label + "-up");
-            startDirection(upstream, client, label + "-down");
+            startDirection(client, upstream, label + "-up", false);
+            startDirection(upstream, client, label + "-down", true);
         }
 
-        private void startDirection(Socket from, Socket to, String label) {
+        private void startDirection(Socket from, Socket to, String label, boolean toClient) {
             BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
-            daemon(name(label + "-read"), () -> read(from, queue)).start();
-            daemon(name(label + "-write"), () -> write(queue, to)).start();
+            daemon(name(label + "-read"), () -> read(from, queue, toClient)).start();
+            daemon(name(label + "-write"), () -> write(queue, to, toClient)).start();
         }
 
-        private void read(Socket from, BlockingQueue<Chunk> queue) {
+        private void read(Socket from, BlockingQueue<Chunk> queue, boolean toClient) {
             byte[] buffer = new byte[CHUNK_SIZE];
             try (InputStream in = from.getInputStream()) {
                 int count;
                 while ((count = in.read(buffer)) >= 0) {
-                    queue.add(new Chunk(Arrays.copyOf(buffer, count), System.nanoTime() + latencyNanos));
+                    queue.add(new Chunk(Arrays.copyOf(buffer, count), dueFromNow(toClient)));
                 }
-                queue.add(new Chunk(null, System.nanoTime() + latencyNanos));
+                queue.add(new Chunk(null, dueFromNow(toClient)));
             } catch (IOException e) {
                 reset();
                 queue.add(new Chunk(null, System.nanoTime())); // wakes the writer so that it ends
             }
         }
 
-        private void write(BlockingQueue<Chunk> queue, Socket to) {
+        /** When bytes read now are due on the other side: now plus the latency of their direction. */
+        private long dueFromNow(boolean toClient) {
+            return System.nanoTime() + (toClient ? replyLatencyNanos : requestLatencyNanos);
+        }
+
+        private void write(BlockingQueue<Chunk> queue, Socket to, boolean toClient) {
             try {
                 OutputStream out = to.getOutputStream();
                 while (true) {
                     Chunk chunk = queue.take();
                     awaitDue(chunk.dueNanos());
                     awaitForwarding();
+                    if (toClient && loseNextReply != FORWARD && chunk.bytes() != null) {
+                        if (loseNextReply == LOSE_AND_RESET) {
+                            reset();
+                        } else {
+                            close();
+                        }
+                        return;
+                    }
                     if (chunk.bytes() == null) {
                         to.shutdownOutput(); // the other side closed its half: pass the FIN on
                         if (openDirections.decrementAndGet() == 0) {

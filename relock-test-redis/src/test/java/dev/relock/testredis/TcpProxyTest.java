@@ -64,6 +64,28 @@ class TcpProxyTest {
     }
 
     @Test
+    void replyLatencyLetsTheServerRunACommandBeforeTheClientHearsOfIt() {
+        try (TcpProxy proxy = TcpProxy.to(redis);
+             StatefulRedisConnection<String, String> connection = connect(proxy, Duration.ofMillis(300))) {
+            proxy.replyLatency(Duration.ofMillis(600));
+            assertThatThrownBy(() -> connection.sync().set("late", "1")).isInstanceOf(RedisCommandTimeoutException.class);
+            assertThat(redis.execute("GET", "late")).as("run at once, answered late").isEqualTo("1");
+        }
+    }
+
+    @Test
+    void aLostReplyEndsTheConnectionAfterTheServerRanTheCommand() {
+        try (TcpProxy proxy = TcpProxy.to(redis);
+             StatefulRedisConnection<String, String> connection = connect(proxy, Duration.ofSeconds(5))) {
+            assertThat(connection.sync().ping()).isEqualTo("PONG");
+            proxy.loseNextReplyAndReset();
+            assertThatThrownBy(() -> connection.sync().incr("counter")).isInstanceOf(RedisException.class);
+            assertThat(redis.execute("GET", "counter")).as("run, its reply lost").isEqualTo("1");
+            await().atMost(Duration.ofSeconds(5)).until(() -> proxy.connectionCount() == 0);
+        }
+    }
+
+    @Test
     void latencyDelaysEveryRoundTripByTwiceTheOneWayDelay() {
         try (TcpProxy proxy = TcpProxy.to(redis);
              StatefulRedisConnection<String, String> connection = connect(proxy, Duration.ofSeconds(5))) {

@@ -118,6 +118,9 @@ public final class RedlockClient implements RelockClient {
     private final String channel;
     // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms
     private final AtomicLong attemptIds = new AtomicLong();
+    // clean-ups of attempts, sent or waiting for their node's reply to the attempt they undo; close()
+    // waits for them before it closes the connections, so no hold of a failed attempt outlives the client
+    private final Set<CompletableFuture<?>> pendingCleanUps = ConcurrentHashMap.newKeySet();
     private final String turnMillis;
     private final ReleaseSignals signals = new ReleaseSignals();
     private final HoldTable holds = new HoldTable();
@@ -487,9 +490,12 @@ public final class RedlockClient implements RelockClient {
             hold.released();
             holds.remove(hold);
         }
+        // a clean-up may wait for its attempt's reply first: up to two command timeouts
+        List<CompletableFuture<?>> pending = new ArrayList<>(releases);
+        pending.addAll(pendingCleanUps);
         try {
-            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
-                    .get(settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+                    .get(2 * settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
@@ -674,22 +680,28 @@ public final class RedlockClient implements RelockClient {
             if (answered.isDone()) {
                 cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis);
             } else {
-                answered.whenComplete((reply, error) ->
+                // handle and thenCompose run where the reply completes, so the clean-up still follows the attempt
+                CompletableFuture<Long> cleanedUp = answered.handle((reply, error) -> null).thenCompose(answer ->
                         cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis));
+                pendingCleanUps.add(cleanedUp);
+                cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
             }
         }
     }
 
-    private void cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting, String attemptId,
-            String since, String markMillis) {
-        node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
-                member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, since, markMillis)
-                .whenComplete((deleted, error) -> {
-                    if (error != null) {
-                        log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
-                                keys.lock(), node.address, error.toString());
-                    }
-                });
+    private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
+            String attemptId, String since, String markMillis) {
+        CompletableFuture<Long> cleanedUp = node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER,
+                releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, since,
+                markMillis);
+        pendingCleanUps.add(cleanedUp);
+        return cleanedUp.whenComplete((deleted, error) -> {
+            pendingCleanUps.remove(cleanedUp);
+            if (error != null) {
+                log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
+                        keys.lock(), node.address, error.toString());
+            }
+        });
     }
 
     /** A new attempt id, unique in this client: see acquire.lua's ARGV[5]. */

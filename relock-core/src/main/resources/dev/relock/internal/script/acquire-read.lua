@@ -7,13 +7,15 @@
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] lease in ms (> 0) of this reader
--- ARGV[3] '1' when the caller already holds the read lock and this is a re-entry, else '0'
+-- ARGV[3] for a re-entry, the read holds the caller has now (its own count, >= 1); '0' for a fresh
+--         acquisition. Written absolute, as in acquire.lua: a re-entry makes the count ARGV[3] + 1,
+--         a fresh acquisition that finds the owner already reading (its own earlier run) makes it 1.
 -- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[5] handoff grace in ms
 -- ARGV[6] wake-up route (see queue.lua)
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's read holds now)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
---         {-1}               ARGV[3] was '1' but the owner's read lease has ended: lease lost
+--         {-1}               a re-entry, but the owner's read lease has ended: lease lost
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 local member = 'r|' .. owner
@@ -24,17 +26,19 @@ local grace = tonumber(ARGV[5])
 local writer = redis.call('HGET', lock, '~writer')
 local now_ms, now_us = server_time()
 local reading = live_readers(lock, readers, now_ms)
+local held = tonumber(ARGV[3])
 local holds = redis.call('HGET', lock, member)
 local lease_ends = redis.call('ZSCORE', readers, owner)
 if holds and lease_ends then
-  holds = redis.call('HINCRBY', lock, member, 1)
+  holds = held + 1
+  redis.call('HSET', lock, member, holds)
   if tonumber(lease_ends) < now_ms + lease then
     redis.call('ZADD', readers, now_ms + lease, owner)
   end
   extend(lock, readers, lease)
   return {1, tonumber(redis.call('HGET', lock, 't|' .. owner)), holds}
 end
-if ARGV[3] == '1' then return {-1} end
+if held > 0 then return {-1} end
 
 local head, dropped = live_head(queue, expiry, now_ms)
 local blocked

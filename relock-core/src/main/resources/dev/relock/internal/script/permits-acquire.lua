@@ -27,6 +27,12 @@ if n > limit then return {-4, limit} end
 
 local now_ms, now_us = server_time()
 local used = live_permits(sem, leases, now_ms)
+if redis.call('HEXISTS', sem, holder) == 1 then
+  -- this acquisition's own earlier run (re-sent after a reconnect, or its reply lost): it holds its
+  -- permits already, and taking them again would count them twice
+  redis.call('ZADD', leases, now_ms + lease, holder)
+  return {1, next_token(fence, now_us), limit - used}
+end
 local head, dropped = live_head(queue, expiry, now_ms)
 if used + n <= limit and (head == nil or head == holder) then
   redis.call('HINCRBY', sem, holder, n)

@@ -4,7 +4,8 @@
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
--- ARGV[2] 'one' to give up one hold, 'all' to give up every read hold of the owner
+-- ARGV[2] the read holds the owner keeps (its own count less one, >= 1), written absolute as in
+--         release.lua; 'all' to give up every read hold of the owner
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up route (see queue.lua)
 -- Returns the owner's read holds left (0 = released), or -1 when the owner holds no read lock:
@@ -16,8 +17,9 @@ local holds = redis.call('HGET', lock, 'r|' .. owner)
 local now_ms = server_time()
 local reading = live_readers(lock, readers, now_ms)
 if not holds or not redis.call('ZSCORE', readers, owner) then return -1 end
-if ARGV[2] == 'one' and tonumber(holds) > 1 then
-  return redis.call('HINCRBY', lock, 'r|' .. owner, -1)
+if ARGV[2] ~= 'all' then
+  redis.call('HSET', lock, 'r|' .. owner, ARGV[2])
+  return tonumber(ARGV[2])
 end
 redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
 redis.call('ZREM', readers, owner)

@@ -4,7 +4,9 @@
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
--- ARGV[2] 'one' to give up one hold, 'all' to give up every write hold of the owner
+-- ARGV[2] the write holds the owner keeps (its own count less one, >= 1), written absolute so that a
+--         release run twice (re-sent after a reconnect, or applied although its reply was lost) gives up
+--         one hold, not two; 'all' to give up every write hold of the owner
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up route (see queue.lua)
 -- Returns the owner's write holds left (0 = released), or -1 when the owner does not hold the
@@ -14,8 +16,9 @@ local owner = ARGV[1]
 
 local held = redis.call('HMGET', lock, '~writer', owner)
 if held[1] ~= owner then return -1 end
-if ARGV[2] == 'one' and tonumber(held[2]) > 1 then
-  return redis.call('HINCRBY', lock, owner, -1)
+if ARGV[2] ~= 'all' then
+  redis.call('HSET', lock, owner, ARGV[2])
+  return tonumber(ARGV[2])
 end
 redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
 -- nobody waits and nobody reads, the usual case: nothing to hand off
