@@ -74,20 +74,22 @@ class ChaosTest {
             List<TcpProxy> proxies = new ArrayList<>();
             List<RelockClient> clients = new ArrayList<>();
             clients.add(client(redis.uri()));
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < 4; i++) {
                 TcpProxy proxy = TcpProxy.to(redis);
                 proxies.add(proxy);
                 closing.add(proxy);
-                clients.add(client(proxy.uri()));
+                if (i < 2) {
+                    clients.add(client(proxy.uri()));
+                } else {
+                    // a caller's Lettuce client on its default options: commands in flight are sent again after a
+                    // reconnect
+                    RedisClient callers = RedisClient.create(proxy.uri());
+                    closing.add(callers::shutdown);
+                    clients.add(RelockClient.builder().redisClient(callers).defaultLease(LEASE)
+                            .commandTimeout(COMMAND_TIMEOUT).leaseLostListener(event -> leasesLost.incrementAndGet())
+                            .build());
+                }
             }
-            // a caller's Lettuce client on its default options: commands in flight are sent again after a reconnect
-            TcpProxy callersProxy = TcpProxy.to(redis);
-            proxies.add(callersProxy);
-            closing.add(callersProxy);
-            RedisClient callers = RedisClient.create(callersProxy.uri());
-            closing.add(callers::shutdown);
-            clients.add(RelockClient.builder().redisClient(callers).defaultLease(LEASE).commandTimeout(COMMAND_TIMEOUT)
-                    .leaseLostListener(event -> leasesLost.incrementAndGet()).build());
             clients.forEach(client -> closing.add(0, client));
             RedisClient fenceClient = RedisClient.create(fenceRedis.uri());
             closing.add(fenceClient::shutdown);
@@ -172,8 +174,37 @@ class ChaosTest {
                 .leaseLostListener(event -> leasesLost.incrementAndGet()).build();
     }
 
-    /** One fault on one proxy, for a random while; returns when it is over (or was a one-off). */
+    /**
+     * One fault on one proxy, for a random while; returns when it is over (or was a one-off). Half of the faults
+     * hit one of the client's connections only (its commands or its wake-ups), as when one connection fails and
+     * the others go on: replies late on the command connection while wake-ups arrive on time.
+     */
     private void injectFault(TcpProxy proxy, Random random) throws InterruptedException {
+        List<TcpProxy.Connection> connections = proxy.connections();
+        if (!connections.isEmpty() && random.nextBoolean()) {
+            TcpProxy.Connection one = connections.get(random.nextInt(connections.size()));
+            switch (random.nextInt(4)) {
+                case 0 -> {
+                    count(faults, "late replies on one connection");
+                    one.replyLatency(COMMAND_TIMEOUT.plusMillis(random.nextInt(400)));
+                    Thread.sleep(200 + random.nextInt(800)); // how long the fault lasts
+                    one.replyLatency(Duration.ZERO);
+                }
+                case 1 -> {
+                    count(faults, "lost reply + reset on one connection");
+                    one.loseNextReplyAndReset();
+                }
+                case 2 -> {
+                    count(faults, "lost reply + close on one connection");
+                    one.loseNextReplyAndClose();
+                }
+                default -> {
+                    count(faults, "one connection reset");
+                    one.reset();
+                }
+            }
+            return;
+        }
         switch (random.nextInt(5)) {
             case 0 -> {
                 count(faults, "late replies");

@@ -285,4 +285,53 @@ class LostReplyFaultTest {
         assertThat(other.lock(name).tryLock()).as("free after unlock()").isTrue();
         other.lock(name).unlock();
     }
+
+    /**
+     * What the README's limit says (issue 12, part 3): the undo of an attempt whose connection was reset cannot be
+     * sent while the connection is down, so the lock stays taken by its owner id, held by nobody, until its lease
+     * runs out (Redis's expiry, not the client, ends it); and a later attempt of the same owner takes it over.
+     */
+    @Test
+    void aTryLockWhoseConnectionWasResetLeavesTheLockTakenByNobodyForAtMostItsLease() {
+        String name = "undo-while-disconnected";
+        Duration lease = Duration.ofSeconds(2);
+        RelockClient client = behindProxy(b -> b.defaultLease(lease));
+        RelockLock lock = client.lock(name);
+        assertThat(lock.tryLock()).isTrue(); // the acquire script is cached
+        lock.unlock();
+        proxy.rejectNew(true); // no reconnect before the undo is tried
+        proxy.loseNextReplyAndReset();
+        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class);
+        proxy.rejectNew(false);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(client.heldLocks()).isEmpty();
+        assertThat(writerOf(name)).as("taken in Redis by the attempt that failed here")
+                .startsWith(client.clientId() + ":");
+        long pttl = Long.parseLong(server.execute("PTTL", "relock:{" + name + "}"));
+        assertThat(pttl).as("what is left of its lease").isPositive().isLessThanOrEqualTo(lease.toMillis());
+
+        RelockClient other = direct();
+        assertThat(other.lock(name).tryLock()).as("another client while the lease runs").isFalse();
+        await().atMost(lease.plus(HANG)).pollInSameThread().until(() -> other.lock(name).tryLock());
+        other.lock(name).unlock();
+    }
+
+    /** The README's limit, its other half: the same owner's next attempt takes over what its failed one left. */
+    @Test
+    void aLaterAttemptOfTheSameOwnerTakesOverWhatAResetAttemptLeft() {
+        String name = "taken-over";
+        RelockLock lock = behindProxy(UnaryOperator.identity()).lock(name);
+        assertThat(lock.tryLock()).isTrue(); // the acquire script is cached
+        lock.unlock();
+        proxy.rejectNew(true); // no reconnect before the undo is tried
+        proxy.loseNextReplyAndReset();
+        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class);
+        proxy.rejectNew(false);
+        assertThat(writerOf(name)).as("left by the attempt that failed").isNotNull();
+
+        retriedWhileUnavailable(() -> assertThat(lock.tryLock()).isTrue());
+        assertThat(lock.getHoldCount()).isEqualTo(1);
+        assertThat(writeHoldsOf(name)).as("holds in Redis").isEqualTo("1");
+        assertOthersKeptOutUntilTheLastUnlock(lock, name);
+    }
 }

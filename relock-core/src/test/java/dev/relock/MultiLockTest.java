@@ -113,6 +113,46 @@ class MultiLockTest extends OneServerTestBase {
     }
 
 
+    /**
+     * Issue 13, item 6 (reproduced): {@code lock()} took "a", then "b" refused the thread's write lock (it holds a
+     * read lock on "b": an upgrade), and "a" stayed held and renewed for as long as the client lived. Every way of
+     * taking the set gives back what it took when a later member throws.
+     */
+    @Test
+    void aMemberThatThrowsGivesBackWhatTheSetHadTaken() throws Exception {
+        RelockClient client = newClient();
+        RelockMultiLock both = client.multiLock("leak:a", "leak:b");
+        RelockLock reading = client.readWriteLock("leak:b").readLock();
+        List<String> failures = resultOf(inNewThread("multi-upgrade", () -> {
+            List<String> failed = new ArrayList<>();
+            reading.lock();
+            try {
+                for (ThrowingRunnable attempt : List.<ThrowingRunnable>of(both::lock, both::lockInterruptibly,
+                        both::tryLock, () -> both.tryLock(1, TimeUnit.SECONDS), both::acquire,
+                        () -> both.tryAcquire(Duration.ofSeconds(1)))) {
+                    try {
+                        attempt.run();
+                        failed.add("an attempt did not throw");
+                    } catch (IllegalMonitorStateException expected) {
+                        if (client.lock("leak:a").isHeldByCurrentThread() || newClient().lock("leak:a").isLocked()) {
+                            failed.add("leak:a kept after " + expected.getMessage());
+                        }
+                    }
+                }
+            } finally {
+                reading.unlock();
+            }
+            return failed;
+        }));
+        assertThat(failures).isEmpty();
+        assertThat(client.heldLocks()).isEmpty();
+    }
+
+    /** An acquisition of the whole set, as a lambda. */
+    private interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
     @Test
     void badInputIsRefusedClearly() {
         RelockClient client = newClient();

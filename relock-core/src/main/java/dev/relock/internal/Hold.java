@@ -50,6 +50,8 @@ public final class Hold {
     private volatile LeaseState state = LeaseState.HELD; // STATE
     // null until whenLost() or lose() needs it; set once, through LOST
     private volatile CompletableFuture<LeaseLost> lost;
+    // why the lease was lost: written by lose() before the state becomes LOST, so whoever sees LOST sees it
+    private volatile String lostReason;
     private volatile boolean renewed;
     private volatile long leaseMillis;
     private volatile long leaseStartNanos;
@@ -164,11 +166,28 @@ public final class Hold {
 
     /** Marks the lease lost; returns false if it was already lost or released. */
     public boolean lose(String reason) {
+        return lose(reason, () -> { });
+    }
+
+    /**
+     * Marks the lease lost, runs {@code beforeTelling}, and only then completes {@link #whenLost()}: what
+     * {@code beforeTelling} sends goes out before an owner that is told can act. Returns false, and runs nothing,
+     * if the lease was already lost or released.
+     */
+    public boolean lose(String reason, Runnable beforeTelling) {
+        if (state != LeaseState.HELD) {
+            return false;
+        }
+        lostReason = reason;
         if (!STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST)) {
             return false;
         }
-        whenLost().complete(new LeaseLost(lockName, fencingToken, reason));
-        span.ended(this, true);
+        try {
+            beforeTelling.run();
+        } finally {
+            whenLost().complete(new LeaseLost(lockName, fencingToken, lostReason));
+            span.ended(this, true);
+        }
         return true;
     }
 
@@ -183,9 +202,7 @@ public final class Hold {
 
     /** Why the lease was lost, or null while it is not. */
     public String lostReason() {
-        CompletableFuture<LeaseLost> lost = this.lost;
-        LeaseLost event = lost == null ? null : lost.getNow(null);
-        return event == null ? null : event.reason();
+        return state == LeaseState.LOST ? lostReason : null;
     }
 
     @SuppressWarnings("unchecked")

@@ -939,7 +939,7 @@ public final class LettuceRelockClient implements RelockClient {
         }
     }
 
-        /** Marks a hold lost and tells the listeners, once. */
+    /** Marks a hold lost and tells the listeners, once. */
     void reportLost(Hold hold, String reason) {
         if (!hold.lose(reason)) {
             return;

@@ -154,8 +154,18 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private void lockUnobserved() {
-        if (atOnce(RENEWED) == null) {
-            locks.forEach(RelockLock::lock);
+        if (atOnce(RENEWED) != null) {
+            return;
+        }
+        List<RelockLock> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                lock.lock();
+                taken.add(lock);
+            }
+        } catch (RuntimeException e) {
+            giveBack(e, () -> unlockAll(taken));
+            throw e;
         }
     }
 
@@ -173,7 +183,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
                 taken.add(lock);
             }
         } catch (InterruptedException | RuntimeException e) {
-            unlockAll(taken);
+            giveBack(e, () -> unlockAll(taken));
             throw e;
         }
     }
@@ -193,7 +203,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
             }
             return true;
         } catch (RuntimeException e) {
-            unlockAll(taken);
+            giveBack(e, () -> unlockAll(taken));
             throw e;
         }
     }
@@ -214,7 +224,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
             }
             return true;
         } catch (InterruptedException | RuntimeException e) {
-            unlockAll(taken);
+            giveBack(e, () -> unlockAll(taken));
             throw e;
         }
     }
@@ -235,7 +245,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
                 taken.add(lock.acquire());
             }
         } catch (RuntimeException e) {
-            closeAll(taken);
+            giveBack(e, () -> closeAll(taken));
             throw e;
         }
         return new Handle(taken);
@@ -268,10 +278,22 @@ public final class OrderedMultiLock implements RelockMultiLock {
                 taken.add(handle.get());
             }
         } catch (InterruptedException | RuntimeException e) {
-            closeAll(taken);
+            giveBack(e, () -> closeAll(taken));
             throw e;
         }
         return Optional.of(new Handle(taken));
+    }
+
+    /**
+     * Gives back what an acquisition that failed with {@code failure} had taken ({@code undo}); a failure of the
+     * undo is added to {@code failure} as suppressed, so the caller throws the acquisition's own failure.
+     */
+    private static void giveBack(Exception failure, Runnable undo) {
+        try {
+            undo.run();
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
     }
 
     private static void unlockAll(List<? extends RelockLock> taken) {

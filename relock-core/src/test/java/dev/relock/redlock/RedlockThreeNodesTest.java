@@ -2,7 +2,9 @@ package dev.relock.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import dev.relock.LeaseLostException;
 import dev.relock.LockHandle;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
@@ -88,5 +90,46 @@ class RedlockThreeNodesTest extends RedlockTestBase {
             }
             assertThat(nodes.get(1).execute("EXISTS", "relock:{closed-first}")).as("the attempt's hold").isEqualTo("0");
         }
+    }
+
+    /**
+     * Issue 13, item 2: the renewer told the owner of a loss ({@code whenLost()}) before it sent the clean-up that
+     * names no attempt; an owner that gave the lost hold up and took the lock again meanwhile (the same thread
+     * owner id) had its new hold deleted by that late clean-up, and another client got in. The whenLost callback
+     * runs on the renewer's thread inside the report, so holding it there until the owner holds the lock again
+     * opens that window every time. The clean-up is now sent before anybody is told.
+     */
+    @Test
+    void theCleanUpOfALostHoldNeverDeletesTheSameThreadsNextHold() throws Exception {
+        String name = "lost-then-retaken";
+        RelockLock lock = newClient(b -> b.defaultLease(Duration.ofMillis(900))).lock(name);
+        CountDownLatch retaken = new CountDownLatch(1);
+        CountDownLatch reportDone = new CountDownLatch(1);
+        LockHandle second = resultOf(inNewThread("owner", () -> {
+            LockHandle first = lock.acquire();
+            CompletableFuture<Void> told = new CompletableFuture<>();
+            first.whenLost().thenRun(() -> {
+                told.complete(null);
+                try {
+                    retaken.await(HANG.toMillis(), TimeUnit.MILLISECONDS); // the renewer waits here, mid-report
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    reportDone.countDown();
+                }
+            });
+            nodes.forEach(node -> node.execute("DEL", "relock:{" + name + "}")); // lost at the next renewal
+            told.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            assertThatThrownBy(first::close).isInstanceOf(LeaseLostException.class);
+            LockHandle next = lock.acquire();
+            retaken.countDown();
+            return next;
+        }));
+        assertThat(reportDone.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        // whatever the renewer sends after the report reaches the nodes within milliseconds
+        await().during(Duration.ofMillis(500)).atMost(HANG)
+                .until(() -> nodesHolding(name) == nodes.size());
+        assertThat(newClient().lock(name).tryLock()).as("another client while the new hold is held").isFalse();
+        second.close();
     }
 }

@@ -11,12 +11,15 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -35,6 +38,8 @@ import java.util.concurrent.locks.LockSupport;
  *     proxy.heal();                           // what was held is delivered now
  *     proxy.cutConnections();                 // every current connection is reset
  *     proxy.rejectNew(true);                  // new connections are reset at once
+ *     proxy.connections().get(0).replyLatency(Duration.ofMillis(800)); // one connection only (of a client
+ *                                             // that has several: commands slow, pub/sub on time)
  * }
  * }</pre>
  *
@@ -58,7 +63,7 @@ public final class TcpProxy implements AutoCloseable {
     public static final String HOST = RedisProcess.HOST;
 
     private static final int CHUNK_SIZE = 16 * 1024;
-    // Link.loseNextReply: what the writer toward the client does with its next chunk
+    // Connection.loseNextReply: what the writer toward the client does with its next chunk
     private static final int FORWARD = 0;
     private static final int LOSE_AND_RESET = 1;
     private static final int LOSE_AND_CLOSE = 2;
@@ -67,7 +72,8 @@ public final class TcpProxy implements AutoCloseable {
     private final String targetHost;
     private final int targetPort;
     private final ServerSocket listener;
-    private final Set<Link> links = ConcurrentHashMap.newKeySet();
+    private final Set<Connection> links = ConcurrentHashMap.newKeySet();
+    private final AtomicLong accepted = new AtomicLong();
     private final Object gate = new Object();
     private final int id = NEXT_ID.incrementAndGet();
 
@@ -162,8 +168,8 @@ public final class TcpProxy implements AutoCloseable {
      * with its connection). A connection over which the server sends nothing more is left alone.
      */
     public void loseNextReplyAndReset() {
-        for (Link link : links) {
-            link.loseNextReply = LOSE_AND_RESET;
+        for (Connection link : links) {
+            link.loseNextReplyAndReset();
         }
     }
 
@@ -173,8 +179,8 @@ public final class TcpProxy implements AutoCloseable {
      * reconnected (at-least-once), so the server runs the one whose reply was lost twice.
      */
     public void loseNextReplyAndClose() {
-        for (Link link : links) {
-            link.loseNextReply = LOSE_AND_CLOSE;
+        for (Connection link : links) {
+            link.loseNextReplyAndClose();
         }
     }
 
@@ -214,7 +220,7 @@ public final class TcpProxy implements AutoCloseable {
      * "connection reset". New connections are accepted as before.
      */
     public void cutConnections() {
-        for (Link link : links) {
+        for (Connection link : links) {
             link.reset();
         }
     }
@@ -227,6 +233,14 @@ public final class TcpProxy implements AutoCloseable {
     /** How many client connections are open through the proxy now. */
     public int connectionCount() {
         return links.size();
+    }
+
+    /**
+     * The client connections open through the proxy now, in the order they were accepted (a snapshot): each can be
+     * slowed or broken on its own, as when one of a client's connections fails and the others go on.
+     */
+    public List<Connection> connections() {
+        return links.stream().sorted(Comparator.comparingLong(link -> link.sequence)).toList();
     }
 
     /** Stops listening and resets every connection. Idempotent. */
@@ -270,7 +284,7 @@ public final class TcpProxy implements AutoCloseable {
                 resetQuietly(client);
                 continue;
             }
-            Link link = new Link(client, upstream);
+            Connection link = new Connection(client, upstream, accepted.incrementAndGet());
             links.add(link);
             link.start();
         }
@@ -305,18 +319,60 @@ public final class TcpProxy implements AutoCloseable {
     private record Chunk(byte[] bytes, long dueNanos) {
     }
 
-    /** One client connection and its upstream connection; its four threads end when either socket fails. */
-    private final class Link {
+    /**
+     * One client connection through the proxy and its upstream connection, with the faults that can hit it alone;
+     * the proxy's own switches apply to it too. Its four threads end when either socket fails.
+     */
+    public final class Connection {
         private final Socket client;
         private final Socket upstream;
+        private final long sequence; // accept order
         private final AtomicInteger openDirections = new AtomicInteger(2);
         // FORWARD, or set by loseNextReplyAndReset()/…AndClose(): the writer toward the client drops its next
         // chunk, then resets or closes the link
-        volatile int loseNextReply = FORWARD;
+        private volatile int loseNextReply = FORWARD;
+        // added to the proxy's reply latency for what the server sends on this connection
+        private volatile long ownReplyLatencyNanos;
 
-        Link(Socket client, Socket upstream) {
+        private Connection(Socket client, Socket upstream, long sequence) {
             this.client = client;
             this.upstream = upstream;
+            this.sequence = sequence;
+        }
+
+        /**
+         * Delays what the server sends on this connection only by {@code delay} more than the proxy's reply latency
+         * ({@link TcpProxy#replyLatency}). Applies to bytes read from now on; {@link Duration#ZERO} turns it off.
+         *
+         * @throws IllegalArgumentException if negative
+         */
+        public void replyLatency(Duration delay) {
+            ownReplyLatencyNanos = nonNegativeNanos(delay, "reply latency");
+        }
+
+        /** {@link TcpProxy#loseNextReplyAndReset()} on this connection only. */
+        public void loseNextReplyAndReset() {
+            loseNextReply = LOSE_AND_RESET;
+        }
+
+        /** {@link TcpProxy#loseNextReplyAndClose()} on this connection only. */
+        public void loseNextReplyAndClose() {
+            loseNextReply = LOSE_AND_CLOSE;
+        }
+
+        /** Resets this connection on both sides (TCP RST), as {@link TcpProxy#cutConnections()} does to all. */
+        public void reset() {
+            links.remove(this);
+            resetQuietly(client);
+            resetQuietly(upstream);
+            synchronized (gate) {
+                gate.notifyAll(); // writers of this link waiting in the black hole see the closed socket and end
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "connection #" + sequence + " from port " + client.getPort() + " through " + TcpProxy.this;
         }
 
         void start() {
@@ -347,7 +403,7 @@ public final class TcpProxy implements AutoCloseable {
 
         /** When bytes read now are due on the other side: now plus the latency of their direction. */
         private long dueFromNow(boolean toClient) {
-            return System.nanoTime() + (toClient ? replyLatencyNanos : requestLatencyNanos);
+            return System.nanoTime() + (toClient ? replyLatencyNanos + ownReplyLatencyNanos : requestLatencyNanos);
         }
 
         private void write(BlockingQueue<Chunk> queue, Socket to, boolean toClient) {
@@ -394,15 +450,6 @@ public final class TcpProxy implements AutoCloseable {
                 while (blackholed && !client.isClosed()) {
                     gate.wait();
                 }
-            }
-        }
-
-        void reset() {
-            links.remove(this);
-            resetQuietly(client);
-            resetQuietly(upstream);
-            synchronized (gate) {
-                gate.notifyAll(); // writers of this link waiting in the black hole see the closed socket and end
             }
         }
 

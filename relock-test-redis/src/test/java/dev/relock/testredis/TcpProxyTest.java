@@ -86,6 +86,34 @@ class TcpProxyTest {
     }
 
     @Test
+    void aFaultOnOneConnectionLeavesTheOthersAlone() {
+        try (TcpProxy proxy = TcpProxy.to(redis);
+             StatefulRedisConnection<String, String> first = connect(proxy, Duration.ofMillis(300));
+             StatefulRedisConnection<String, String> second = connect(proxy, Duration.ofMillis(300))) {
+            assertThat(first.sync().ping()).isEqualTo("PONG");
+            assertThat(second.sync().ping()).isEqualTo("PONG");
+            assertThat(proxy.connections()).hasSize(2);
+            TcpProxy.Connection slow = proxy.connections().get(0);
+
+            slow.replyLatency(Duration.ofMillis(600));
+            assertThatThrownBy(() -> first.sync().set("slow", "1")).isInstanceOf(RedisCommandTimeoutException.class);
+            assertThat(second.sync().ping()).as("the other connection is on time").isEqualTo("PONG");
+            assertThat(redis.execute("GET", "slow")).as("run at once, answered late").isEqualTo("1");
+
+            slow.replyLatency(Duration.ZERO);
+            slow.loseNextReplyAndReset();
+            assertThatThrownBy(() -> first.sync().incr("counter")).isInstanceOf(RedisException.class);
+            assertThat(redis.execute("GET", "counter")).as("run, its reply lost").isEqualTo("1");
+            assertThat(second.sync().ping()).isEqualTo("PONG");
+            await().atMost(Duration.ofSeconds(5)).until(() -> proxy.connectionCount() == 1);
+            assertThat(proxy.connections()).doesNotContain(slow);
+
+            proxy.connections().get(0).reset();
+            await().atMost(Duration.ofSeconds(5)).until(() -> !second.isOpen());
+        }
+    }
+
+    @Test
     void latencyDelaysEveryRoundTripByTwiceTheOneWayDelay() {
         try (TcpProxy proxy = TcpProxy.to(redis);
              StatefulRedisConnection<String, String> connection = connect(proxy, Duration.ofSeconds(5))) {

@@ -820,12 +820,15 @@ public final class RedlockClient implements RelockClient {
     void reportLost(Hold hold, String reason) {
         dispatch.lock();
         try {
-            // under the dispatch lock: no restore of this hold follows the clean-up
-            if (!hold.lose(reason)) {
+            // under the dispatch lock: no restore of this hold follows the clean-up. The clean-up names no
+            // attempt, so it is sent before the owner is told: once told, the owner may give the hold up and
+            // send its next attempt, which must follow the clean-up on every node
+            if (!hold.lose(reason, () -> {
+                if (!isClosed()) {
+                    cleanUp(hold.keys, member(hold));
+                }
+            })) {
                 return;
-            }
-            if (!isClosed()) {
-                cleanUp(hold.keys, member(hold));
             }
         } finally {
             dispatch.unlock();
