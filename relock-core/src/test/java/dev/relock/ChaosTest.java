@@ -24,11 +24,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The chaos suite (issue 12, part 5): clients contend for an exclusive lock and a read-write lock on one Redis, most
- * of them behind a {@link TcpProxy} that, at random (seeded; the seed is printed, and {@code -Drelock.chaos.seed=}
- * replays it), delays replies past the command timeout, loses a reply and resets or closes the connection (a
- * caller's Lettuce client on default options then sends the command again), cuts connections, and black-holes the
- * link, sometimes for longer than a lease. Every critical section re-enters its lock and releases that re-entry
+ * The chaos suite (issue 12, part 5): five clients contend for an exclusive lock and a read-write lock on one Redis,
+ * four of them behind a {@link TcpProxy} (two on relock's own Lettuce client, two on a caller's with Lettuce's default
+ * options) that, at random (seeded; the seed is printed, and {@code -Drelock.chaos.seed=} replays it), delays replies
+ * past the command timeout, loses a reply and resets or closes the connection (a caller's client then sends the
+ * command again), cuts connections, and black-holes the link, sometimes for longer than a lease; half of the faults
+ * hit one of a client's connections only (commands late while wake-ups come on time, or the reverse). Every critical
+ * section re-enters its lock and releases that re-entry
  * inside, checks exclusion in memory, and writer sections write to a fenced register ({@link RedisFence} on a Redis no
  * fault touches).
  *

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.ReplicationGuard.OnShortfall;
 import dev.relock.testredis.RedisServer;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -153,6 +155,37 @@ class ReplicationGuardTest extends SentinelTestBase {
                         .commandTimeout(Duration.ofSeconds(1)).replicationGuard(1, Duration.ofSeconds(1)).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must be shorter than commandTimeout");
+    }
+
+    /**
+     * Issue 13, item 1: on a caller's Lettuce client that sends commands again after a reconnect (Lettuce's
+     * default), a WAIT re-sent on a new connection would count none of the acquisition's writes and pass it
+     * unreplicated; the guard refuses such a client at build, naming the option to set, and takes one that rejects
+     * commands while disconnected.
+     */
+    @Test
+    void theGuardRefusesACallersClientThatSendsCommandsAgain() {
+        RedisClient replaying = RedisClient.create(group.master().uri());
+        RedisClient rejecting = RedisClient.create(group.master().uri());
+        try {
+            assertThatThrownBy(() -> RelockClient.builder().redisClient(replaying)
+                    .replicationGuard(1, GUARD_TIMEOUT).build())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("replicationGuard(...) needs a Lettuce client that does not send commands again")
+                    .hasMessageContaining("REJECT_COMMANDS");
+            rejecting.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            try (RelockClient guarded = RelockClient.builder().redisClient(rejecting)
+                    .replicationGuard(1, GUARD_TIMEOUT).build()) {
+                RelockLock lock = guarded.lock("guarded-on-callers-client");
+                assertThat(lock.tryLock()).isTrue();
+                assertThat(hasLock(group.replicas().get(0), "guarded-on-callers-client")).isTrue();
+                lock.unlock();
+            }
+        } finally {
+            replaying.shutdown();
+            rejecting.shutdown();
+        }
     }
 
     /**

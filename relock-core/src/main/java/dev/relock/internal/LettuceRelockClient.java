@@ -229,10 +229,19 @@ public final class LettuceRelockClient implements RelockClient {
                 redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
     }
 
-        /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
+    /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (redisClient != null) {
+            if (settings.replicationGuard() != null && sendsCommandsAgain(redisClient.getOptions())) {
+                // the guard's connection is the caller's client's too; ClusterGuardLinks make their own
+                throw new IllegalArgumentException("replicationGuard(...) needs a Lettuce client that does not send"
+                        + " commands again after a reconnect, but the given one has autoReconnect with"
+                        + " disconnectedBehavior " + redisClient.getOptions().getDisconnectedBehavior() + ": a WAIT"
+                        + " sent again on a new connection counts none of the acquisition's writes and would pass it"
+                        + " unreplicated. Set ClientOptions.disconnectedBehavior(REJECT_COMMANDS) (or"
+                        + " autoReconnect(false)) on the RedisClient, or give relock a URI");
+            }
             warnIfCommandsAreSentAgain(redisClient);
             return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation, redisClient,
                     false, "(caller's Lettuce client)"), "(caller's Lettuce client)");
@@ -262,14 +271,19 @@ public final class LettuceRelockClient implements RelockClient {
      */
     private static void warnIfCommandsAreSentAgain(AbstractRedisClient caller) {
         ClientOptions options = caller.getOptions();
-        if (options.isAutoReconnect()
-                && options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
+        if (sendsCommandsAgain(options)) {
             log.warn("relock: the given Lettuce client sends commands again after a reconnect (autoReconnect with"
                     + " disconnectedBehavior {}): locks stay safe, but an unlock() whose reply was lost with its"
                     + " connection may report a lost lease although the lock was released. Give relock a client with"
                     + " DisconnectedBehavior.REJECT_COMMANDS, or a URI (relock's own client rejects commands while"
                     + " disconnected)", options.getDisconnectedBehavior());
         }
+    }
+
+    /** Whether a client on {@code options} sends the commands in flight again after it reconnected. */
+    private static boolean sendsCommandsAgain(ClientOptions options) {
+        return options.isAutoReconnect()
+                && options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS;
     }
 
     /**
