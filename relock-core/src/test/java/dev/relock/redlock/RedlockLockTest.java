@@ -12,8 +12,11 @@ import dev.relock.RelockClient;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
 import dev.relock.testredis.RedisServer;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -150,6 +153,46 @@ class RedlockLockTest extends RedlockTestBase {
             assertThat(scriptCallsBySha(nodes.get(i))).as("write-backs on node %d", i).isEqualTo(writeBacks.get(i));
             assertThat(nodes.get(i).execute("GET", "relock:{agreed}:fence")).isEqualTo(Long.toString(last));
         }
+    }
+
+    /**
+     * Issue 13, item 4: a client whose clock ran far ahead proposed a token that a bare majority handed out with no
+     * write-back; once one of those nodes restarted empty, a client with a correct clock got a smaller token from it
+     * and the node that never saw the proposal. A node now takes a proposal only up to 1 s ahead of its own clock,
+     * and otherwise hands out its own counter or time (the client then writes the majority's largest back).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"acquire.lua", "acquire-read.lua"})
+    void aNodeHandsOutNoTokenFarAheadOfItsOwnClock(String script) throws Exception {
+        String text;
+        try (InputStream in = RedlockLockTest.class.getResourceAsStream("/dev/relock/internal/redlock/" + script)) {
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        RedisServer node = nodes.get(0);
+        String[] keys = {"relock:{far}", "relock:{far}:fence", "relock:{far}:readers", "relock:{far}:expiry",
+                "relock:{far}:queue"};
+        long before = nodeMicros(node);
+        String ahead = Long.toString(before + 3_600_000_000L); // an hour ahead of the node
+        String reply = node.execute(concat(new String[] {"EVAL", text, "5"}, keys,
+                new String[] {"owner-ahead", "30000", "0", "0", "1", ahead}));
+        long token = Long.parseLong(reply.replaceAll("^\\[1, (\\d+)\\]$", "$1"));
+        assertThat(token).as("token handed out for a proposal an hour ahead").isLessThan(before + 1_000_000L)
+                .isGreaterThanOrEqualTo(before);
+        node.execute("DEL", keys[0], keys[2]);
+        String near = Long.toString(nodeMicros(node) + 50_000L); // what a client with a correct clock proposes
+        reply = node.execute(concat(new String[] {"EVAL", text, "5"}, keys,
+                new String[] {"owner-near", "30000", "0", "0", "2", near}));
+        assertThat(reply).as("a proposal 50 ms ahead is handed out as it is").isEqualTo("[1, " + near + "]");
+        node.execute(concat(new String[] {"DEL"}, keys));
+    }
+
+    private static long nodeMicros(RedisServer node) {
+        String[] time = node.execute("TIME").replaceAll("[\\[\\] ]", "").split(",");
+        return Long.parseLong(time[0]) * 1_000_000L + Long.parseLong(time[1]);
+    }
+
+    private static String[] concat(String[]... parts) {
+        return Arrays.stream(parts).flatMap(Arrays::stream).toArray(String[]::new);
     }
 
     /** EVALSHA calls the node has served so far (INFO commandstats). */

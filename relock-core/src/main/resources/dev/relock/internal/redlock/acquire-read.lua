@@ -51,7 +51,10 @@ if not token then
     return {0, redis.call('PTTL', lock), ''}
   end
   local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  token = string.format('%d', math.max(tonumber(redis.call('GET', fence) or '0') + 1, tonumber(ARGV[6]), now_us))
+  -- a proposal more than 1 s ahead of this node's clock is not taken (see acquire.lua)
+  local proposal = tonumber(ARGV[6])
+  if proposal > now_us + 1000000 then proposal = 0 end
+  token = string.format('%d', math.max(tonumber(redis.call('GET', fence) or '0') + 1, proposal, now_us))
   redis.call('SET', fence, token, 'PX', 86400000)
   redis.call('HSET', lock, member, '1', 't|' .. owner, token)
 end

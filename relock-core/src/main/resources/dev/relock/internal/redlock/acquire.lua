@@ -37,7 +37,11 @@
 -- A fresh token is max(fence + 1, ARGV[6], server time in us): it keeps rising on this node, also
 -- after the node lost its fence key (restart without persistence, 24 h unused), and nodes whose
 -- fences are below the proposal all hand out the proposal itself, so that when a majority agrees
--- the client needs no write-back round (see RedlockAcquisition).
+-- the client needs no write-back round (see RedlockAcquisition). A proposal more than 1 s ahead
+-- of this node's clock counts as 0: nodes then hand out their own counters or times, which
+-- differ, and the client writes the largest back. So no node hands out a token more than 1 s
+-- ahead of its own clock, and a node that restarted empty after being down longer than that
+-- hands out more than any token it handed out before (if its clock did not step back).
 local lock, fence, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease, mark, since = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 
@@ -92,7 +96,10 @@ redis.call('HDEL', waiting, owner, '~g|next', '~g|until')
 redis.call('ZREM', queue, owner)
 
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, tonumber(ARGV[6]), now_us)
+-- a proposal more than 1 s ahead of this node's clock is not taken (a client whose clock runs ahead)
+local proposal = tonumber(ARGV[6])
+if proposal > now_us + 1000000 then proposal = 0 end
+local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, proposal, now_us)
 local text = string.format('%d', token)
 redis.call('SET', fence, text, 'PX', 86400000)
 redis.call('HSET', lock, '~writer', owner, '~token', text, owner, '1', '~attempt', ARGV[5])
