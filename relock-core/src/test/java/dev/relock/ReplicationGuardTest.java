@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.ReplicationGuard.OnShortfall;
 import dev.relock.testredis.RedisServer;
+import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
@@ -123,6 +124,47 @@ class ReplicationGuardTest extends SentinelTestBase {
                 .satisfies(e -> assertThat(causes(e)).hasAtLeastOneElementOfType(RedisUnavailableException.class));
         assertThat(client.heldLocks()).isEmpty();
         await().atMost(FAILOVER).until(() -> !hasLock(master, "cut"));
+    }
+
+    /**
+     * Issue 13, item 3: with the guard, acquisitions went over the guard's connection and releases over the shared
+     * one. A release stalled past the command timeout (the caller told, the hold dropped here) was overtaken by the
+     * same thread's next lock(), which took its own stale hold over; the stalled release then arrived and freed the
+     * lock under it. Releases now go over the connection acquisitions take: stalling every other connection of the
+     * client (the shared one and the wake-ups, opened before the guard's) changes nothing.
+     */
+    @Test
+    void aStalledReleaseIsNeverOvertakenByTheSameThreadsNextAcquisition() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(group.master());
+             RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                     .commandTimeout(Duration.ofSeconds(1)).replicationGuard(1, GUARD_TIMEOUT).build();
+             RelockClient other = RelockClient.builder().redisUri(group.master().uri()).build()) {
+            String name = "stalled-release";
+            RelockLock lock = client.lock(name);
+            lock.lock();
+            lock.unlock(); // scripts cached
+            lock.lock();
+            List<TcpProxy.Connection> connections = proxy.connections();
+            assertThat(connections).as("shared, wake-ups, guard").hasSize(3);
+            List<TcpProxy.Connection> stalled = connections.subList(0, 2);
+            stalled.forEach(TcpProxy.Connection::blackhole);
+            try {
+                lock.unlock();
+            } catch (RedisUnavailableException stalledRelease) {
+                // the release may still reach Redis: the thread holds nothing now
+            }
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            boolean locked = lock.tryLock(5, TimeUnit.SECONDS);
+            stalled.forEach(TcpProxy.Connection::heal);
+            assertThat(locked).isTrue();
+            // whatever was held in the partition has reached Redis once the shared connection answers again
+            await().atMost(FAILOVER).ignoreExceptions().until(() -> client.ping() != null);
+            assertThat(lock.isHeldByCurrentThread()).isTrue();
+            assertThat(other.lock(name).tryLock()).as("another client while the thread holds the lock").isFalse();
+            lock.unlock();
+            assertThat(other.lock(name).tryLock()).isTrue();
+            other.lock(name).unlock();
+        }
     }
 
     static List<Throwable> causes(Throwable error) {

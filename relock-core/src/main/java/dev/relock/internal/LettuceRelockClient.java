@@ -790,11 +790,12 @@ public final class LettuceRelockClient implements RelockClient {
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
             // cannot keep the lock alive
-            CompletableFuture<Long> reply = last && delayMillis > 0
-                    ? calls.run(LuaScript.RELEASE_AFTER, ScriptOutputType.INTEGER, hold.keys.all(),
-                            hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeRoute(hold.keys))
-                    : sendRelease(hold, last ? "all" : Integer.toString(hold.holds() - 1));
-            left = calls.await(reply, "release", hold.lockName);
+            String[] args = last && delayMillis > 0
+                    ? new String[] {hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeRoute(hold.keys)}
+                    : new String[] {hold.owner, last ? "all" : Integer.toString(hold.holds() - 1), graceMillis,
+                            wakeRoute(hold.keys)};
+            LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : hold.mode.release;
+            left = calls.await(sendRelease(hold, script, args), "release", hold.lockName);
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
@@ -854,20 +855,73 @@ public final class LettuceRelockClient implements RelockClient {
         leaseKeeper.watch(hold);
     }
 
-    // Over the connection this client acquires on (a replication guard's own, or the shared one),
-    // so that the owner's next acquisition of the lock reaches Redis after this release: on another
-    // connection it could overtake the release, be taken for a re-entry of the stale hold, and then
-    // be deleted by it. A guard's connection still being opened (Cluster) leaves the shared one.
     private void releaseInOrder(Hold hold) {
-        CompletableFuture<RedisCalls> route = acquisitionCalls(slotOf(hold.keys.lock()));
-        RedisCalls on = route.isDone() && !route.isCompletedExceptionally() ? route.join() : calls;
-        cleanUpOn(on, hold.mode.release, hold.keys.all(), hold.owner, "all", graceMillis, wakeRoute(hold.keys));
+        cleanUpOn(releaseCalls(hold), hold.mode.release, hold.keys.all(), hold.owner, "all", graceMillis,
+                wakeRoute(hold.keys));
     }
 
-    /** @param keeps the owner's holds left afterwards (written absolute: see release.lua), or "all" */
-    private CompletableFuture<Long> sendRelease(Hold hold, String keeps) {
-        return calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                hold.owner, keeps, graceMillis, wakeRoute(hold.keys));
+    /**
+     * Where releases of {@code hold} go: over the connection this client acquires on (a replication guard's own, or
+     * the shared one), so that the owner's next acquisition of the lock reaches Redis after the release. On another
+     * connection a release stalled past the command timeout (its hold already dropped here) could be overtaken by
+     * that acquisition, which takes the stale hold over, and then free the lock under it. A guard's connection still
+     * being opened (Cluster) leaves the shared one.
+     */
+    private RedisCalls releaseCalls(Hold hold) {
+        CompletableFuture<RedisCalls> route = acquisitionCalls(slotOf(hold.keys.lock()));
+        return route.isDone() && !route.isCompletedExceptionally() ? route.join() : calls;
+    }
+
+    /**
+     * Sends a release script of {@code hold} over {@link #releaseCalls}. A guard's Cluster connection does not follow
+     * redirections, so a release refused there with {@code MOVED} (not run) is sent again, once, over the connection
+     * to the slot's new master. A caller that gives up on the reply ({@link RedisCalls#await} cancels it) stops both
+     * the NOSCRIPT fallback and that second send: nothing of this release may follow what the caller sends next.
+     */
+    private CompletableFuture<Long> sendRelease(Hold hold, LuaScript script, String[] args) {
+        RedisCalls on = releaseCalls(hold);
+        CompletableFuture<Long> sent = on.run(script, ScriptOutputType.INTEGER, hold.keys.all(), args);
+        if (on == calls) {
+            return sent;
+        }
+        CompletableFuture<Long> reply = new CompletableFuture<>();
+        reply.whenComplete((value, error) -> {
+            if (reply.isCancelled()) {
+                on.abandon(sent);
+            }
+        });
+        sent.whenComplete((value, error) -> {
+            CompletableFuture<Void> refreshed = error == null ? null : refreshIfMoved(error);
+            if (refreshed == null) {
+                complete(reply, value, error);
+                return;
+            }
+            refreshed.whenComplete((fresh, failure) -> {
+                // reply's monitor orders this against the caller's giving up
+                synchronized (reply) {
+                    if (reply.isDone()) {
+                        return;
+                    }
+                    RedisCalls next = releaseCalls(hold);
+                    CompletableFuture<Long> again = next.run(script, ScriptOutputType.INTEGER, hold.keys.all(), args);
+                    reply.whenComplete((ignored, cancelled) -> {
+                        if (reply.isCancelled()) {
+                            next.abandon(again);
+                        }
+                    });
+                    again.whenComplete((answer, failed) -> complete(reply, answer, failed));
+                }
+            });
+        });
+        return reply;
+    }
+
+    private static <T> void complete(CompletableFuture<T> future, T value, Throwable error) {
+        if (error == null) {
+            future.complete(value);
+        } else {
+            future.completeExceptionally(error);
+        }
     }
 
     /**

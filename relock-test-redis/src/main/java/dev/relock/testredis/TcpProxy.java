@@ -333,6 +333,8 @@ public final class TcpProxy implements AutoCloseable {
         private volatile int loseNextReply = FORWARD;
         // added to the proxy's reply latency for what the server sends on this connection
         private volatile long ownReplyLatencyNanos;
+        // this connection alone in a partition; written under gate
+        private volatile boolean ownBlackhole;
 
         private Connection(Socket client, Socket upstream, long sequence) {
             this.client = client;
@@ -348,6 +350,21 @@ public final class TcpProxy implements AutoCloseable {
          */
         public void replyLatency(Duration delay) {
             ownReplyLatencyNanos = nonNegativeNanos(delay, "reply latency");
+        }
+
+        /** {@link TcpProxy#blackhole()} on this connection only: its bytes are held both ways until {@link #heal()}. */
+        public void blackhole() {
+            synchronized (gate) {
+                ownBlackhole = true;
+            }
+        }
+
+        /** Ends this connection's own partition ({@link #blackhole()}); the proxy's, if on, still holds it. */
+        public void heal() {
+            synchronized (gate) {
+                ownBlackhole = false;
+                gate.notifyAll();
+            }
         }
 
         /** {@link TcpProxy#loseNextReplyAndReset()} on this connection only. */
@@ -447,7 +464,7 @@ public final class TcpProxy implements AutoCloseable {
 
         private void awaitForwarding() throws InterruptedException {
             synchronized (gate) {
-                while (blackholed && !client.isClosed()) {
+                while ((blackholed || ownBlackhole) && !client.isClosed()) {
                     gate.wait();
                 }
             }

@@ -108,7 +108,14 @@ class TcpProxyTest {
             await().atMost(Duration.ofSeconds(5)).until(() -> proxy.connectionCount() == 1);
             assertThat(proxy.connections()).doesNotContain(slow);
 
-            proxy.connections().get(0).reset();
+            TcpProxy.Connection other = proxy.connections().get(0);
+            other.blackhole();
+            assertThatThrownBy(() -> second.sync().set("held", "1")).isInstanceOf(RedisCommandTimeoutException.class);
+            assertThat(redis.execute("EXISTS", "held")).as("held in this connection's partition").isEqualTo("0");
+            other.heal();
+            await().atMost(Duration.ofSeconds(5)).until(() -> "1".equals(redis.execute("GET", "held")));
+
+            other.reset();
             await().atMost(Duration.ofSeconds(5)).until(() -> !second.isOpen());
         }
     }
