@@ -90,11 +90,7 @@ class ClusterLostReplyFaultTest {
         String writer = master.execute("HGET", key, "~writer");
         assertThat(writer).as("the writer in Redis").startsWith(client.clientId() + ":");
         assertThat(master.execute("HGET", key, writer)).as("holds in Redis").isEqualTo("1");
-        RelockClient other = direct();
-        assertThat(other.lock(name).tryLock()).as("another client while one hold is left").isFalse();
-        lock.unlock();
-        assertThat(other.lock(name).tryLock()).as("free after the last unlock()").isTrue();
-        other.lock(name).unlock();
+        LostReplyFaultTest.assertOthersKeptOutUntilTheLastUnlock(lock, name, direct());
     }
 
     /** Issue 12, part 1, on Cluster: a re-sent re-entry counts one hold, not two. */

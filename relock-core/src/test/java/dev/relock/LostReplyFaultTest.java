@@ -147,8 +147,25 @@ class LostReplyFaultTest {
         assertOthersKeptOutUntilTheLastUnlock(lock, name);
     }
 
+    /**
+     * Caches the acquire script with one tryLock(), then makes the next one fail: its reply is lost with its
+     * connection, and no new connection is accepted until it failed, so its undo cannot be sent.
+     */
+    private void tryLockWhoseReplyIsLostWhileNoReconnectIsPossible(RelockLock lock) {
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        proxy.rejectNew(true);
+        proxy.loseNextReplyAndReset();
+        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class);
+        proxy.rejectNew(false);
+    }
+
     private void assertOthersKeptOutUntilTheLastUnlock(RelockLock lock, String name) {
-        RelockClient other = direct();
+        assertOthersKeptOutUntilTheLastUnlock(lock, name, direct());
+    }
+
+    /** {@code lock} has one hold left: {@code other} is kept out until the thread's last unlock(), then gets in. */
+    static void assertOthersKeptOutUntilTheLastUnlock(RelockLock lock, String name, RelockClient other) {
         assertThat(other.lock(name).tryLock()).as("another client while one hold is left").isFalse();
         lock.unlock();
         assertThat(other.lock(name).tryLock()).as("free after the last unlock()").isTrue();
@@ -297,12 +314,7 @@ class LostReplyFaultTest {
         Duration lease = Duration.ofSeconds(2);
         RelockClient client = behindProxy(b -> b.defaultLease(lease));
         RelockLock lock = client.lock(name);
-        assertThat(lock.tryLock()).isTrue(); // the acquire script is cached
-        lock.unlock();
-        proxy.rejectNew(true); // no reconnect before the undo is tried
-        proxy.loseNextReplyAndReset();
-        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class);
-        proxy.rejectNew(false);
+        tryLockWhoseReplyIsLostWhileNoReconnectIsPossible(lock);
         assertThat(lock.isHeldByCurrentThread()).isFalse();
         assertThat(client.heldLocks()).isEmpty();
         assertThat(writerOf(name)).as("taken in Redis by the attempt that failed here")
@@ -321,12 +333,7 @@ class LostReplyFaultTest {
     void aLaterAttemptOfTheSameOwnerTakesOverWhatAResetAttemptLeft() {
         String name = "taken-over";
         RelockLock lock = behindProxy(UnaryOperator.identity()).lock(name);
-        assertThat(lock.tryLock()).isTrue(); // the acquire script is cached
-        lock.unlock();
-        proxy.rejectNew(true); // no reconnect before the undo is tried
-        proxy.loseNextReplyAndReset();
-        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class);
-        proxy.rejectNew(false);
+        tryLockWhoseReplyIsLostWhileNoReconnectIsPossible(lock);
         assertThat(writerOf(name)).as("left by the attempt that failed").isNotNull();
 
         retriedWhileUnavailable(() -> assertThat(lock.tryLock()).isTrue());
