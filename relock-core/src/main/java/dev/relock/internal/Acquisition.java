@@ -131,6 +131,7 @@ final class Acquisition extends SteppedAcquisition {
      */
     Acquisition(LettuceRelockClient client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
+        super(client.timer());
         this.client = client;
         this.name = name;
         this.keys = keys;
@@ -226,7 +227,7 @@ final class Acquisition extends SteppedAcquisition {
      * @return false if the outcome was already decided
      */
     @Override
-    public boolean cancel() {
+    protected boolean cancelStep() {
         boolean[] cancelled = {false};
         step(() -> {
             if (isDecided()) {

@@ -795,7 +795,8 @@ public final class LettuceRelockClient implements RelockClient {
                     : new String[] {hold.owner, last ? "all" : Integer.toString(hold.holds() - 1), graceMillis,
                             wakeRoute(hold.keys)};
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : hold.mode.release;
-            left = calls.await(sendRelease(hold, script, args), "release", hold.lockName);
+            left = calls.await(IoThreads.offIo(timer(), () -> sendRelease(hold, script, args)), "release",
+                    hold.lockName);
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
@@ -855,9 +856,10 @@ public final class LettuceRelockClient implements RelockClient {
         leaseKeeper.watch(hold);
     }
 
+    /** Sends the owner's release of every hold of {@code hold}'s lock, from any thread (see {@link IoThreads}). */
     private void releaseInOrder(Hold hold) {
-        cleanUpOn(releaseCalls(hold), hold.mode.release, hold.keys.all(), hold.owner, "all", graceMillis,
-                wakeRoute(hold.keys));
+        IoThreads.offIo(timer(), () -> cleanUpOn(releaseCalls(hold), hold.mode.release, hold.keys.all(), hold.owner,
+                "all", graceMillis, wakeRoute(hold.keys)));
     }
 
     /**
@@ -949,8 +951,9 @@ public final class LettuceRelockClient implements RelockClient {
         RedisCalls acquiring = calls.await(acquisitionCalls(slotOf(locks.get(0).keys().lock())), "multi-lock", null);
         List<Long> reply;
         try {
-            reply = acquiring.await(acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE, ScriptOutputType.MULTI,
-                    keys.toArray(String[]::new), owner, Long.toString(leaseMillis)), "multi-lock", null);
+            reply = acquiring.await(IoThreads.offIo(timer(), () -> acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE,
+                    ScriptOutputType.MULTI, keys.toArray(String[]::new), owner, Long.toString(leaseMillis))),
+                    "multi-lock", null);
         } catch (RedisUnavailableException e) {
             // it may still be applied
             undoAll(acquiring, locks, owner);
@@ -969,7 +972,7 @@ public final class LettuceRelockClient implements RelockClient {
         if (guard != null) {
             long acknowledged;
             try {
-                acknowledged = acquiring.await(acquiring.awaitReplicas(guard),
+                acknowledged = acquiring.await(IoThreads.offIo(timer(), () -> acquiring.awaitReplicas(guard)),
                         "multi-lock", null);
             } catch (RelockException e) {
                 undoAll(acquiring, locks, owner);
@@ -1001,10 +1004,12 @@ public final class LettuceRelockClient implements RelockClient {
 
     /** Undoes every fresh hold of {@code owner} on {@code locks}, in order on {@code on}, without waiting. */
     private void undoAll(RedisCalls on, List<RedisLock> locks, String owner) {
-        for (RedisLock lock : locks) {
-            cleanUpOn(on, LuaScript.WITHDRAW, lock.keys().all(), owner, LockMode.WRITE.kind, "1", graceMillis,
-                    wakeRoute(lock.keys()));
-        }
+        IoThreads.offIo(timer(), () -> {
+            for (RedisLock lock : locks) {
+                cleanUpOn(on, LuaScript.WITHDRAW, lock.keys().all(), owner, LockMode.WRITE.kind, "1", graceMillis,
+                        wakeRoute(lock.keys()));
+            }
+        });
     }
 
     /** Marks a hold lost and tells the listeners, once. */

@@ -107,10 +107,10 @@ final class RedisLock extends HoldingLock {
             throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
         }
         long sent = System.nanoTime();
-        List<Long> reply = client.calls().await(
-                client.calls().run(mode.acquire, ScriptOutputType.MULTI, keys.all(),
+        List<Long> reply = client.calls().await(IoThreads.offIo(client.timer(),
+                () -> client.calls().<List<Long>>run(mode.acquire, ScriptOutputType.MULTI, keys.all(),
                         held.owner, Long.toString(lease), Integer.toString(held.holds()), "0", client.graceMillis(),
-                        client.wakeRoute(keys)),
+                        client.wakeRoute(keys))),
                 "re-entry", name);
         if (reply.get(0) < 0) {
             client.reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");

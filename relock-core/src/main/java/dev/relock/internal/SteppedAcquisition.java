@@ -3,6 +3,8 @@ package dev.relock.internal;
 import dev.relock.RelockException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
@@ -15,12 +17,17 @@ import java.util.function.Function;
  * under {@link #lock}, which subclasses also guard their own state with, and the outcome is completed after the
  * lock is released, so no caller's callback ever runs under it. A handling that throws decides the outcome
  * with that exception ({@link #handlingFailed}). Only {@link #decide} decides it, at most once, and
- * {@link #isDecided} tells whether it has been.
+ * {@link #isDecided} tells whether it has been. No handling runs on a Netty I/O thread, where a command it
+ * sends would overtake those other threads queued on that loop ({@link IoThreads}): an event that arrives on one
+ * (a reply, a pub/sub message, a caller's callback) is handled on {@code events} instead, and the outcome
+ * completes there too.
  */
 public abstract class SteppedAcquisition {
 
     // not synchronized: a virtual thread that enters never pins its carrier
     protected final ReentrantLock lock = new ReentrantLock();
+    // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled
+    private final Executor events;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
@@ -29,6 +36,11 @@ public abstract class SteppedAcquisition {
     private boolean settled;
     private Hold acquired;
     private RuntimeException failure;
+
+    /** @param events the client's event executors, which are not Netty I/O threads */
+    protected SteppedAcquisition(Executor events) {
+        this.events = events;
+    }
 
     /**
      * Acquires in the calling thread, waiting as asked.
@@ -74,7 +86,11 @@ public abstract class SteppedAcquisition {
             T onTimeout) {
         CompletableFuture<T> result = new CompletableFuture<>();
         // whoever completes the result first, this acquisition's outcome is no longer wanted after it
-        result.whenComplete((value, error) -> cancel());
+        result.whenComplete((value, error) -> {
+            if (!outcome.isDone()) {
+                cancel();
+            }
+        });
         outcome.whenComplete((hold, error) -> {
             if (error != null) {
                 result.completeExceptionally(error);
@@ -92,11 +108,17 @@ public abstract class SteppedAcquisition {
     }
 
     /**
-     * Gives up: undoes what is in flight and decides the outcome as null.
+     * Gives up: undoes what is in flight and decides the outcome as null. On a Netty I/O thread the handling runs
+     * on the event executors while this thread waits for it ({@link IoThreads#offIo}).
      *
      * @return false if the outcome was already decided
      */
-    public abstract boolean cancel();
+    public final boolean cancel() {
+        return IoThreads.offIo(events, this::cancelStep);
+    }
+
+    /** The handling of {@link #cancel}, as one {@link #step}, in a thread that is not an I/O thread. */
+    protected abstract boolean cancelStep();
 
     /** Called once, in the starting thread, before the first step: returns who hears of the outcome. */
     protected abstract LockEvents.Wait started();
@@ -117,8 +139,24 @@ public abstract class SteppedAcquisition {
     protected void ended() {
     }
 
-    /** Runs one event's handling under the lock, then completes the outcome if it was decided. */
+    /**
+     * Runs one event's handling under the lock, then completes the outcome if it was decided; on a Netty I/O
+     * thread, hands both to the event executors and returns at once.
+     */
     protected final void step(Runnable handling) {
+        if (IoThreads.isCurrent()) {
+            try {
+                events.execute(() -> stepHere(handling));
+                return;
+            } catch (RejectedExecutionException e) {
+                // the executors shut down only with the client, whose connections are closed by then: nothing
+                // sent here can be written any more
+            }
+        }
+        stepHere(handling);
+    }
+
+    private void stepHere(Runnable handling) {
         lock.lock();
         try {
             handling.run();

@@ -9,6 +9,8 @@ import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.RelockReadWriteLock;
+import io.netty.channel.EventLoop;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,6 +55,23 @@ class RedlockAsyncTest extends RedlockTestBase {
         LockHandle next = resultOf(waiting).orElseThrow();
         assertThat(next.fencingToken()).isGreaterThan(handle.fencingToken());
         next.close();
+    }
+
+    @Test
+    void aWaitingAcquisitionIsHandledOffTheIoThreads() throws Exception {
+        // a command sent on a Netty I/O thread overtakes those queued on that loop: a next attempt could reach a
+        // node before the same owner's release and be granted the old hold, which the release then deletes
+        RelockLock held = newClient().lock("woken");
+        held.lock();
+        CompletableFuture<Boolean> completedOnIo = newClient().lock("woken").acquireAsync().toCompletableFuture()
+                .thenApply(handle -> {
+                    boolean onIo = ThreadExecutorMap.currentExecutor() instanceof EventLoop;
+                    handle.close();
+                    return onIo;
+                });
+        held.unlock();
+        // woken by the release's message and decided by the nodes' replies, both on I/O threads
+        assertThat(completedOnIo.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
     }
 
     @Test

@@ -109,6 +109,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     RedlockAcquisition(RedlockClient client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
+        super(client.timer());
         this.client = client;
         this.name = name;
         this.keys = keys;
@@ -167,7 +168,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * @return false if the outcome was already decided
      */
     @Override
-    public boolean cancel() {
+    protected boolean cancelStep() {
         boolean[] cancelled = {false};
         step(() -> {
             if (isDecided()) {

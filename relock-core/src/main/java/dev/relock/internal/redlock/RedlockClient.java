@@ -17,6 +17,7 @@ import dev.relock.RelockSettings;
 import dev.relock.internal.Hold;
 import dev.relock.internal.HoldTable;
 import dev.relock.internal.Instrumentation;
+import dev.relock.internal.IoThreads;
 import dev.relock.internal.LockEvents;
 import dev.relock.internal.LettuceRelockClient;
 import dev.relock.internal.LockKeys;
@@ -680,9 +681,9 @@ public final class RedlockClient implements RelockClient {
             if (answered.isDone()) {
                 cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis);
             } else {
-                // handle and thenCompose run where the reply completes, so the clean-up still follows the attempt
-                CompletableFuture<Long> cleanedUp = answered.handle((reply, error) -> null).thenCompose(answer ->
-                        cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis));
+                // sent once the reply is in, so after the attempt; on the event executors, never an I/O thread
+                CompletableFuture<Long> cleanedUp = answered.handle((reply, error) -> null).thenComposeAsync(answer ->
+                        cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis), timer());
                 pendingCleanUps.add(cleanedUp);
                 cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
             }
@@ -749,7 +750,7 @@ public final class RedlockClient implements RelockClient {
 
     /** Gives up a hold nobody will see (an asynchronous acquisition given up), without waiting: from any thread. */
     void releaseUnseen(Hold hold) {
-        sendRelease(hold);
+        IoThreads.offIo(timer(), () -> sendRelease(hold));
         holds.remove(hold);
         hold.released();
     }
@@ -768,7 +769,7 @@ public final class RedlockClient implements RelockClient {
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
-                cleanUp(hold.keys, member(hold));
+                IoThreads.offIo(timer(), () -> cleanUp(hold.keys, member(hold)));
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -777,7 +778,7 @@ public final class RedlockClient implements RelockClient {
             hold.drop();
             return;
         }
-        Poll<Long> poll = sendRelease(hold, delayMillis);
+        Poll<Long> poll = IoThreads.offIo(timer(), () -> sendRelease(hold, delayMillis));
         holds.remove(hold);
         hold.drop();
         poll.awaitDecision(timeoutNanos);
@@ -816,8 +817,15 @@ public final class RedlockClient implements RelockClient {
         }
     }
 
-    /** Marks a hold lost, tells the listeners once, and cleans up what is left of it on the nodes. */
+    /**
+     * Marks a hold lost, tells the listeners once, and cleans up what is left of it on the nodes. From any
+     * thread; on an I/O thread, all of it runs on the event executors while the caller waits.
+     */
     void reportLost(Hold hold, String reason) {
+        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason));
+    }
+
+    private void reportLostHere(Hold hold, String reason) {
         dispatch.lock();
         try {
             // under the dispatch lock: no restore of this hold follows the clean-up. The clean-up names no

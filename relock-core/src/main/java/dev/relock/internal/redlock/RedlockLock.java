@@ -7,6 +7,7 @@ import dev.relock.LockInfo;
 import dev.relock.internal.Hold;
 import dev.relock.internal.HoldHandle;
 import dev.relock.internal.HoldingLock;
+import dev.relock.internal.IoThreads;
 import dev.relock.internal.LockKeys;
 import dev.relock.internal.LockMode;
 import io.lettuce.core.ScriptOutputType;
@@ -116,8 +117,9 @@ final class RedlockLock extends HoldingLock {
 
     /** Extends the lease of a held lock on a majority, for a re-entry with a longer explicit lease. */
     private void extend(Hold held, long lease) {
-        Poll<List<Long>> poll = client.poll(client.sendToEachInOrder(RedlockClient.RENEW, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.leases()}, RedlockClient.member(held), Long.toString(lease)),
+        Poll<List<Long>> poll = client.poll(IoThreads.offIo(client.timer(),
+                () -> client.<List<Long>>sendToEachInOrder(RedlockClient.RENEW, ScriptOutputType.MULTI,
+                        new String[] {keys.lock(), keys.leases()}, RedlockClient.member(held), Long.toString(lease))),
                 codes -> codes.get(0) == 1L);
         poll.awaitDecision(client.timeoutNanos());
         if (poll.won()) {
