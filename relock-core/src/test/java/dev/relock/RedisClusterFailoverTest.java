@@ -3,6 +3,7 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.List;
@@ -74,6 +75,31 @@ class RedisClusterFailoverTest extends ReplicatedClusterTestBase {
                     .until(() -> RedisClusterTest.shardSubscribers(promoted, waiting.channel()) == 1);
         }
         // the holder's own Lettuce client learns of the promotion by itself, maybe later than the waiter's
+        await().atMost(Duration.ofSeconds(30)).pollInSameThread().ignoreException(RedisUnavailableException.class)
+                .until(() -> waiting.holder().inspect(waiting.name()).waiters() == 1);
+
+        waiting.assertWokenSoonAfterRelease();
+    }
+
+    @Test
+    void waiterIsWokenWhenTheSlotMovesOnAfterItsLocksMasterDied() throws Exception {
+        Waiting waiting = waitOn(cluster.masters().get(2), "killed-moved-");
+        assertThat(waiting.master().execute("WAIT", "1", "5000")).isEqualTo("1");
+        RedisServer promoted = cluster.killMaster(waiting.master());
+        boolean sharded = RedisClusterTest.shardedPubSub(cluster);
+        if (sharded) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> RedisClusterTest.shardSubscribers(promoted, waiting.channel()) == 1);
+        }
+
+        // the promoted master ends the subscription when the slot moves on; the dead master never will, and a
+        // waiter that still counted it as subscribed would not subscribe at the new owner
+        RedisServer target = cluster.masters().stream().filter(master -> master != promoted).findFirst().orElseThrow();
+        cluster.migrateSlot(RedisCluster.slot(waiting.channel()), target);
+        if (sharded) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> RedisClusterTest.shardSubscribers(target, waiting.channel()) == 1);
+        }
         await().atMost(Duration.ofSeconds(30)).pollInSameThread().ignoreException(RedisUnavailableException.class)
                 .until(() -> waiting.holder().inspect(waiting.name()).waiters() == 1);
 

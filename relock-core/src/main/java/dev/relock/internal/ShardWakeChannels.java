@@ -47,7 +47,8 @@ import reactor.core.Disposable;
  *       {@code SSUBSCRIBE} to the slot's owner (following MOVED), and its confirmation wakes the waiters; a
  *       topology read from a node that has not yet heard of the move is read again ({@link #afterRefresh}). A
  *       node that died unsubscribes nobody: a changed topology ({@link ClusterTopologyChangedEvent}) in which
- *       a wanted channel's slot has a master it is not subscribed on subscribes it again there. A failed
+ *       a wanted channel's slot has a master it is not subscribed on subscribes it again there, and forgets the
+ *       nodes that failed or left, so a later move's SUNSUBSCRIBE from the live owner is known as the last. A failed
  *       {@code SSUBSCRIBE} is tried again with back-off while the channel is wanted. Whatever is lost
  *       meanwhile, every waiter still tries again at the holder's lease end and never waits past its deadline
  *       (see {@link Acquisition}).
@@ -417,9 +418,18 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
             if (closed) {
                 return;
             }
+            Set<String> alive = new HashSet<>();
+            event.after().stream()
+                    .filter(node -> !node.is(RedisClusterNode.NodeFlag.FAIL)
+                            && !node.is(RedisClusterNode.NodeFlag.EVENTUAL_FAIL)
+                            && !node.is(RedisClusterNode.NodeFlag.NOADDR))
+                    .forEach(node -> alive.add(node.getNodeId()));
             for (Map.Entry<String, Channel> entry : channels.entrySet()) {
                 int slot = SlotHash.getSlot(entry.getKey());
                 Channel wanted = entry.getValue();
+                // a node that died (or left) ends no subscription by itself: it must not keep counting as one,
+                // or the live owner's SUNSUBSCRIBE on a later slot move would leave the set non-empty
+                wanted.nodes.retainAll(alive);
                 RedisClusterNode owner = event.after().stream()
                         .filter(node -> node.is(RedisClusterNode.NodeFlag.UPSTREAM) && node.hasSlot(slot))
                         .findFirst().orElse(null);

@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * every node (see {@link RedlockClient#cleanUpAttempt}), and the next attempt waits
  * <ul>
  *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
- *       place in every node's queue, ordered by {@code since}): not at all;</li>
+ *       place in every node's queue, ordered by when its wait began by that node's clock): not at all;</li>
  *   <li>when one owner (or the readers, or a writer whose turn it is) holds a majority: for a
  *       release announcement or until enough of its leases run out for a majority to be free;
  *       then at once if the release named this writer, after the turn if it named another, or
@@ -97,9 +97,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // the release announcement expected for the current attempt and the wait after it; completes
     // with the owner id of the waiting writer whose turn it is, or ""
     private CompletableFuture<String> signal;
-    // when the wait began, in microseconds of this JVM's wall clock: the writer's place in each
-    // node's queue (see acquire.lua); 0 for a single try
-    private long since;
+    // when the wait began (System.nanoTime()): each attempt tells the nodes how long it has waited, and a node
+    // that queues the writer puts it at its own time minus that (see acquire.lua); only for a wait, not one try
+    private long waitBegan;
     private ScheduledFuture<?> timer;
     // when the timer fires (System.nanoTime())
     private long timerAt;
@@ -133,7 +133,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // capped so the deadline arithmetic cannot overflow
         this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
         if (!once) {
-            since = epochMicros(Instant.now());
+            waitBegan = System.nanoTime();
             if (mode == LockMode.WRITE) {
                 client.signals().watchTurns(keys.lock(), owner);
             }
@@ -296,6 +296,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
     }
 
+    /** How long this wait has lasted, in microseconds of this JVM's monotonic clock; "0" for a single try. */
+    private String waitedMicros() {
+        return once ? "0" : Long.toString(Math.max(0, (System.nanoTime() - waitBegan) / 1_000));
+    }
+
     /** {@code instant} in microseconds since the epoch. */
     private static long epochMicros(Instant instant) {
         return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1_000;
@@ -321,7 +326,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 mode == LockMode.READ ? RedlockClient.ACQUIRE_READ : RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
                 reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()),
-                Long.toString(since), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS));
+                waitedMicros(), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS));
         attemptReplies = poll.replies();
         inFlight = true;
         attempted = true;
@@ -460,7 +465,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
      */
     private void undoAttempt(boolean stopWaiting) {
         boolean waits = !stopWaiting && markMillisSent();
-        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? Long.toString(since) : "0",
+        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
                 waits ? Long.toString(markMillis()) : "0", attemptReplies);
     }
 

@@ -668,22 +668,22 @@ public final class RedlockClient implements RelockClient {
      * Lettuce writes from another thread. Without waiting.
      *
      * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
-     * @param since for a writer that goes on waiting, its place (acquire.lua's ARGV[4]), put back
-     *     where the attempt took it away; else "0"
+     * @param waited for a writer that goes on waiting, how long it has waited (acquire.lua's ARGV[4]), so its
+     *     place is put back where the attempt took it away; else "0"
      * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
      * @param replies the attempt's replies, by node
      */
-    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String since,
+    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
             String markMillis, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
             CompletableFuture<?> answered = replies.get(i);
             if (answered.isDone()) {
-                cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis);
+                cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis);
             } else {
                 // sent once the reply is in, so after the attempt; on the event executors, never an I/O thread
                 CompletableFuture<Long> cleanedUp = answered.handle((reply, error) -> null).thenComposeAsync(answer ->
-                        cleanUpOn(node, keys, member, stopWaiting, attemptId, since, markMillis), timer());
+                        cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis), timer());
                 pendingCleanUps.add(cleanedUp);
                 cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
             }
@@ -691,9 +691,9 @@ public final class RedlockClient implements RelockClient {
     }
 
     private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
-            String attemptId, String since, String markMillis) {
+            String attemptId, String waited, String markMillis) {
         CompletableFuture<Long> cleanedUp = node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER,
-                releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, since,
+                releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, waited,
                 markMillis);
         pendingCleanUps.add(cleanedUp);
         return cleanedUp.whenComplete((deleted, error) -> {

@@ -14,14 +14,16 @@
 --                 (writer preference: refreshed by each attempt of a waiting writer);
 --                 '~g|next' -> the waiting writer whose turn it is after a release (release.lua),
 --                 '~g|until' -> server time in ms when that turn ends
---   queue   zset  waiting writer's owner id -> when its wait began (ARGV[4]): the order of turns
+--   queue   zset  waiting writer's owner id -> when its wait began by this node's clock, in microseconds
+--                 (this node's time when it queued the writer minus ARGV[4]): the order of turns
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting, KEYS[5] queue
 -- ARGV[1] owner id, ARGV[2] lease in ms
 -- ARGV[3] when refused, keep new readers out for this many ms and keep a place in the queue ('0':
 --         a single try, no mark, no place)
--- ARGV[4] when its wait began, in microseconds of its client's clock: the same on every node, so
---         every node orders the queue alike and names the same writer when a release passes the turn
+-- ARGV[4] how long its wait has lasted, in microseconds of its client's monotonic clock: each node
+--         dates the wait's beginning by its own clock, so no client's wall clock orders the queue (one
+--         running behind would otherwise take every turn); nodes whose clocks agree order it alike
 -- ARGV[5] this attempt's id (unique in its client): the clean-up of an attempt that did not win
 --         names it, so a clean-up that reaches a node late never undoes a later attempt's hold
 -- ARGV[6] the token this attempt proposes: the same on every node (its client's clock in
@@ -43,7 +45,7 @@
 -- ahead of its own clock, and a node that restarted empty after being down longer than that
 -- hands out more than any token it handed out before (if its clock did not step back).
 local lock, fence, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local owner, lease, mark, since = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local owner, lease, mark, waited = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
 local writer = redis.call('HGET', lock, '~writer')
 if writer == owner then
@@ -56,6 +58,7 @@ if writer == owner then
 end
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local holder
 if not writer and redis.call('ZCARD', readers) > 0 then
   -- readers whose lease ended here are gone; a live one keeps the writer out
@@ -87,7 +90,7 @@ if holder then
   if mark > 0 then
     redis.call('HSET', waiting, owner, now_ms + mark)
     if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
-    redis.call('ZADD', queue, 'NX', since, owner)
+    redis.call('ZADD', queue, 'NX', string.format('%d', now_us - waited), owner)
     if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
   end
   return {0, pttl, holder}
@@ -95,7 +98,6 @@ end
 redis.call('HDEL', waiting, owner, '~g|next', '~g|until')
 redis.call('ZREM', queue, owner)
 
-local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 -- a proposal more than 1 s ahead of this node's clock is not taken (a client whose clock runs ahead)
 local proposal = tonumber(ARGV[6])
 if proposal > now_us + 1000000 then proposal = 0 end
