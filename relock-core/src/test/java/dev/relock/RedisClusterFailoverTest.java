@@ -95,7 +95,8 @@ class RedisClusterFailoverTest extends ReplicatedClusterTestBase {
         // the promoted master ends the subscription when the slot moves on; the dead master never will, and a
         // waiter that still counted it as subscribed would not subscribe at the new owner
         RedisServer target = cluster.masters().stream().filter(master -> master != promoted).findFirst().orElseThrow();
-        cluster.migrateSlot(RedisCluster.slot(waiting.channel()), target);
+        int slot = RedisCluster.slot(waiting.channel());
+        cluster.migrateSlot(slot, target);
         if (sharded) {
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> RedisClusterTest.shardSubscribers(target, waiting.channel()) == 1);
@@ -104,6 +105,9 @@ class RedisClusterFailoverTest extends ReplicatedClusterTestBase {
                 .until(() -> waiting.holder().inspect(waiting.name()).waiters() == 1);
 
         waiting.assertWokenSoonAfterRelease();
+        // back to the promoted master, so the killed one, once restarted, finds all its slots there and becomes its
+        // replica (with a slot elsewhere it could follow that master and leave the promoted one without a replica)
+        cluster.migrateSlot(slot, promoted);
     }
 
     /** A lock held by one client (30 s lease: only a wake-up ends the wait soon) and waited for by another. */

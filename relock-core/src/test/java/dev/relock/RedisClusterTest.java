@@ -440,6 +440,40 @@ class RedisClusterTest {
     }
 
     @Test
+    void aSlotHeldInMigrationNeitherFailsALockCallNorLosesAHold() throws Exception {
+        // a slot stays MIGRATING (source) and IMPORTING (target) with no key moved, as when a resharding stalls:
+        // the source runs a script only if it has every key the script declares, so most answer TRYAGAIN
+        Duration lease = Duration.ofSeconds(3);
+        UnaryOperator<RelockClientBuilder> settings = builder -> builder.defaultLease(lease)
+                .commandTimeout(Duration.ofSeconds(1));
+        String name = nameOn(cluster.masters().get(0), "migrating-");
+        String other = nameInSlotOf(name, "migrating-other-");
+        int slot = RedisCluster.slot(lockKey(name));
+        RedisServer source = cluster.masterForSlot(slot);
+        RedisServer target = cluster.masters().get(1);
+        RelockClient holder = newClient(settings);
+        LockHandle held = holder.lock(name).acquire();
+        LockHandle reading = holder.readWriteLock(other).readLock().acquire();
+
+        cluster.beginSlotMigration(slot, target);
+        CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> {
+            RelockLock lock = newClient(settings).lock(name);
+            lock.lock();
+            lock.unlock();
+        }, runnable -> new Thread(runnable, "migrating-waiter").start());
+        // two leases: the holds are renewed (only their own keys declared), and lock() keeps trying
+        await().during(lease.multipliedBy(2)).atMost(lease.multipliedBy(3))
+                .until(() -> held.state() == LeaseState.HELD && reading.state() == LeaseState.HELD && !waiter.isDone());
+
+        cluster.finishSlotMigration(slot, target);
+        held.close();
+        reading.close();
+        waiter.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        // back where it was, for the other tests
+        cluster.migrateSlot(slot, source);
+    }
+
+    @Test
     void heldLockFollowsItsSlotThroughAMigration() throws Exception {
         Duration lease = Duration.ofMillis(900);
         List<LeaseLost> lost = new CopyOnWriteArrayList<>();

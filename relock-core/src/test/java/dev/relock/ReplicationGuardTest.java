@@ -127,6 +127,38 @@ class ReplicationGuardTest extends SentinelTestBase {
     }
 
     /**
+     * Issue 13, item 1, with the default policy: {@code lock()} whose WAIT's connection is cut while no replica can
+     * acknowledge anything neither hands out the hold nor gives up; it retries, and returns only a hold the replica
+     * has once the replica is back.
+     */
+    @Test
+    void lockWhoseWaitIsCutRetriesUntilTheReplicaHasTheHold() throws Exception {
+        RelockClient client = newClient(b -> b.commandTimeout(Duration.ofSeconds(5))
+                .replicationGuard(1, Duration.ofSeconds(1)));
+        RedisServer master = group.master();
+        RedisServer replica = group.replicas().get(0);
+        replica.pause();
+        RelockLock lock = client.lock("cut-retry");
+        CompletableFuture<Boolean> onReplicaWhenLocked = CompletableFuture.supplyAsync(() -> {
+            lock.lock();
+            boolean onReplica = hasLock(replica, "cut-retry");
+            lock.unlock();
+            return onReplica;
+        }, runnable -> new Thread(runnable, "guarded-locker").start());
+        String[] waiting = new String[1];
+        await().atMost(FAILOVER).until(() -> {
+            waiting[0] = clientBlockedInWait(master);
+            return waiting[0] != null;
+        });
+        master.execute("CLIENT", "KILL", "ID", waiting[0]);
+
+        // nothing can be acknowledged while the replica is paused: lock() neither returns nor fails
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> !onReplicaWhenLocked.isDone());
+        replica.resume();
+        assertThat(onReplicaWhenLocked.get(FAILOVER.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    }
+
+    /**
      * Issue 13, item 3: with the guard, acquisitions went over the guard's connection and releases over the shared
      * one. A release stalled past the command timeout (the caller told, the hold dropped here) was overtaken by the
      * same thread's next lock(), which took its own stale hold over; the stalled release then arrived and freed the

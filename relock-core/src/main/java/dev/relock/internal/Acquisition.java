@@ -489,11 +489,15 @@ final class Acquisition extends SteppedAcquisition {
         if (failed instanceof RedisUnavailableException) {
             // the attempt may still be applied; undo it in order on the same connection
             withdraw(true);
-            if (forever && !client.isClosed()) {
+            // a slot in migration ran nothing and answers again once the migration ends: a wait with a deadline
+            // goes on trying until then, like one without (which tries through any unavailability)
+            boolean waitsOut = queued && RedisCalls.isSlotMigrating(error) && System.nanoTime() - deadline < 0;
+            if ((forever || waitsOut) && !client.isClosed()) {
                 backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
                 log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
                         mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
-                schedule(System.nanoTime() + backoff);
+                long at = System.nanoTime() + backoff;
+                schedule(forever || at - deadline < 0 ? at : deadline);
                 return;
             }
         }

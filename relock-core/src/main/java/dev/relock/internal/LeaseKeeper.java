@@ -184,19 +184,28 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     private void send(List<Hold> batch) {
-        String[] keys = new String[batch.size() * 2];
+        // only the keys each hold has (see renew.lua): a write hold's lock hash; a read hold's or permits' hash and zset
+        List<String> keys = new ArrayList<>(batch.size() * 2);
         String[] args = new String[batch.size() * 3];
         for (int i = 0; i < batch.size(); i++) {
             Hold hold = batch.get(i);
-            keys[2 * i] = hold.keys.lock();
-            keys[2 * i + 1] = hold.keys.leases();
+            keys.add(hold.keys.lock());
+            if (hold.mode != LockMode.WRITE) {
+                keys.add(hold.keys.leases());
+            }
             args[3 * i] = hold.owner;
             args[3 * i + 1] = Long.toString(hold.leaseMillis());
             args[3 * i + 2] = hold.mode.kind;
         }
         long sent = System.nanoTime();
-        calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args)
+        calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
                 .whenCompleteAsync((renewed, error) -> {
+                    if (error != null && batch.size() > 1 && RedisCalls.isSlotMigrating(error)) {
+                        // one hold whose keys are gone keeps a migrating slot's node from running the batch: each
+                        // hold on its own, so those whose keys the node has are renewed
+                        batch.forEach(hold -> send(List.of(hold)));
+                        return;
+                    }
                     if (error != null) {
                         client.events().renewals(false, batch.size());
                         log.warn("relock client {}: renewal of {} lease(s) failed; retrying in lease/3: {}",

@@ -257,6 +257,12 @@ public final class RedisCalls {
             return new RedisUnavailableException(what + ": Redis at " + address + " did not answer within "
                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", cause);
         }
+        if (isSlotMigrating(cause)) {
+            // not run, and not for long: the lock is out of reach as when Redis does not answer
+            return new RedisUnavailableException(what + ": its Cluster slot is being migrated and Redis at " + address
+                    + " ran nothing for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms: " + cause.getMessage(),
+                    cause);
+        }
         if (cause instanceof RedisCommandExecutionException) {
             String message = String.valueOf(cause.getMessage());
             if (message.contains("WRONGTYPE")) {
@@ -282,7 +288,6 @@ public final class RedisCalls {
         return lockName == null ? operation : operation + " of lock '" + lockName + "'";
     }
 
-    /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */
     /** Whether {@code error} (or a cause) says a connection could not be opened or was lost. */
     static boolean isConnectionFailure(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
@@ -293,6 +298,7 @@ public final class RedisCalls {
         return false;
     }
 
+    /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */
     static boolean isMoved(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof RedisCommandExecutionException
@@ -301,6 +307,18 @@ public final class RedisCalls {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether a Cluster node ran nothing because the script's slot is being migrated: TRYAGAIN (some of its keys
+     * are on the node, some not, or none on the importing node) or ASK where no redirection is followed. Lasts
+     * until the migration ends; {@link #run} has already sent it again for a command timeout.
+     */
+    static boolean isSlotMigrating(Throwable error) {
+        Throwable cause = unwrap(error);
+        String message = String.valueOf(cause.getMessage());
+        return cause instanceof RedisCommandExecutionException
+                && (message.startsWith("TRYAGAIN") || message.startsWith("ASK "));
     }
 
     /**

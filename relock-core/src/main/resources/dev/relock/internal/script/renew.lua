@@ -1,19 +1,27 @@
 -- renew.lua: extend the leases of many holds in one call (the lease keeper's batch).
 -- uses queue.lua
 --
--- For hold i (1-based):
---   KEYS[2i - 1]  its lock hash; KEYS[2i] that lock's readers zset (see queue.lua)
+-- For hold i (1-based), in order:
 --   ARGV[3i - 2]  the owner id
 --   ARGV[3i - 1]  the new lease in ms
 --   ARGV[3i]      'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
---                 (then KEYS[2i - 1] is the semaphore hash and KEYS[2i] its leases zset)
+--   KEYS          its lock hash, then, for 'r' and 's' only, that lock's readers zset (see
+--                 queue.lua) or the semaphore's leases zset (then the first is the semaphore hash)
+-- Only keys a live hold has are declared: while a Cluster slot is being migrated, a node runs a
+-- script only if it has every key the script declares, and a write hold has no readers zset.
 -- Returns a list with, for each hold: 1 when renewed, 0 when the owner no longer holds it
 -- (lease ended, key deleted or flushed, lock forced open). A key of another type counts as lost.
 local now_ms = server_time()
 local renewed = {}
-for i = 1, #KEYS / 2 do
-  local lock, leases = KEYS[2 * i - 1], KEYS[2 * i]
+local k = 1
+for i = 1, #ARGV / 3 do
   local owner, lease, kind = ARGV[3 * i - 2], tonumber(ARGV[3 * i - 1]), ARGV[3 * i]
+  local lock, leases = KEYS[k], nil
+  k = k + 1
+  if kind ~= 'w' then
+    leases = KEYS[k]
+    k = k + 1
+  end
   renewed[i] = 0
   -- the first read is guarded: a key of another type means the hold is gone, not a failed batch;
   -- after it the key is known to be a hash and nothing below can fail
