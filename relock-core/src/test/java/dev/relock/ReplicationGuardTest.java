@@ -199,6 +199,44 @@ class ReplicationGuardTest extends SentinelTestBase {
         }
     }
 
+    /**
+     * As above, for a re-entry, which goes over the shared connection: one stalled past the command timeout (the
+     * caller told, its count unchanged) reaches Redis after the thread's last release, over the guard's connection.
+     * It must not take the lock again for a thread that holds nothing: a re-entry only extends a hold the owner
+     * still has (the acquisition script with the owner's count), never takes a free lock.
+     */
+    @Test
+    void aStalledReEntryNeverTakesTheLockBackAfterTheOwnersLastRelease() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(group.master());
+             RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                     .commandTimeout(Duration.ofSeconds(1)).replicationGuard(1, GUARD_TIMEOUT).build();
+             RelockClient other = RelockClient.builder().redisUri(group.master().uri()).build()) {
+            String name = "stalled-re-entry";
+            RelockLock lock = client.lock(name);
+            lock.lock();
+            lock.lock();
+            lock.unlock();
+            lock.unlock(); // scripts cached
+            lock.lock();
+            List<TcpProxy.Connection> connections = proxy.connections();
+            assertThat(connections).as("shared, wake-ups, guard").hasSize(3);
+            List<TcpProxy.Connection> stalled = connections.subList(0, 2);
+            stalled.forEach(TcpProxy.Connection::blackhole);
+            try {
+                lock.lock();
+            } catch (RedisUnavailableException stalledReEntry) {
+                // the re-entry may still reach Redis; the thread's count is unchanged
+            }
+            while (lock.isHeldByCurrentThread()) {
+                lock.unlock();
+            }
+            stalled.forEach(TcpProxy.Connection::heal);
+            await().atMost(FAILOVER).ignoreExceptions().until(() -> client.ping() != null);
+            assertThat(other.lock(name).tryLock()).as("another client once the thread released every hold").isTrue();
+            other.lock(name).unlock();
+        }
+    }
+
     static List<Throwable> causes(Throwable error) {
         List<Throwable> chain = new ArrayList<>();
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
