@@ -29,7 +29,7 @@ import java.util.function.Function;
  *   <tr><td>{@link #defaultLease(Duration)}</td><td>30 s</td></tr>
  *   <tr><td>{@link #commandTimeout(Duration)}</td><td>3 s</td></tr>
  *   <tr><td>{@link #handoffGrace(Duration)}</td><td>1 s</td></tr>
- *   <tr><td>{@link #clockDrift(double, Duration)} (Redlock only)</td><td>1% of the lease + 2 ms</td></tr>
+ *   <tr><td>{@link #clockDrift(double, Duration)} (Redlock only)</td><td>1% of the lease + 50 ms</td></tr>
  *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry}</td><td>none: nothing measured</td></tr>
  *   <tr><td>{@link #metricsGroup(Function)}</td><td>every name in group {@code all}</td></tr>
  * </table>
@@ -123,7 +123,7 @@ public final class RelockClientBuilder {
     /**
      * How much a Redlock lease is shortened, on top of the time its requests took, to allow for
      * the servers' clocks running faster than this JVM's: {@code lease * factorOfLease + fixed}.
-     * Default 1% of the lease plus 2 ms.
+     * Default 1% of the lease plus 50 ms.
      *
      * @param factorOfLease 0 to 0.5
      * @param fixed zero or more

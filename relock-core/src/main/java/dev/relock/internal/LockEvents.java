@@ -21,8 +21,9 @@ public interface LockEvents {
     /** The kind tag of a multi-lock's acquisition as a whole. */
     String MULTI = "multi";
 
-    /** The events for what the builder was given; {@link #NONE} without a registry. */
     /**
+     * The events for what the builder was given; {@link #NONE} without a registry.
+     *
      * @param connection the command connection to the one node this client talks to, or null for
      *     a client of several nodes, which tells each with {@link #nodeConnected}
      */

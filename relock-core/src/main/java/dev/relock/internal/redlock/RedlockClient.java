@@ -463,11 +463,6 @@ public final class RedlockClient implements RelockClient {
         return settings;
     }
 
-    /** The clock drift this client allows for. */
-    public ClockDrift clockDrift() {
-        return drift;
-    }
-
     /**
      * Stops the renewer, wakes every waiting thread (they fail with IllegalStateException),
      * releases every hold on every node (waiting at most the command timeout) and closes the

@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One mode of a lock on Redlock: the exclusive lock and the write half of a read-write lock are
  * the WRITE mode of a name, the read half its READ mode (see {@link dev.relock.RelockLock} for the
- * contract, {@link RedlockClient} for the design and the read-write invariant). Not fair: there is
- * no queue across nodes; waiters race, with random jitter. Fresh acquisitions, and their waiting,
+ * contract, {@link RedlockClient} for the design and the read-write invariant). Writers wait in
+ * turns: a queue on every node, and a release hands the turn to its first writer (see
+ * {@link RedlockAcquisition}); readers race, with random jitter. Fresh acquisitions, and their waiting,
  * are a {@link RedlockAcquisition}; the blocking methods wait for it in the caller's thread, the
  * asynchronous ones hand out its future for a hold owned by the handle ({@code <client id>:h<n>}).
  * Stateless: holds live in the client's table.

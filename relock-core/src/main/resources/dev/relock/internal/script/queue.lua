@@ -1,5 +1,5 @@
 -- queue.lua: functions shared by the lock scripts; prepended to every script whose header says
--- "uses queue.lua" (ScriptSource does this once, at load). Not run on its own.
+-- "uses queue.lua" (LuaScript does this once, at load). Not run on its own.
 --
 -- A lock named N has these keys, all in the hash tag {N}:
 --   lock     hash  '~writer' -> the owner holding the write (exclusive) lock
