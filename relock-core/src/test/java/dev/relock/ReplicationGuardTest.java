@@ -167,19 +167,7 @@ class ReplicationGuardTest extends SentinelTestBase {
      */
     @Test
     void aStalledReleaseIsNeverOvertakenByTheSameThreadsNextAcquisition() throws Exception {
-        try (TcpProxy proxy = TcpProxy.to(group.master());
-             RelockClient client = RelockClient.builder().redisUri(proxy.uri())
-                     .commandTimeout(Duration.ofSeconds(1)).replicationGuard(1, GUARD_TIMEOUT).build();
-             RelockClient other = RelockClient.builder().redisUri(group.master().uri()).build()) {
-            String name = "stalled-release";
-            RelockLock lock = client.lock(name);
-            lock.lock();
-            lock.unlock(); // scripts cached
-            lock.lock();
-            List<TcpProxy.Connection> connections = proxy.connections();
-            assertThat(connections).as("shared, wake-ups, guard").hasSize(3);
-            List<TcpProxy.Connection> stalled = connections.subList(0, 2);
-            stalled.forEach(TcpProxy.Connection::blackhole);
+        withSharedConnectionsStalled("stalled-release", (lock, client, stalled, others) -> {
             try {
                 lock.unlock();
             } catch (RedisUnavailableException stalledRelease) {
@@ -192,11 +180,11 @@ class ReplicationGuardTest extends SentinelTestBase {
             // whatever was held in the partition has reached Redis once the shared connection answers again
             await().atMost(FAILOVER).ignoreExceptions().until(() -> client.ping() != null);
             assertThat(lock.isHeldByCurrentThread()).isTrue();
-            assertThat(other.lock(name).tryLock()).as("another client while the thread holds the lock").isFalse();
+            assertThat(others.tryLock()).as("another client while the thread holds the lock").isFalse();
             lock.unlock();
-            assertThat(other.lock(name).tryLock()).isTrue();
-            other.lock(name).unlock();
-        }
+            assertThat(others.tryLock()).isTrue();
+            others.unlock();
+        });
     }
 
     /**
@@ -207,21 +195,7 @@ class ReplicationGuardTest extends SentinelTestBase {
      */
     @Test
     void aStalledReEntryNeverTakesTheLockBackAfterTheOwnersLastRelease() throws Exception {
-        try (TcpProxy proxy = TcpProxy.to(group.master());
-             RelockClient client = RelockClient.builder().redisUri(proxy.uri())
-                     .commandTimeout(Duration.ofSeconds(1)).replicationGuard(1, GUARD_TIMEOUT).build();
-             RelockClient other = RelockClient.builder().redisUri(group.master().uri()).build()) {
-            String name = "stalled-re-entry";
-            RelockLock lock = client.lock(name);
-            lock.lock();
-            lock.lock();
-            lock.unlock();
-            lock.unlock(); // scripts cached
-            lock.lock();
-            List<TcpProxy.Connection> connections = proxy.connections();
-            assertThat(connections).as("shared, wake-ups, guard").hasSize(3);
-            List<TcpProxy.Connection> stalled = connections.subList(0, 2);
-            stalled.forEach(TcpProxy.Connection::blackhole);
+        withSharedConnectionsStalled("stalled-re-entry", (lock, client, stalled, others) -> {
             try {
                 lock.lock();
             } catch (RedisUnavailableException stalledReEntry) {
@@ -232,8 +206,39 @@ class ReplicationGuardTest extends SentinelTestBase {
             }
             stalled.forEach(TcpProxy.Connection::heal);
             await().atMost(FAILOVER).ignoreExceptions().until(() -> client.ping() != null);
-            assertThat(other.lock(name).tryLock()).as("another client once the thread released every hold").isTrue();
-            other.lock(name).unlock();
+            assertThat(others.tryLock()).as("another client once the thread released every hold").isTrue();
+            others.unlock();
+        });
+    }
+
+    /** What a test does with a guarded client's held lock while its shared and wake-up connections are stalled. */
+    private interface StalledScenario {
+        void run(RelockLock lock, RelockClient client, List<TcpProxy.Connection> stalled, RelockLock others)
+                throws Exception;
+    }
+
+    /**
+     * A guarded client behind a proxy (1 s command timeout) takes lock {@code name}, with every script it sends
+     * cached, and then every connection but the guard's is black-holed: the shared one and the wake-ups, opened
+     * before the guard's. {@code others} is the same lock on a client straight on the master.
+     */
+    private void withSharedConnectionsStalled(String name, StalledScenario scenario) throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(group.master());
+             RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                     .commandTimeout(Duration.ofSeconds(1)).replicationGuard(1, GUARD_TIMEOUT).build();
+             RelockClient other = RelockClient.builder().redisUri(group.master().uri()).build()) {
+            RelockLock lock = client.lock(name);
+            // acquisition, re-entry and release scripts cached
+            lock.lock();
+            lock.lock();
+            lock.unlock();
+            lock.unlock();
+            lock.lock();
+            List<TcpProxy.Connection> connections = proxy.connections();
+            assertThat(connections).as("shared, wake-ups, guard").hasSize(3);
+            List<TcpProxy.Connection> stalled = connections.subList(0, 2);
+            stalled.forEach(TcpProxy.Connection::blackhole);
+            scenario.run(lock, client, stalled, other.lock(name));
         }
     }
 
