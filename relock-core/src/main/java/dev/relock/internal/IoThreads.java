@@ -22,6 +22,13 @@ import java.util.function.Supplier;
  * <p>How. Events of the acquisition state machines that arrive on an I/O thread are handled on the client's event
  * executors instead ({@link SteppedAcquisition#step}); the other paths that send and may be called anywhere
  * (releases, clean-ups of lost holds) go through {@link #offIo}. The event executors are not I/O threads.
+ *
+ * <p>Two senders stay on the I/O threads, where order does not matter: the EVAL that follows a NOSCRIPT
+ * reply ({@link RedisCalls#run}: the same script again, and going out early only keeps it nearer its place),
+ * and {@link ShardWakeChannels}' subscriptions decided in pub/sub listeners (an early SSUBSCRIBE that a
+ * SUNSUBSCRIBE then ends is answered by a {@code sunsubscribe} push, on which the channel subscribes again).
+ * Those senders hold locks that tasks on the event executors also take, so {@link #offIo}, which waits for an
+ * executor, must not be used there.
  */
 public final class IoThreads {
 
@@ -37,8 +44,9 @@ public final class IoThreads {
      * Runs {@code send} in the calling thread, or, on a Netty I/O thread, on {@code executor} while the calling
      * thread waits for it: either way its commands have been handed to Lettuce when this returns, so whatever the
      * caller sends afterwards follows them. {@code send} must only hand commands over, never wait for a reply, and
-     * must not need a lock the caller holds. An executor that shuts down (the client closes) leaves it to the
-     * calling thread.
+     * must not need a lock the caller holds; nor may the caller hold a lock that a task on {@code executor} waits
+     * for (that task's thread might be the one picked to run {@code send}). An executor that shuts down (the
+     * client closes) leaves it to the calling thread.
      */
     public static <T> T offIo(Executor executor, Supplier<T> send) {
         if (!isCurrent()) {
