@@ -11,9 +11,9 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
+import dev.relock.internal.redlock.RedlockClient;
+import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -164,10 +164,7 @@ class RedlockLockTest extends RedlockTestBase {
     @ParameterizedTest
     @ValueSource(strings = {"acquire.lua", "acquire-read.lua"})
     void aNodeHandsOutNoTokenFarAheadOfItsOwnClock(String script) throws Exception {
-        String text;
-        try (InputStream in = RedlockLockTest.class.getResourceAsStream("/dev/relock/internal/redlock/" + script)) {
-            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
+        String text = LuaScript.load(RedlockClient.class, script).body();
         RedisServer node = nodes.get(0);
         String[] keys = {"relock:{far}", "relock:{far}:fence", "relock:{far}:readers", "relock:{far}:expiry",
                 "relock:{far}:queue"};

@@ -7,13 +7,23 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * One Lua script of relock, read once from the resources beside this class. Scripts whose header
- * says {@code -- uses queue.lua} get that file's functions prepended. Immutable; the SHA-1 is the
- * one Redis computes for {@code EVALSHA}.
+ * One Lua script of relock, read once from the resources beside its class. A line
+ * {@code -- uses <file>.lua} in a script prepends that file's functions, from the resources beside
+ * this class, for scripts of every package: {@code common.lua} (the server's clock) and
+ * {@code queue.lua} (the single-server lock's layout and helpers, which itself uses common.lua).
+ * Each file is prepended once, before the files that use it. Immutable; the SHA-1 is the one Redis
+ * computes for {@code EVALSHA}.
  */
 public final class LuaScript {
+
+    // before the scripts below, which it loads: static fields are set in the order they are written
+    private static final Pattern USES = Pattern.compile("(?m)^-- uses ([a-z-]+\\.lua)");
 
     public static final LuaScript ACQUIRE = load("acquire.lua");
     public static final LuaScript RELEASE = load("release.lua");
@@ -31,7 +41,6 @@ public final class LuaScript {
     public static final LuaScript PERMITS_ADMIN = load("permits-admin.lua");
     public static final LuaScript PERMITS_INSPECT = load("permits-inspect.lua");
 
-    private static final String QUEUE_MARKER = "-- uses queue.lua";
 
     private final String name;
     private final String body;
@@ -59,21 +68,35 @@ public final class LuaScript {
     }
 
     private static LuaScript load(String file) {
-        String body = read(LuaScript.class, file);
-        if (body.contains(QUEUE_MARKER)) {
-            body = read(LuaScript.class, "queue.lua") + body;
-        }
-        return new LuaScript(file, body);
+        return load(LuaScript.class, file);
     }
 
     /**
-     * A script kept as a resource beside {@code anchor}'s class file, for scripts of other
-     * internal packages (they do not use queue.lua).
+     * A script kept as a resource beside {@code anchor}'s class file, with the preludes it uses.
      *
-     * @throws IllegalStateException if the resource is missing
+     * @throws IllegalStateException if the resource, or a prelude it uses, is missing
      */
     public static LuaScript load(Class<?> anchor, String file) {
-        return new LuaScript(file, read(anchor, file));
+        String script = read(anchor, file);
+        Set<String> preludes = new LinkedHashSet<>();
+        addPreludesOf(script, preludes);
+        StringBuilder body = new StringBuilder();
+        for (String prelude : preludes) {
+            body.append(read(LuaScript.class, prelude));
+        }
+        return new LuaScript(file, body.append(script).toString());
+    }
+
+    /** Adds the preludes {@code script} uses, each after those it uses itself. */
+    private static void addPreludesOf(String script, Set<String> preludes) {
+        Matcher uses = USES.matcher(script);
+        while (uses.find()) {
+            String prelude = uses.group(1);
+            if (!preludes.contains(prelude)) {
+                addPreludesOf(read(LuaScript.class, prelude), preludes);
+                preludes.add(prelude);
+            }
+        }
     }
 
     private static String read(Class<?> anchor, String file) {

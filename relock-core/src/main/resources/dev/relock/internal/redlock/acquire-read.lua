@@ -15,6 +15,7 @@
 --   {0, ms, '~writer-waiting'} when a writer waits here (ms: until its mark ends unless renewed).
 -- The owner's own write lock, or a read hold it already has here, lets it past waiting writers
 -- (a downgrade must not wait for a writer that waits for it).
+-- uses common.lua (server_time)
 local lock, fence, readers, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local member = 'r|' .. owner
@@ -23,8 +24,7 @@ local writer = redis.call('HGET', lock, '~writer')
 if writer and writer ~= owner then
   return {0, redis.call('PTTL', lock), writer}
 end
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_ms, now_us = server_time()
 for _, ended in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
   redis.call('ZREM', readers, ended)
   redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended, 'a|' .. ended)
@@ -50,7 +50,6 @@ if not token then
   if not writer and redis.call('EXISTS', lock) == 1 and redis.call('ZCARD', readers) == 0 then
     return {0, redis.call('PTTL', lock), ''}
   end
-  local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
   -- a proposal more than 1 s ahead of this node's clock is not taken (see acquire.lua)
   local proposal = tonumber(ARGV[6])
   if proposal > now_us + 1000000 then proposal = 0 end

@@ -44,6 +44,7 @@
 -- differ, and the client writes the largest back. So no node hands out a token more than 1 s
 -- ahead of its own clock, and a node that restarted empty after being down longer than that
 -- hands out more than any token it handed out before (if its clock did not step back).
+-- uses common.lua (server_time)
 local lock, fence, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease, mark, waited = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
@@ -56,9 +57,7 @@ if writer == owner then
   end
   return {1, tonumber(redis.call('HGET', lock, '~token'))}
 end
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now_ms, now_us = server_time()
 local holder
 if not writer and redis.call('ZCARD', readers) > 0 then
   -- readers whose lease ended here are gone; a live one keeps the writer out

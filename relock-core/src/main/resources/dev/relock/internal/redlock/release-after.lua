@@ -7,6 +7,7 @@
 -- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold
 -- ARGV[2] the delay in ms (> 0)
 -- Returns 1 when the member's hold here now ends after the delay, 0 when it held nothing here.
+-- uses common.lua (server_time)
 local lock, readers = KEYS[1], KEYS[2]
 local member, delay = ARGV[1], tonumber(ARGV[2])
 
@@ -21,8 +22,7 @@ end
 if string.sub(member, 1, 2) == 'r|' then
   local owner = string.sub(member, 3)
   if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner) then return 0 end
-  local t = redis.call('TIME')
-  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now_ms = server_time()
   redis.call('ZADD', readers, now_ms + delay, owner)
   for _, key in ipairs({lock, readers}) do
     if redis.call('PTTL', key) < delay then redis.call('PEXPIRE', key, delay) end

@@ -24,6 +24,7 @@
 -- ended. Then, or when a writer stopped waiting, publishes on the channel the lock key followed by
 -- the owner id whose turn it is (nothing after the key's closing '}' when it is nobody's), so
 -- waiting clients try again. Returns 1 if a hold was removed, 0 if not.
+-- uses common.lua (server_time)
 local lock, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local member, channel, grace, attempt = ARGV[1], ARGV[2], tonumber(ARGV[5]), ARGV[6]
 
@@ -32,8 +33,7 @@ local member, channel, grace, attempt = ARGV[1], ARGV[2], tonumber(ARGV[5]), ARG
 local function pass_turn()
   redis.call('HDEL', waiting, '~g|next', '~g|until')
   if redis.call('EXISTS', queue) == 0 then return '' end
-  local t = redis.call('TIME')
-  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now_ms = server_time()
   while true do
     local first = redis.call('ZRANGE', queue, 0, 0)[1]
     if not first then return '' end
@@ -88,12 +88,10 @@ end
 redis.call('HDEL', lock, '~writer', '~token', '~attempt', member)
 redis.call('HDEL', waiting, member)
 if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
-  local t = redis.call('TIME')
-  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now_ms, now_us = server_time()
   local mark = tonumber(ARGV[8])
   redis.call('HSET', waiting, member, now_ms + mark)
   if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
-  local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
   redis.call('ZADD', queue, 'NX', string.format('%d', now_us - tonumber(ARGV[7])), member)
   if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
 end

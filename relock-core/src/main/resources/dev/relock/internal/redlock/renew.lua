@@ -12,8 +12,8 @@
 --      restarted empty);
 --   -1 another owner holds it here in a way that excludes the member (or a key of another type).
 -- It never takes a free node back: that is restore.lua's job, and only once a majority said 1.
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- uses common.lua (server_time)
+local now_ms = server_time()
 local renewed = {}
 for i = 1, #ARGV / 2 do
   local lock, readers = KEYS[2 * i - 1], KEYS[2 * i]

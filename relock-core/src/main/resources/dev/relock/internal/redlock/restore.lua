@@ -8,6 +8,7 @@
 -- ARGV[1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
 -- ARGV[2] lease in ms, ARGV[3] the hold's fencing token
 -- Returns 1 if the hold is the member's here now, 0 if the node was not free for it.
+-- uses common.lua (server_time)
 local lock, fence, readers = KEYS[1], KEYS[2], KEYS[3]
 local member, lease, token = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
@@ -18,8 +19,7 @@ if string.sub(member, 1, 2) == 'r|' then
       and redis.call('ZCARD', readers) == 0) then
     return 0
   end
-  local t = redis.call('TIME')
-  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now_ms = server_time()
   redis.call('HSET', lock, member, '1', 't|' .. owner, token)
   redis.call('ZADD', readers, now_ms + lease, owner)
   for _, key in ipairs({lock, readers}) do

@@ -1,5 +1,6 @@
 -- queue.lua: functions shared by the lock scripts; prepended to every script whose header says
 -- "uses queue.lua" (LuaScript does this once, at load). Not run on its own.
+-- uses common.lua
 --
 -- A lock named N has these keys, all in the hash tag {N}:
 --   lock     hash  '~writer' -> the owner holding the write (exclusive) lock
@@ -33,13 +34,6 @@
 --                      lock's own channel, in the lock's slot (a script may SPUBLISH only there); the
 --                      clients whose threads wait for the lock subscribe to it meanwhile.
 --   Only the second has a '{': key prefixes may not contain one.
-
--- The server's clock in ms and in us; the only clock the scripts trust.
-local function server_time()
-  local t = redis.call('TIME')
-  local s, us = tonumber(t[1]), tonumber(t[2])
-  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
-end
 
 local function is_reader(member)
   return string.sub(member, 1, 2) == 'r|'
