@@ -156,6 +156,30 @@ class RedlockLockTest extends RedlockTestBase {
     }
 
     /**
+     * A key of another type at the lock's name on a majority: no majority can ever grant it, so every acquisition
+     * fails at once with the server's refusal, as on a single server; lock() used to take it for unreachable
+     * servers and wait forever.
+     */
+    @Test
+    void aKeyOfAnotherTypeOnAMajorityFailsEveryAcquisitionInsteadOfWaiting() throws Exception {
+        for (RedisServer node : nodes.subList(0, 3)) {
+            node.execute("SET", "relock:{wrong-type}", "not a lock");
+        }
+        RelockLock lock = newClient().lock("wrong-type");
+        assertThatThrownBy(lock::tryLock).isInstanceOf(RelockException.class)
+                .isNotInstanceOf(RedisUnavailableException.class).hasMessageContaining("WRONGTYPE");
+        CompletableFuture<Void> locking = CompletableFuture.runAsync(lock::lock,
+                runnable -> new Thread(runnable, "wrong-type-locker").start());
+        assertThat(locking).failsWithin(HANG).withThrowableThat()
+                .satisfies(e -> assertThat(e).hasRootCauseInstanceOf(RelockException.class)
+                        .hasMessageContaining("WRONGTYPE"));
+        for (RedisServer node : nodes.subList(0, 3)) {
+            assertThat(node.execute("GET", "relock:{wrong-type}")).isEqualTo("not a lock");
+            node.execute("DEL", "relock:{wrong-type}");
+        }
+    }
+
+    /**
      * Issue 13, item 4: a client whose clock ran far ahead proposed a token that a bare majority handed out with no
      * write-back; once one of those nodes restarted empty, a client with a correct clock got a smaller token from it
      * and the node that never saw the proposal. A node now takes a proposal only up to 1 s ahead of its own clock,

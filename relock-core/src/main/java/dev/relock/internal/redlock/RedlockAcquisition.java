@@ -1,11 +1,14 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
+import dev.relock.RelockException;
 import dev.relock.internal.Hold;
 import dev.relock.internal.LockEvents;
 import dev.relock.internal.LockKeys;
 import dev.relock.internal.LockMode;
+import dev.relock.internal.RedisCalls;
 import dev.relock.internal.SteppedAcquisition;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -339,6 +342,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
             undoAttempt(false);
         }
+        RelockException refused = refusedForGood(poll);
+        if (refused != null) {
+            finish(null, refused);
+            return;
+        }
         // refusals decide the poll before the remaining nodes answer: unavailable only when no
         // node refused, or so many failed that a majority cannot answer at all
         if (poll.answered() < client.majority()
@@ -489,6 +497,32 @@ final class RedlockAcquisition extends SteppedAcquisition {
     }
 
     // ---- reading the answers ------------------------------------------------------------------
+
+    /**
+     * The failure of an attempt that so many nodes answered with an error that does not pass with time (a key of
+     * another type, a script error) that no majority can grant it; else null. Unlike a node out of reach, waiting
+     * changes nothing: the acquisition fails, as it does on a single server.
+     */
+    private RelockException refusedForGood(Poll<List<Object>> poll) {
+        int refusing = 0;
+        String example = null;
+        for (CompletableFuture<List<Object>> reply : poll.replies()) {
+            if (reply.isCompletedExceptionally()) {
+                Throwable cause = RedisCalls.unwrap(reply.handle((value, error) -> error).join());
+                String message = String.valueOf(cause.getMessage());
+                if (cause instanceof RedisCommandExecutionException
+                        && (message.startsWith("WRONGTYPE") || message.startsWith("ERR"))) {
+                    refusing++;
+                    example = message;
+                }
+            }
+        }
+        if (refusing <= client.nodeCount() - client.majority()) {
+            return null;
+        }
+        return new RelockException("acquire of lock '" + name + "': " + refusing + " of " + client.nodeCount()
+                + " Redlock nodes refused the script, so no majority can grant it: " + example, null);
+    }
 
     /** Whether the nodes that refused name one holder (a writer, or '~readers') on a majority of all nodes. */
     private boolean holderOfMajority(List<List<Object>> answers) {
