@@ -26,6 +26,7 @@ public final class Hold {
     private static final VarHandle HOLDS;
     private static final VarHandle STATE;
     private static final VarHandle LOST;
+    private static final VarHandle LOST_REASON;
 
     static {
         try {
@@ -33,6 +34,7 @@ public final class Hold {
             HOLDS = lookup.findVarHandle(Hold.class, "holds", int.class);
             STATE = lookup.findVarHandle(Hold.class, "state", LeaseState.class);
             LOST = lookup.findVarHandle(Hold.class, "lost", CompletableFuture.class);
+            LOST_REASON = lookup.findVarHandle(Hold.class, "lostReason", String.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -50,7 +52,8 @@ public final class Hold {
     private volatile LeaseState state = LeaseState.HELD; // STATE
     // null until whenLost() or lose() needs it; set once, through LOST
     private volatile CompletableFuture<LeaseLost> lost;
-    // why the lease was lost: written by lose() before the state becomes LOST, so whoever sees LOST sees it
+    // why the lease was lost: set once, by the lose() that then sets LOST, before it does, so whoever sees LOST
+    // sees it; a lose() that finds it set has lost the race and leaves the state alone
     private volatile String lostReason;
     private volatile boolean renewed;
     private volatile long leaseMillis;
@@ -175,17 +178,16 @@ public final class Hold {
      * if the lease was already lost or released.
      */
     public boolean lose(String reason, Runnable beforeTelling) {
-        if (state != LeaseState.HELD) {
-            return false;
-        }
-        lostReason = reason;
-        if (!STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST)) {
+        // of two lose() calls at once, only the one that set the reason may set LOST, so the reason stays the one
+        // that is reported
+        if (state != LeaseState.HELD || !LOST_REASON.compareAndSet(this, (String) null, reason)
+                || !STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST)) {
             return false;
         }
         try {
             beforeTelling.run();
         } finally {
-            whenLost().complete(new LeaseLost(lockName, fencingToken, lostReason));
+            whenLost().complete(new LeaseLost(lockName, fencingToken, reason));
             span.ended(this, true);
         }
         return true;
