@@ -1,9 +1,9 @@
 package dev.relock;
 
 import dev.relock.internal.Instrumentation;
-import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.SingleServerEngine;
 import dev.relock.internal.redlock.ClockDrift;
-import dev.relock.internal.redlock.RedlockClient;
+import dev.relock.internal.redlock.RedlockEngine;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -96,7 +96,7 @@ public final class RelockClientBuilder {
 
     /** As {@link #redlock(String...)}. */
     public RelockClientBuilder redlockUris(List<String> redisUris) {
-        this.redlockUris = RedlockClient.checkUris(redisUris);
+        this.redlockUris = RedlockEngine.checkUris(redisUris);
         return this;
     }
 
@@ -311,7 +311,7 @@ public final class RelockClientBuilder {
                 replicationGuard);
         Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
         if (redlockUris != null) {
-            return RedlockClient.connect(redlockUris, settings,
+            return RedlockEngine.connect(redlockUris, settings,
                     clockDrift == null ? ClockDrift.DEFAULT : clockDrift, List.copyOf(leaseLostListeners),
                     instrumentation);
         }
@@ -319,10 +319,10 @@ public final class RelockClientBuilder {
             throw new IllegalStateException("clockDrift(...) applies only to Redlock clients: set redlock(...)");
         }
         if (redisClusterUris != null || redisClusterClient != null) {
-            return LettuceRelockClient.connectCluster(redisClusterUris, redisClusterClient, settings,
+            return SingleServerEngine.connectCluster(redisClusterUris, redisClusterClient, settings,
                     List.copyOf(leaseLostListeners), instrumentation);
         }
-        return LettuceRelockClient.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
+        return SingleServerEngine.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
                 instrumentation);
     }
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.ServerFeatures;
 import dev.relock.testredis.RedisBinary;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
@@ -32,7 +32,7 @@ class ClusterPlainPubSubFallbackTest {
         try (RedisCluster cluster = RedisCluster.builder().binary(RedisBinary.embedded()).masters(3).start();
                 RelockClient holder = RelockClient.builder().redisClusterUris(cluster.seedUri()).build();
                 RelockClient waiter = RelockClient.builder().redisClusterUris(cluster.seedUri()).build()) {
-            assertThat(((LettuceRelockClient) waiter).serverFeatures().shardedPubSub()).as("Redis 6.2").isFalse();
+            assertThat(ServerFeatures.of(waiter).shardedPubSub()).as("Redis 6.2").isFalse();
             String channel = "relock:wake:" + waiter.clientId();
             RedisServer subscribedOn = cluster.nodes().stream()
                     .filter(node -> node.execute("PUBSUB", "CHANNELS", channel).contains(channel))

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.relock.ReplicationGuard.OnShortfall;
-import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.ServerFeatures;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
@@ -278,7 +278,7 @@ class ClusterReplicationGuardTest extends ReplicatedClusterTestBase {
 
     @Test
     void anFsyncedGuardIsRefusedAtConnectByAClusterWithoutWaitAof() {
-        assumeFalse(((LettuceRelockClient) newClient(UnaryOperator.identity())).serverFeatures().waitAof(),
+        assumeFalse(ServerFeatures.of(newClient(UnaryOperator.identity())).waitAof(),
                 "this redis-server has WAITAOF");
         assertThatThrownBy(() -> newClient(b -> b.replicationGuard(
                         new ReplicationGuard(1, GUARD_TIMEOUT, OnShortfall.FAIL, true))))

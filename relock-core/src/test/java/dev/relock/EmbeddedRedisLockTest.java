@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.LettuceRelockClient;
 import dev.relock.internal.ServerFeatures;
 import dev.relock.testredis.RedisBinary;
 import dev.relock.testredis.RedisServer;
@@ -69,7 +68,7 @@ class EmbeddedRedisLockTest {
     @Test
     void aRedis62OffersNoneOfTheNewerCommands() {
         try (RelockClient client = client(Duration.ofSeconds(5))) {
-            assertThat(((LettuceRelockClient) client).serverFeatures()).isEqualTo(ServerFeatures.NONE);
+            assertThat(ServerFeatures.of(client)).isEqualTo(ServerFeatures.NONE);
         }
     }
 

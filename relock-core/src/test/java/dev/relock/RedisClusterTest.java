@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.testredis.RedisCluster;
-import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.ServerFeatures;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;
@@ -195,7 +195,7 @@ class RedisClusterTest {
     void waitersListenOnTheirLocksShardChannelOnlyWhileTheyWait() throws Exception {
         RelockClient holder = newClient();
         RelockClient waiter = newClient();
-        assertThat(((LettuceRelockClient) waiter).serverFeatures().shardedPubSub())
+        assertThat(ServerFeatures.of(waiter).shardedPubSub())
                 .as("SPUBLISH found at connect (Redis %s)", cluster.nodes().get(0).binary().version())
                 .isEqualTo(shardedPubSub(cluster));
         for (RedisServer master : cluster.masters()) {

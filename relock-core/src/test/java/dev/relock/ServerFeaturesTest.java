@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import dev.relock.internal.LettuceRelockClient;
 import dev.relock.internal.ServerFeatures;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -18,7 +17,7 @@ class ServerFeaturesTest extends OneServerTestBase {
         String[] version = redis.binary().version().split("\\.");
         int major = Integer.parseInt(version[0]);
         int minor = Integer.parseInt(version[1]);
-        ServerFeatures features = ((LettuceRelockClient) newClient(b -> b)).serverFeatures();
+        ServerFeatures features = ServerFeatures.of(newClient(b -> b));
         assertThat(features.shardedPubSub()).as("SPUBLISH on %s", redis.binary().version()).isEqualTo(major >= 7);
         assertThat(features.waitAof()).as("WAITAOF on %s", redis.binary().version())
                 .isEqualTo(major > 7 || (major == 7 && minor >= 2));
@@ -32,7 +31,7 @@ class ServerFeaturesTest extends OneServerTestBase {
      */
     @Test
     void anFsyncedGuardIsRefusedAtConnectByAServerWithoutWaitAof() {
-        assumeFalse(((LettuceRelockClient) newClient(b -> b)).serverFeatures().waitAof(),
+        assumeFalse(ServerFeatures.of(newClient(b -> b)).waitAof(),
                 "this redis-server has WAITAOF");
         long connectedBefore = connectedClients();
         ReplicationGuard fsynced = new ReplicationGuard(1, Duration.ofMillis(100),

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>With a {@link ReplicationGuard}, an attempt that took the lock is followed by {@code WAIT}
- * on the same connection ({@link LettuceRelockClient#acquisitionCalls}), which counts the
+ * on the same connection ({@link SingleServerEngine#acquisitionCalls}), which counts the
  * attempt's write; the WAIT is then the one command in flight, and the hold is handed out only
  * when enough replicas acknowledged. Too few: the hold is undone by the withdraw script, and the
  * acquisition fails, ends or tries again as the guard says. Cancelled meanwhile: the withdraw
@@ -77,7 +77,7 @@ final class Acquisition extends SteppedAcquisition {
     // as Lettuce's cluster connection: a slot that moves more often than this is failing over in a loop
     static final int MAX_REDIRECTS = 5;
 
-    private final LettuceRelockClient client;
+    private final SingleServerEngine client;
     private final String name;
     private final LockKeys keys;
     private final LockMode mode;
@@ -129,7 +129,7 @@ final class Acquisition extends SteppedAcquisition {
      * @param refusal the exception for a negative reply code (the script's reason to refuse),
      *     given the code
      */
-    Acquisition(LettuceRelockClient client, String name, LockKeys keys, LockMode mode, String owner,
+    Acquisition(SingleServerEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
         super(client.timer());
         this.client = client;
@@ -362,8 +362,8 @@ final class Acquisition extends SteppedAcquisition {
     // ---- steps, with lock held ----------------------------------------------------------------
 
     private void attempt() {
-        if (client.isClosed()) {
-            finish(null, client.closedException());
+        if (client.core.isClosed()) {
+            finish(null, client.core.closedException());
             return;
         }
         cancelTimer();
@@ -492,7 +492,7 @@ final class Acquisition extends SteppedAcquisition {
             // a slot in migration ran nothing and answers again once the migration ends: a wait with a deadline
             // goes on trying until then, like one without (which tries through any unavailability)
             boolean waitsOut = queued && RedisCalls.isSlotMigrating(error) && System.nanoTime() - deadline < 0;
-            if ((forever || waitsOut) && !client.isClosed()) {
+            if ((forever || waitsOut) && !client.core.isClosed()) {
                 backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
                 log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
                         mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
@@ -507,10 +507,10 @@ final class Acquisition extends SteppedAcquisition {
     private void tookHold(long token, long sentNanos) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
         client.track(hold);
-        if (client.isClosed()) {
+        if (client.core.isClosed()) {
             // close() may have released the table before this hold joined it
             client.releaseUnseen(hold);
-            finish(null, client.closedException());
+            finish(null, client.core.closedException());
             return;
         }
         log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, token);
@@ -529,7 +529,7 @@ final class Acquisition extends SteppedAcquisition {
         } catch (RejectedExecutionException e) {
             // the timer executor shuts down only with the client
             withdraw(false);
-            finish(null, client.closedException());
+            finish(null, client.core.closedException());
         }
     }
 
@@ -542,7 +542,7 @@ final class Acquisition extends SteppedAcquisition {
 
     /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
     private void withdraw(boolean undoFreshHold) {
-        if (client.isClosed()) {
+        if (client.core.isClosed()) {
             // close() withdraws the waiters itself, before it closes the connection
             return;
         }

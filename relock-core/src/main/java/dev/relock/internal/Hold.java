@@ -61,7 +61,7 @@ public final class Hold {
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
     // whether the owner-checked release of this hold after its loss went out (at most once);
-    // guarded by this (LettuceRelockClient.releaseLost)
+    // guarded by this (SingleServerEngine.releaseLost)
     private boolean lostReleaseSent;
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = NoLockEvents.INSTANCE;

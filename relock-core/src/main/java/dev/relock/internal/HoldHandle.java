@@ -37,10 +37,6 @@ public class HoldHandle implements LockHandle {
     private final Hold hold;
     private volatile boolean closed; // CLOSED
 
-    HoldHandle(LettuceRelockClient client, Hold hold) {
-        this(client.releaseOfHandles(), hold);
-    }
-
     /** A handle whose close() or releaseAfter(...) gives the hold to {@code release}, once. */
     public HoldHandle(Release release, Hold hold) {
         this.release = release;

@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
  * this thread only, so a reply that arrived before a deadline is read before that deadline's check.
  *
  * <p>A renewal in flight at the deadline may still get through: its hold has been reported lost,
- * so the lock is released by owner at once ({@link LettuceRelockClient#releaseLost}) rather than
+ * so the lock is released by owner at once ({@link SingleServerEngine#releaseLost}) rather than
  * left to its lease, and nothing is reported twice ({@link Hold#lose} is once only). Whoever hears
- * of a loss is told through {@link LettuceRelockClient#reportLost}, on this thread.
+ * of a loss is told through {@link SingleServerEngine#reportLost}, on this thread.
  */
 final class LeaseKeeper implements AutoCloseable {
 
@@ -47,7 +47,7 @@ final class LeaseKeeper implements AutoCloseable {
     /** The fixed part of the drift: how late this thread may wake on a loaded machine. */
     static final long DRIFT_FIXED_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final LettuceRelockClient client;
+    private final SingleServerEngine client;
     private final HoldTable holds;
     private final RedisCalls calls;
     private final ScheduledThreadPoolExecutor thread;
@@ -59,12 +59,12 @@ final class LeaseKeeper implements AutoCloseable {
     // when the next periodic pass starts at the earliest; keeper thread only
     private long nextPassAt;
 
-    LeaseKeeper(LettuceRelockClient client, HoldTable holds, RedisCalls calls, long periodMillis) {
+    LeaseKeeper(SingleServerEngine client, HoldTable holds, RedisCalls calls, long periodMillis) {
         this.client = client;
         this.holds = holds;
         this.calls = calls;
         this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
-        this.thread = KeeperThread.start("relock-lease-keeper", client.clientId());
+        this.thread = KeeperThread.start("relock-lease-keeper", client.core.clientId());
         this.alarm = new DeadlineAlarm(thread, this::checkDeadlines);
         this.reconnectPass = new CoalescedRun(thread, this::renewAll);
         this.nextPassAt = System.nanoTime() + periodNanos;
@@ -175,7 +175,7 @@ final class LeaseKeeper implements AutoCloseable {
                         + TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis())) + " ms of drift on this client's clock)"
                 : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held (minus "
                         + TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis())) + " ms of drift)");
-        if (hold.mode == LockMode.WRITE && client.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
+        if (hold.mode == LockMode.WRITE && client.core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
             // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
             // alive, so the write hold would outlive its lease in Redis and keep everyone else out
             client.releaseLost(hold);
@@ -209,7 +209,7 @@ final class LeaseKeeper implements AutoCloseable {
                     if (error != null) {
                         client.events().renewals(false, batch.size());
                         log.warn("relock client {}: renewal of {} lease(s) failed; retrying in lease/3: {}",
-                                client.clientId(), batch.size(),
+                                client.core.clientId(), batch.size(),
                                 calls.failure(error, "lease renewal", null).getMessage());
                         return;
                     }

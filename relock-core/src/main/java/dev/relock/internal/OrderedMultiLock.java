@@ -38,11 +38,11 @@ public final class OrderedMultiLock implements RelockMultiLock {
     private final Function<Hold, LockHandle> handleOfHold;
 
     /** @param locks the member locks, already in their global order */
-    OrderedMultiLock(LettuceRelockClient client, List<RedisLock> locks) {
+    OrderedMultiLock(SingleServerEngine client, List<EngineLock> locks) {
         this(locks, client.events(), leaseMillis -> {
             boolean renewed = leaseMillis == RENEWED;
-            return client.tryWriteLockAll(locks, renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
-        }, hold -> new HoldHandle(client, hold));
+            return client.tryWriteLockAll(locks, renewed ? client.core.defaultLeaseMillis() : leaseMillis, renewed);
+        }, hold -> new HoldHandle(client.core.releaseOfHandles(), hold));
     }
 
     private OrderedMultiLock(List<? extends RelockLock> locks, LockEvents events, LongFunction<List<Hold>> atOnce,

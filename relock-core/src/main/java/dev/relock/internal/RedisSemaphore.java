@@ -11,16 +11,16 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * A semaphore with leased permits (see {@link RelockSemaphore}; the state in Redis is described in
- * queue.lua). Stateless view like {@link RedisLock}; every acquisition has a holder id of its own,
+ * queue.lua). Stateless view like {@link EngineLock}; every acquisition has a holder id of its own,
  * so handles are not tied to threads.
  */
 final class RedisSemaphore implements RelockSemaphore {
 
-    private final LettuceRelockClient client;
+    private final SingleServerEngine client;
     private final String name;
     private final LockKeys keys;
 
-    RedisSemaphore(LettuceRelockClient client, String name, LockKeys keys) {
+    RedisSemaphore(SingleServerEngine client, String name, LockKeys keys) {
         this.client = client;
         this.name = name;
         this.keys = keys;
@@ -117,10 +117,10 @@ final class RedisSemaphore implements RelockSemaphore {
             throw new IllegalArgumentException("permits to acquire from semaphore '" + name
                     + "' must be positive: " + permits);
         }
-        client.ensureOpen();
+        client.core.ensureOpen();
         boolean renewed = leaseMillis == 0;
-        long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
-        return new Acquisition(client, name, keys, LockMode.PERMITS, client.newHolderId(), lease, renewed,
+        long lease = renewed ? client.core.defaultLeaseMillis() : leaseMillis;
+        return new Acquisition(client, name, keys, LockMode.PERMITS, client.core.newHolderId(), lease, renewed,
                 new String[] {Integer.toString(permits)}, code -> {
                     if (code == -3) {
                         return notSet();
@@ -142,7 +142,7 @@ final class RedisSemaphore implements RelockSemaphore {
     }
 
     private long admin(String operation, long number) {
-        client.ensureOpen();
+        client.core.ensureOpen();
         return client.calls().await(client.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
                 keys.all(), operation, Long.toString(number), client.graceMillis(), client.wakeRoute(keys)),
                 operation + " permits", name);
@@ -166,8 +166,8 @@ final class RedisSemaphore implements RelockSemaphore {
 
         private final int permits;
 
-        Permits(LettuceRelockClient client, Hold hold, int permits) {
-            super(client, hold);
+        Permits(SingleServerEngine client, Hold hold, int permits) {
+            super(client.core.releaseOfHandles(), hold);
             this.permits = permits;
         }
 

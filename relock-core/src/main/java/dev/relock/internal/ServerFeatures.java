@@ -1,5 +1,6 @@
 package dev.relock.internal;
 
+import dev.relock.RelockClient;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +23,14 @@ public record ServerFeatures(boolean shardedPubSub, boolean waitAof, boolean con
 
     /** What a server that could not be asked is assumed to offer: nothing newer than Redis 6.2. */
     public static final ServerFeatures NONE = new ServerFeatures(false, false, false);
+
+    /**
+     * What the server of a client found at connect, for tests and diagnostics (public for them);
+     * {@link #NONE} for a Redlock client, which does not ask.
+     */
+    public static ServerFeatures of(RelockClient client) {
+        return ((EngineClient) client).engine() instanceof SingleServerEngine single ? single.serverFeatures() : NONE;
+    }
 
     /** Asks the server through {@code calls} (blocking, within the command timeout). */
     public static ServerFeatures probe(RedisCalls calls, String address) {

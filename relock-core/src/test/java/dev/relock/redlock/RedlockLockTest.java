@@ -11,7 +11,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
-import dev.relock.internal.redlock.RedlockClient;
+import dev.relock.internal.redlock.RedlockEngine;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
@@ -188,7 +188,7 @@ class RedlockLockTest extends RedlockTestBase {
     @ParameterizedTest
     @ValueSource(strings = {"acquire.lua", "acquire-read.lua"})
     void aNodeHandsOutNoTokenFarAheadOfItsOwnClock(String script) throws Exception {
-        String text = LuaScript.load(RedlockClient.class, script).body();
+        String text = LuaScript.load(RedlockEngine.class, script).body();
         RedisServer node = nodes.get(0);
         String[] keys = {"relock:{far}", "relock:{far}:fence", "relock:{far}:readers", "relock:{far}:expiry",
                 "relock:{far}:queue"};

@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * same one to all nodes, which they give unless their fence is past it), it is first written back
  * to a majority. The hold is valid until {@code sent + lease - drift}; if that has passed already,
  * the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
- * every node (see {@link RedlockClient#cleanUpAttempt}), and the next attempt waits
+ * every node (see {@link RedlockEngine#cleanUpAttempt}), and the next attempt waits
  * <ul>
  *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
  *       place in every node's queue, ordered by when its wait began by that node's clock): not at all;</li>
@@ -72,7 +72,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // are below it all hand out the proposal
     private static final long TOKEN_LEAD_MICROS = TimeUnit.MILLISECONDS.toMicros(50);
 
-    private final RedlockClient client;
+    private final RedlockEngine client;
     private final String name;
     private final LockKeys keys;
     private final LockMode mode;
@@ -110,7 +110,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private boolean splitting;
     private long generation;
 
-    RedlockAcquisition(RedlockClient client, String name, LockKeys keys, LockMode mode, String owner,
+    RedlockAcquisition(RedlockEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
         super(client.timer());
         this.client = client;
@@ -118,7 +118,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         this.keys = keys;
         this.mode = mode;
         this.owner = owner;
-        this.member = RedlockClient.member(mode, owner);
+        this.member = RedlockEngine.member(mode, owner);
         this.leaseMillis = leaseMillis;
         this.renewed = renewed;
     }
@@ -259,7 +259,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 settleWon(true, null, token, validUntil);
                 return;
             }
-            Poll<Long> fenced = client.sendToAll(RedlockClient.FENCE, ScriptOutputType.INTEGER,
+            Poll<Long> fenced = client.sendToAll(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
                     new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token));
             long settledToken = token;
             fenced.decidedWithin(client.timeoutNanos(), client.timer())
@@ -312,8 +312,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // ---- steps, with lock held ----------------------------------------------------------------
 
     private void attempt() {
-        if (client.isClosed()) {
-            finish(null, client.closedException());
+        if (client.core.isClosed()) {
+            finish(null, client.core.closedException());
             return;
         }
         cancelTimer();
@@ -326,7 +326,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         attemptSent = sent;
         attemptId = client.nextAttemptId();
         Poll<List<Object>> poll = client.sendToAllInOrder(
-                mode == LockMode.READ ? RedlockClient.ACQUIRE_READ : RedlockClient.ACQUIRE, ScriptOutputType.MULTI,
+                mode == LockMode.READ ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
                 reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()),
                 waitedMicros(), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS));
@@ -413,7 +413,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             timerAt = when;
         } catch (RejectedExecutionException e) {
             // the timer shuts down only with the client
-            finish(null, client.closedException());
+            finish(null, client.core.closedException());
             return;
         }
         if (onSignal && signal != null) {
@@ -426,11 +426,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long start = validUntil - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, start);
         client.track(hold);
-        if (client.isClosed()) {
+        if (client.core.isClosed()) {
             // close() may have released the table before this hold joined it
-            client.holds().remove(hold);
+            client.core.holds().remove(hold);
             undoAttempt(false);
-            finish(null, client.closedException());
+            finish(null, client.core.closedException());
             return;
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
@@ -448,7 +448,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (mode != LockMode.WRITE || once) {
             return 0;
         }
-        long cap = client.defaultLeaseMillis() * 3 / 2;
+        long cap = client.core.defaultLeaseMillis() * 3 / 2;
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
         return Math.max(1, forever ? cap : Math.min(cap, left));
     }
@@ -468,7 +468,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     /**
      * Undoes the latest attempt on every node once that node answered it (see
-     * {@link RedlockClient#cleanUpAttempt}); {@code stopWaiting}: the writer's mark, place and turn
+     * {@link RedlockEngine#cleanUpAttempt}); {@code stopWaiting}: the writer's mark, place and turn
      * go too.
      */
     private void undoAttempt(boolean stopWaiting) {
@@ -552,7 +552,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         leases.sort(null);
         int mustFree = client.majority() - poll.yes();
         long millis = mustFree <= 0 || mustFree > leases.size() ? 0 : leases.get(mustFree - 1);
-        long capped = Math.min(millis, client.defaultLeaseMillis()) + 1;
+        long capped = Math.min(millis, client.core.defaultLeaseMillis()) + 1;
         return TimeUnit.MILLISECONDS.toNanos(capped);
     }
 }

@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * deadline is counted before that deadline's check.
  *
  * <p>A renewal round in flight at the deadline may still win a majority: the loss was reported
- * with a release of the hold on every node ({@link RedlockClient#reportLost}), sent after that
+ * with a release of the hold on every node ({@link RedlockEngine#reportLost}), sent after that
  * renewal and by EVAL, so on each node it runs after it; no renewal of a hold goes out after its
  * loss (checked under the dispatch lock). Nothing is sent again when the late majority is counted:
  * by then the same owner (a thread) may have taken the lock anew, and a release by owner sent
@@ -53,7 +53,7 @@ final class RedlockRenewer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedlockRenewer.class);
     static final int BATCH = 500;
 
-    private final RedlockClient client;
+    private final RedlockEngine client;
     private final ScheduledThreadPoolExecutor thread;
     private final long periodNanos;
     // the one-shot deadline check between passes
@@ -63,10 +63,10 @@ final class RedlockRenewer implements AutoCloseable {
     // the renewal pass a reconnect asks for
     private final CoalescedRun reconnectPass;
 
-    RedlockRenewer(RedlockClient client, long periodMillis) {
+    RedlockRenewer(RedlockEngine client, long periodMillis) {
         this.client = client;
         this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
-        this.thread = KeeperThread.start("relock-redlock-renewer", client.clientId());
+        this.thread = KeeperThread.start("relock-redlock-renewer", client.core.clientId());
         this.alarm = new DeadlineAlarm(thread, this::checkDeadlines);
         this.reconnectPass = new CoalescedRun(thread, this::renewAll);
         this.nextPassAt = System.nanoTime() + periodNanos;
@@ -129,7 +129,7 @@ final class RedlockRenewer implements AutoCloseable {
      */
     private OptionalLong sweep(long now, Consumer<Hold> live) {
         OptionalLong earliest = OptionalLong.empty();
-        for (Hold hold : client.holds().all()) {
+        for (Hold hold : client.core.holds().all()) {
             if (hold.state() != LeaseState.HELD || hold.releasing()) {
                 continue;
             }
@@ -183,11 +183,11 @@ final class RedlockRenewer implements AutoCloseable {
                 Hold hold = batch.get(i);
                 keys[2 * i] = hold.keys.lock();
                 keys[2 * i + 1] = hold.keys.leases();
-                args[2 * i] = RedlockClient.member(hold);
+                args[2 * i] = RedlockEngine.member(hold);
                 args[2 * i + 1] = Long.toString(hold.leaseMillis());
             }
             sent = System.nanoTime();
-            replies = client.sendToEachInOrder(RedlockClient.RENEW, ScriptOutputType.MULTI, keys, args);
+            replies = client.sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI, keys, args);
         } finally {
             client.dispatch().unlock();
         }
@@ -227,7 +227,7 @@ final class RedlockRenewer implements AutoCloseable {
         } else {
             client.events().renewals(false, 1);
             log.warn("relock Redlock client {}: renewal of lock '{}' reached no majority; retrying in lease/3: {}",
-                    client.clientId(), hold.lockName, String.join("; ", poll.failures()));
+                    client.core.clientId(), hold.lockName, String.join("; ", poll.failures()));
         }
     }
 

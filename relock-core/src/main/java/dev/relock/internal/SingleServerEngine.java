@@ -1,7 +1,5 @@
 package dev.relock.internal;
 
-import dev.relock.HeldLock;
-import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LeaseLostListener;
@@ -9,9 +7,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockException;
-import dev.relock.RelockLock;
 import dev.relock.RelockMultiLock;
-import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.ReplicationGuard;
@@ -42,27 +38,23 @@ import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.TreeMap;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link RelockClient} on Lettuce: one multiplexed connection for commands, one pub/sub
+ * The {@link Engine} for one Redis (standalone, Sentinel or Cluster), on Lettuce: one multiplexed connection for commands, one pub/sub
  * connection for wake-ups, one {@link LeaseKeeper} thread. The pub/sub connection is subscribed
  * to this client's own wake-up channel, except on a Redis Cluster whose servers have sharded
  * pub/sub (asked once at connect, {@link ServerFeatures}): there scripts SPUBLISH to the lock's own
@@ -74,22 +66,19 @@ import org.slf4j.LoggerFactory;
  * acquisitions and their WAITs go over a connection of their own: one to the server, or on
  * Cluster one to each master ({@link ClusterGuardLinks}).
  *
- * <p>Owner ids are {@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a hold owned by
- * its handle (asynchronous acquisitions, semaphore permits); the client id is 128 bits from a
- * {@link SecureRandom}, so no other client can guess an owner and release its lock. Every
- * public method may be called from any thread. After {@link #close()} they throw
- * IllegalStateException.
+ * <p>Every method may be called from any thread.
  */
-public final class LettuceRelockClient implements RelockClient {
+public final class SingleServerEngine implements Engine {
 
-    private static final Logger log = LoggerFactory.getLogger(LettuceRelockClient.class);
-    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Logger log = LoggerFactory.getLogger(SingleServerEngine.class);
+    private static final String[] NO_EXTRA_ARGS = {};
     // refreshIfUnreachable asks for a fresh Cluster topology at most this often
     private static final long UNREACHABLE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final String clientId;
+    // the client this engine serves: ids, the hold table, loss reporting
+    final EngineClient core;
     private final RelockSettings settings;
-    private final List<LeaseLostListener> listeners;
+    private final String address;
     private final AbstractRedisClient redisClient;
     // System.nanoTime() of the last topology refresh asked for by refreshIfUnreachable
     private final AtomicLong lastUnreachableRefresh = new AtomicLong(System.nanoTime() - UNREACHABLE_REFRESH_NANOS);
@@ -105,7 +94,8 @@ public final class LettuceRelockClient implements RelockClient {
     private final CompletableFuture<RedisCalls> guardedCalls;
     // with a replication guard on Cluster: one such connection per master, else null
     private final ClusterGuardLinks guardLinks;
-    private final HoldTable holds = new HoldTable();
+    // the client's table
+    private final HoldTable holds;
     private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
@@ -114,24 +104,18 @@ public final class LettuceRelockClient implements RelockClient {
     // the newer commands the server offers, asked once at connect
     private final ServerFeatures features;
     // on a Cluster with sharded pub/sub: the lock channels waiters listen to; otherwise null, and
-    // wake-ups come on the client's own channel, wakeChannelPrefix + clientId
+    // wake-ups come on the client's own channel, wakeChannelPrefix + client id
     private final ShardWakeChannels shardChannels;
     private final String wakeChannelPrefix;
     private final String graceMillis;
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicLong holderIds = new AtomicLong();
-    // a thread's owner id, made once: every hold of the thread shares the string, and a lock or
-    // unlock does not concatenate it again
-    private final ThreadLocal<String> ownerOfThread =
-            ThreadLocal.withInitial(() -> clientId() + ":" + Thread.currentThread().getId());
-    private final HoldHandle.Release releaseOfHandles = (hold, delayMillis) -> release(hold, delayMillis, true);
     private final AtomicLong attemptIds = new AtomicLong();
 
-    private LettuceRelockClient(RelockSettings settings, List<LeaseLostListener> listeners,
-            Instrumentation instrumentation, AbstractRedisClient redisClient, boolean ownsRedisClient, String address) {
-        this.clientId = newClientId();
-        this.settings = settings;
-        this.listeners = listeners;
+    private SingleServerEngine(EngineClient core, Instrumentation instrumentation, AbstractRedisClient redisClient,
+            boolean ownsRedisClient, String address) {
+        this.core = core;
+        this.settings = core.settings();
+        this.address = address;
+        this.holds = core.holds();
         this.redisClient = redisClient;
         this.ownsRedisClient = ownsRedisClient;
         this.cluster = redisClient instanceof RedisClusterClient;
@@ -168,7 +152,7 @@ public final class LettuceRelockClient implements RelockClient {
                 sharded = new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(), timer(),
                         ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
             } else {
-                calls.await(wakeUps.async().subscribe(wakeChannelPrefix + clientId), "subscribe", null);
+                calls.await(wakeUps.async().subscribe(wakeChannelPrefix + core.clientId()), "subscribe", null);
             }
             this.shardChannels = sharded;
             // ----
@@ -187,9 +171,9 @@ public final class LettuceRelockClient implements RelockClient {
             if (sharded != null) {
                 sharded.close();
             }
-            closeQuietly(forGuard);
-            closeQuietly(wakeUps);
-            closeQuietly(commands);
+            RedisConnections.closeQuietly(forGuard);
+            RedisConnections.closeQuietly(wakeUps);
+            RedisConnections.closeQuietly(commands);
             if (ownsRedisClient) {
                 redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
@@ -212,7 +196,7 @@ public final class LettuceRelockClient implements RelockClient {
             }
         };
         redisClient.addListener(reconnected);
-        log.debug("relock client {} connected to {}", clientId, address);
+        log.debug("relock client {} connected to {}", core.clientId(), address);
     }
 
     /** The newer server commands this client found at connect (for tests and diagnostics). */
@@ -243,8 +227,8 @@ public final class LettuceRelockClient implements RelockClient {
                         + " autoReconnect(false)) on the RedisClient, or give relock a URI");
             }
             warnIfCommandsAreSentAgain(redisClient);
-            return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation, redisClient,
-                    false, "(caller's Lettuce client)"), "(caller's Lettuce client)");
+            return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
+                    instrumentation, redisClient, false, "(caller's Lettuce client)")));
         }
         RedisURI uri = parse(redisUri, "redisUri");
         uri.setTimeout(settings.commandTimeout());
@@ -258,9 +242,10 @@ public final class LettuceRelockClient implements RelockClient {
             // a Lettuce without the protected API LazySyncRedisClient builds on
             created = RedisClient.create(uri);
         }
-        created.setOptions(clientOptions(settings.commandTimeout()));
-        return offeringWhatTheGuardNeeds(
-                new LettuceRelockClient(settings, listeners, instrumentation, created, true, address), address);
+        created.setOptions(RedisConnections.clientOptions(settings.commandTimeout()));
+        RedisClient owned = created;
+        return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
+                core -> new SingleServerEngine(core, instrumentation, owned, true, address)));
     }
 
     /**
@@ -287,19 +272,6 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     /**
-     * The options of every Lettuce client relock creates: reconnect automatically, fail commands
-     * at once while disconnected instead of queueing them, time out commands and connects.
-     */
-    public static ClientOptions clientOptions(Duration commandTimeout) {
-        return ClientOptions.builder()
-                .autoReconnect(true)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
-                .build();
-    }
-
-    /**
      * Called by {@link RelockClientBuilder#build()} for a Redis Cluster, with exactly one of seed
      * URIs and a Lettuce cluster client.
      */
@@ -307,15 +279,15 @@ public final class LettuceRelockClient implements RelockClient {
             RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         if (clusterClient != null) {
             warnIfCommandsAreSentAgain(clusterClient);
-            return offeringWhatTheGuardNeeds(new LettuceRelockClient(settings, listeners, instrumentation,
-                    clusterClient, false, "(caller's Lettuce cluster client)"), "(caller's Lettuce cluster client)");
+            return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
+                    instrumentation, clusterClient, false, "(caller's Lettuce cluster client)")));
         }
         List<RedisURI> seeds = new ArrayList<>();
         for (String seedUri : seedUris) {
             RedisURI seed = parse(seedUri, "redisClusterUris");
             if (!seed.getSentinels().isEmpty()) {
                 throw new IllegalArgumentException("redisClusterUris takes the URIs of cluster nodes, not of Sentinels: "
-                        + withoutCredentials(seedUri));
+                        + RedisConnections.withoutCredentials(seedUri));
             }
             seed.setTimeout(settings.commandTimeout());
             seeds.add(seed);
@@ -336,20 +308,21 @@ public final class LettuceRelockClient implements RelockClient {
                         .enablePeriodicRefresh(Duration.ofSeconds(30))
                         .build())
                 .build());
-        return offeringWhatTheGuardNeeds(
-                new LettuceRelockClient(settings, listeners, instrumentation, created, true, address), address);
+        return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
+                core -> new SingleServerEngine(core, instrumentation, created, true, address)));
     }
 
     /**
      * The client, if its server offers what its replication guard needs ({@code WAITAOF} for an
      * fsynced guard); otherwise closes it and says what is missing.
      */
-    private static LettuceRelockClient offeringWhatTheGuardNeeds(LettuceRelockClient client, String address) {
-        ReplicationGuard guard = client.settings.replicationGuard();
-        if (guard != null && guard.fsynced() && !client.features.waitAof()) {
+    private static EngineClient offeringWhatTheGuardNeeds(EngineClient client) {
+        SingleServerEngine engine = (SingleServerEngine) client.engine();
+        ReplicationGuard guard = client.settings().replicationGuard();
+        if (guard != null && guard.fsynced() && !engine.features.waitAof()) {
             client.close();
             throw new RelockException("replicationGuard(...) is fsynced, which needs WAITAOF (Redis 7.2 or later),"
-                    + " but Redis at " + address + " does not offer it (COMMAND INFO WAITAOF: unknown)");
+                    + " but Redis at " + engine.address + " does not offer it (COMMAND INFO WAITAOF: unknown)");
         }
         return client;
     }
@@ -359,70 +332,107 @@ public final class LettuceRelockClient implements RelockClient {
             return RedisURI.create(uri);
         } catch (RuntimeException e) {
             // Lettuce's message may repeat the URI, password included
-            throw new IllegalArgumentException(setting + " is not a valid Redis URI: " + withoutCredentials(uri));
+            throw new IllegalArgumentException(setting + " is not a valid Redis URI: "
+                    + RedisConnections.withoutCredentials(uri));
         }
     }
 
+    // ---- the engine ---------------------------------------------------------------------------
+
     @Override
-    public RelockLock lock(String name) {
-        checkName(name);
-        ensureOpen();
-        return new RedisLock(this, name, LockKeys.of(settings.keyPrefix(), name), LockMode.WRITE);
+    public Acquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
+            boolean renewed) {
+        // an upgrade is refused before anything is sent (EngineLock), so the scripts refuse nothing here
+        return new Acquisition(this, name, keys, mode, owner, leaseMillis, renewed, NO_EXTRA_ARGS,
+                code -> new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code));
+    }
+
+    /**
+     * Re-entries are counted in Redis as well as here (a re-entry costs one round trip and proves the lease is
+     * still there). The count here is the truth: every script writes the count it is given (the owner's count
+     * here, plus or less one), never increments what Redis has, so a script that ran twice or whose reply was
+     * lost changes nothing a retry or the next call does not set right, and a failed {@code unlock()} may
+     * simply be called again.
+     */
+    @Override
+    public Hold reenter(Hold held, long lease, boolean renewed) {
+        String name = held.lockName;
+        LockKeys keys = held.keys;
+        if (held.state() == LeaseState.LOST) {
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        long sent = System.nanoTime();
+        List<Long> reply = calls.await(IoThreads.offIo(timer(),
+                () -> calls.<List<Long>>run(held.mode.acquire, ScriptOutputType.MULTI, keys.all(),
+                        held.owner, Long.toString(lease), Integer.toString(held.holds()), "0", graceMillis,
+                        wakeRoute(keys))),
+                "re-entry", name);
+        if (reply.get(0) < 0) {
+            reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        if (held.state() == LeaseState.LOST) {
+            // told lost while the re-entry was on its way (its deadline passed): the hold is being released by
+            // owner, whatever Redis said; the re-entry's count in Redis goes with it
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        held.reenter(lease, renewed, sent);
+        return held;
     }
 
     @Override
-    public RelockReadWriteLock readWriteLock(String name) {
-        checkName(name);
-        ensureOpen();
-        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-        return new ReadWriteLockView(name, new RedisLock(this, name, keys, LockMode.READ),
-                new RedisLock(this, name, keys, LockMode.WRITE), null);
+    public void checkLease(String lockName, long leaseMillis, String given) {
+        // one Redis keeps any positive lease
+    }
+
+    @Override
+    public boolean forceUnlock(String name, LockKeys keys) {
+        long deleted = calls.await(calls.<Long>run(LuaScript.FORCE_UNLOCK, ScriptOutputType.INTEGER, keys.all(),
+                graceMillis, wakeRoute(keys)), "force-unlock", name);
+        if (deleted == 1) {
+            log.info("lock '{}' was forced open by client {}", name, core.clientId());
+        }
+        return deleted == 1;
+    }
+
+    @Override
+    public boolean isLocked(String name, LockKeys keys) {
+        return calls.await(calls.commands().exists(keys.lock()), "isLocked", name) == 1;
+    }
+
+    @Override
+    public Optional<Duration> remainingLease(String name, LockKeys keys) {
+        long pttl = calls.await(calls.commands().pttl(keys.lock()), "remainingLease", name);
+        return pttl < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(pttl));
     }
 
     @Override
     public RelockSemaphore semaphore(String name) {
-        checkName(name);
-        ensureOpen();
         return new RedisSemaphore(this, name, LockKeys.ofSemaphore(settings.keyPrefix(), name));
     }
 
     @Override
-    public RelockMultiLock multiLock(String... names) {
-        Objects.requireNonNull(names, "names");
-        if (names.length == 0) {
-            throw new IllegalArgumentException("a multi-lock needs at least one name");
-        }
-        Map<String, RedisLock> byKey = new TreeMap<>();
-        for (String name : names) {
-            checkName(name);
-            LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-            if (byKey.put(keys.lock(), new RedisLock(this, name, keys, LockMode.WRITE)) != null) {
-                throw new IllegalArgumentException("lock name '" + name + "' appears twice in a multi-lock");
-            }
-        }
-        ensureOpen();
-        // one global order, the keys', so two multi-locks never wait for each other in a circle
-        return new OrderedMultiLock(this, new ArrayList<>(byKey.values()));
+    public RelockMultiLock multiLock(List<EngineLock> locks) {
+        return new OrderedMultiLock(this, locks);
+    }
+
+    @Override
+    public String topology() {
+        return null;
     }
 
     @Override
     public LockInfo inspect(String name) {
-        checkName(name);
-        ensureOpen();
         return calls.await(inspectAsync(name), "inspect", name);
     }
 
     @Override
     public LockInfo inspectSemaphore(String name) {
-        checkName(name);
-        ensureOpen();
         return calls.await(inspectSemaphoreAsync(name), "inspect", name);
     }
 
     @Override
     public List<LockInfo> list(String nameGlob) {
-        Objects.requireNonNull(nameGlob, "nameGlob");
-        ensureOpen();
         // the glob applies to names, so it is escaped like a name (its *, ? and [] stay globs);
         // the trailing * also finds the semaphores' "...}:sem" keys
         ScanArgs match = ScanArgs.Builder
@@ -504,51 +514,20 @@ public final class LettuceRelockClient implements RelockClient {
                 });
     }
 
-    /** Fails with a clear message unless {@code name} is a valid lock name. */
-    public static void checkName(String name) {
-        Objects.requireNonNull(name, "lock name");
-        if (name.isBlank()) {
-            throw new IllegalArgumentException("lock name must not be blank");
-        }
-        if (name.length() > RelockClientBuilder.MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException("lock name is " + name.length() + " characters long; at most "
-                    + RelockClientBuilder.MAX_NAME_LENGTH + " are allowed");
-        }
-    }
-
-    @Override
-    public List<HeldLock> heldLocks() {
-        return holds.heldLocks();
-    }
-
     @Override
     public Duration ping() {
-        ensureOpen();
         long sent = System.nanoTime();
         calls.await(calls.commands().ping(), "ping", null);
         return Duration.ofNanos(System.nanoTime() - sent);
     }
 
     @Override
-    public String clientId() {
-        return clientId;
-    }
-
-    @Override
-    public RelockSettings settings() {
-        return settings;
-    }
-
-    @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
         redisClient.removeListener(reconnected);
         leaseKeeper.close();
         List<CompletableFuture<?>> releases = new ArrayList<>();
         // withdraw the queued acquisitions while the connection is still open
-        IllegalStateException closedNow = closedException();
+        IllegalStateException closedNow = core.closedException();
         waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
         for (Hold hold : holds.all()) {
             hold.beginRelease();
@@ -564,35 +543,29 @@ public final class LettuceRelockClient implements RelockClient {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             log.warn("relock client {}: not every held lock could be released at close; their leases run out"
-                    + " by themselves: {}", clientId, e.toString());
+                    + " by themselves: {}", core.clientId(), e.toString());
         }
         events.close();
         if (shardChannels != null) {
             shardChannels.close();
         }
-        closeQuietly(pubSub);
-        closeQuietly(guarded);
+        RedisConnections.closeQuietly(pubSub);
+        RedisConnections.closeQuietly(guarded);
         if (guardLinks != null) {
             guardLinks.close();
         }
-        closeQuietly(connection);
+        RedisConnections.closeQuietly(connection);
         if (ownsRedisClient) {
             redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
-        log.debug("relock client {} closed", clientId);
+    }
+
+    @Override
+    public String toString() {
+        return "SingleServerEngine[" + address + "]";
     }
 
     // ---- for the locks of this client -------------------------------------------------------
-
-    void ensureOpen() {
-        if (closed.get()) {
-            throw closedException();
-        }
-    }
-
-    IllegalStateException closedException() {
-        return new IllegalStateException("relock client " + clientId + " is closed");
-    }
 
     /**
      * Runs the timers of waiting acquisitions: the Lettuce client's event executors, so waiting
@@ -602,26 +575,9 @@ public final class LettuceRelockClient implements RelockClient {
         return redisClient.getResources().eventExecutorGroup();
     }
 
-    boolean isClosed() {
-        return closed.get();
-    }
-
-    /** A new owner id for an acquisition that belongs to a handle, not a thread. */
-    String newHolderId() {
-        return clientId + ":h" + holderIds.incrementAndGet();
-    }
-
     /** A new id for one acquisition attempt; a grant on release names the attempt it answers. */
     long nextAttemptId() {
         return attemptIds.incrementAndGet();
-    }
-
-    String ownerOfCurrentThread() {
-        return ownerOfThread.get();
-    }
-
-    long defaultLeaseMillis() {
-        return settings.defaultLease().toMillis();
     }
 
     String graceMillis() {
@@ -730,30 +686,13 @@ public final class LettuceRelockClient implements RelockClient {
         return settings.replicationGuard();
     }
 
-    HoldTable holds() {
-        return holds;
-    }
-
     WaitingRoom waitingRoom() {
         return waitingRoom;
     }
 
-    LockEvents events() {
+    @Override
+    public LockEvents events() {
         return events;
-    }
-
-    /** What a handle calls to give up its hold: one instance for all of them. */
-    HoldHandle.Release releaseOfHandles() {
-        return releaseOfHandles;
-    }
-
-    /**
-     * Gives up one hold of the current thread ({@code unlock()}). When it is not the owner's last and Redis
-     * cannot be reached, the hold stays counted: calling {@code unlock()} again completes that same release
-     * (release.lua writes the count the owner keeps), and never gives up a second hold.
-     */
-    void release(Hold hold) {
-        release(hold, 0, false);
     }
 
     /**
@@ -764,8 +703,9 @@ public final class LettuceRelockClient implements RelockClient {
      *     is given up here all the same (Redis keeps a count one too high until the owner's next release or
      *     re-entry writes its own; the owner's last release deletes every hold whatever the count)
      */
-    void release(Hold hold, long delayMillis, boolean byHandle) {
-        ensureOpen();
+    @Override
+    public void release(Hold hold, long delayMillis, boolean byHandle) {
+        core.ensureOpen();
         if (delayMillis > 0 && hold.mode == LockMode.WRITE && hold.holds() <= 1
                 && holds.get(hold.keys, LockMode.READ, hold.owner) != null) {
             // the read hold lives in the same hash: its renewals would keep the write hold past the delay, and
@@ -932,14 +872,14 @@ public final class LettuceRelockClient implements RelockClient {
      * on Cluster when the names are in more than one slot (a script may touch one slot only): the
      * caller then takes them one by one.
      */
-    List<Hold> tryWriteLockAll(List<RedisLock> locks, long leaseMillis, boolean renewed) {
-        ensureOpen();
+    List<Hold> tryWriteLockAll(List<EngineLock> locks, long leaseMillis, boolean renewed) {
+        core.ensureOpen();
         if (cluster && locks.stream().map(lock -> slotOf(lock.keys().lock())).distinct().count() > 1) {
             return null;
         }
-        String owner = ownerOfCurrentThread();
+        String owner = core.ownerOfCurrentThread();
         List<String> keys = new ArrayList<>();
-        for (RedisLock lock : locks) {
+        for (EngineLock lock : locks) {
             if (holds.get(lock.keys(), LockMode.WRITE, owner) != null
                     || holds.get(lock.keys(), LockMode.READ, owner) != null) {
                 return null;
@@ -990,7 +930,7 @@ public final class LettuceRelockClient implements RelockClient {
         }
         List<Hold> taken = new ArrayList<>();
         for (int i = 0; i < locks.size(); i++) {
-            RedisLock lock = locks.get(i);
+            EngineLock lock = locks.get(i);
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
             track(hold);
@@ -1003,9 +943,9 @@ public final class LettuceRelockClient implements RelockClient {
     }
 
     /** Undoes every fresh hold of {@code owner} on {@code locks}, in order on {@code on}, without waiting. */
-    private void undoAll(RedisCalls on, List<RedisLock> locks, String owner) {
+    private void undoAll(RedisCalls on, List<EngineLock> locks, String owner) {
         IoThreads.offIo(timer(), () -> {
-            for (RedisLock lock : locks) {
+            for (EngineLock lock : locks) {
                 cleanUpOn(on, LuaScript.WITHDRAW, lock.keys().all(), owner, LockMode.WRITE.kind, "1", graceMillis,
                         wakeRoute(lock.keys()));
             }
@@ -1014,42 +954,8 @@ public final class LettuceRelockClient implements RelockClient {
 
     /** Marks a hold lost and tells the listeners, once. */
     void reportLost(Hold hold, String reason) {
-        if (!hold.lose(reason)) {
-            return;
-        }
-        log.warn("relock: lease of lock '{}' (fencing token {}, owner {}, held {} ms) lost while held: {}",
-                hold.lockName, hold.fencingToken, hold.owner, hold.heldMillis(), reason);
-        LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
-        for (LeaseLostListener listener : listeners) {
-            try {
-                listener.leaseLost(event);
-            } catch (RuntimeException e) {
-                log.error("relock: lease-lost listener {} failed", listener, e);
-            }
-        }
-    }
-
-    /** A random 128-bit client id: 32 hex digits. */
-    public static String newClientId() {
-        byte[] id = new byte[16];
-        RANDOM.nextBytes(id);
-        return HexFormat.of().formatHex(id);
-    }
-
-    /** The URI with whatever may be credentials replaced by ***, for messages. */
-    public static String withoutCredentials(String uri) {
-        // everything between the scheme and the last '@' may be credentials, '@' and '/' included
-        return uri == null ? "null" : uri.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*:(//)?).*@", "$1***@");
-    }
-
-    private static void closeQuietly(AutoCloseable closeable) {
-        if (closeable == null) {
-            return;
-        }
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            log.debug("closing {} failed", closeable, e);
+        if (hold.lose(reason)) {
+            core.tellLost(hold, reason);
         }
     }
 }

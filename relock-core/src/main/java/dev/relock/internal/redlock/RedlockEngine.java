@@ -1,7 +1,5 @@
 package dev.relock.internal.redlock;
 
-import dev.relock.HeldLock;
-import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
 import dev.relock.LeaseState;
@@ -9,9 +7,7 @@ import dev.relock.LockInfo;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
-import dev.relock.RelockLock;
 import dev.relock.RelockMultiLock;
-import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.internal.Hold;
@@ -19,11 +15,13 @@ import dev.relock.internal.HoldTable;
 import dev.relock.internal.Instrumentation;
 import dev.relock.internal.IoThreads;
 import dev.relock.internal.LockEvents;
-import dev.relock.internal.LettuceRelockClient;
+import dev.relock.internal.Engine;
+import dev.relock.internal.EngineClient;
+import dev.relock.internal.EngineLock;
+import dev.relock.internal.RedisConnections;
 import dev.relock.internal.LockKeys;
 import dev.relock.internal.LockMode;
 import dev.relock.internal.OrderedMultiLock;
-import dev.relock.internal.ReadWriteLockView;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
@@ -42,14 +40,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
@@ -57,7 +54,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link RelockClient} on Redlock: N (3, 5 or 7) independent Redis masters, one command and one
+ * The {@link Engine} for Redlock: N (3, 5 or 7) independent Redis masters, one command and one
  * pub/sub connection each, every command sent to all of them at once (never one after another)
  * and its replies counted as they come ({@link Poll}).
  *
@@ -94,23 +91,23 @@ import org.slf4j.LoggerFactory;
  *       reaches a node after the release or the clean-up of a lost hold.</li>
  * </ul>
  */
-public final class RedlockClient implements RelockClient {
+public final class RedlockEngine implements Engine {
 
-    private static final Logger log = LoggerFactory.getLogger(RedlockClient.class);
+    private static final Logger log = LoggerFactory.getLogger(RedlockEngine.class);
     private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
-    static final LuaScript ACQUIRE = LuaScript.load(RedlockClient.class, "acquire.lua");
-    static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockClient.class, "acquire-read.lua");
-    static final LuaScript FENCE = LuaScript.load(RedlockClient.class, "fence.lua");
-    static final LuaScript RENEW = LuaScript.load(RedlockClient.class, "renew.lua");
-    static final LuaScript RELEASE = LuaScript.load(RedlockClient.class, "release.lua");
-    static final LuaScript RESTORE = LuaScript.load(RedlockClient.class, "restore.lua");
-    static final LuaScript RELEASE_AFTER = LuaScript.load(RedlockClient.class, "release-after.lua");
+    static final LuaScript ACQUIRE = LuaScript.load(RedlockEngine.class, "acquire.lua");
+    static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockEngine.class, "acquire-read.lua");
+    static final LuaScript FENCE = LuaScript.load(RedlockEngine.class, "fence.lua");
+    static final LuaScript RENEW = LuaScript.load(RedlockEngine.class, "renew.lua");
+    static final LuaScript RELEASE = LuaScript.load(RedlockEngine.class, "release.lua");
+    static final LuaScript RESTORE = LuaScript.load(RedlockEngine.class, "restore.lua");
+    static final LuaScript RELEASE_AFTER = LuaScript.load(RedlockEngine.class, "release-after.lua");
 
-    private final String clientId = LettuceRelockClient.newClientId();
+    // the client this engine serves: ids, the hold table, loss reporting
+    final EngineClient core;
     private final RelockSettings settings;
     private final ClockDrift drift;
-    private final List<LeaseLostListener> listeners;
     private final ClientResources resources;
     private final RedisClient redisClient;
     private final List<RedlockNode> nodes = new ArrayList<>();
@@ -124,23 +121,22 @@ public final class RedlockClient implements RelockClient {
     private final Set<CompletableFuture<?>> pendingCleanUps = ConcurrentHashMap.newKeySet();
     private final String turnMillis;
     private final ReleaseSignals signals = new ReleaseSignals();
-    private final HoldTable holds = new HoldTable();
+    // the client's table
+    private final HoldTable holds;
     private final ReentrantLock dispatch = new ReentrantLock();
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicLong holderIds = new AtomicLong();
     // fresh acquisitions under way, failed by close()
     private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
     private final RedlockRenewer renewer;
     private final RedisConnectionStateListener reconnected;
     private final LockEvents events;
 
-    private RedlockClient(List<RedisURI> uris, RelockSettings settings, ClockDrift drift,
-            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
-        this.settings = settings;
+    private RedlockEngine(EngineClient core, List<RedisURI> uris, ClockDrift drift, Instrumentation instrumentation) {
+        this.core = core;
+        this.settings = core.settings();
+        this.holds = core.holds();
         // no connection of its own: each node tells it of its command connection once made
         this.events = LockEvents.of(instrumentation, null, null);
         this.drift = drift;
-        this.listeners = listeners;
         this.majority = uris.size() / 2 + 1;
         this.timeoutNanos = settings.commandTimeout().toNanos();
         this.channel = settings.keyPrefix() + ":redlock:released";
@@ -151,7 +147,7 @@ public final class RedlockClient implements RelockClient {
         // connections of a JVM load classes and start event loops; commands keep commandTimeout
         Duration connectTimeout = settings.commandTimeout().compareTo(MIN_CONNECT_TIMEOUT) > 0
                 ? settings.commandTimeout() : MIN_CONNECT_TIMEOUT;
-        redisClient.setOptions(LettuceRelockClient.clientOptions(settings.commandTimeout()).mutate()
+        redisClient.setOptions(RedisConnections.clientOptions(settings.commandTimeout()).mutate()
                 .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
                 .build());
         for (RedisURI uri : uris) {
@@ -177,7 +173,7 @@ public final class RedlockClient implements RelockClient {
             }
         };
         redisClient.addListener(reconnected);
-        log.debug("relock Redlock client {} connected to {} of {} nodes", clientId, connected.yes(), nodes.size());
+        log.debug("relock Redlock client {} connected to {} of {} nodes", core.clientId(), connected.yes(), nodes.size());
     }
 
     /**
@@ -212,11 +208,11 @@ public final class RedlockClient implements RelockClient {
             uri = RedisURI.create(text);
         } catch (RuntimeException e) {
             // Lettuce's message may repeat the URI, password included
-            throw new IllegalArgumentException("not a valid Redis URI: " + LettuceRelockClient.withoutCredentials(text));
+            throw new IllegalArgumentException("not a valid Redis URI: " + RedisConnections.withoutCredentials(text));
         }
         if (!uri.getSentinels().isEmpty() || uri.getHost() == null) {
             throw new IllegalArgumentException("a Redlock server must be one Redis master (redis:// or rediss://), "
-                    + "not a Sentinel or socket URI: " + LettuceRelockClient.withoutCredentials(text));
+                    + "not a Sentinel or socket URI: " + RedisConnections.withoutCredentials(text));
         }
         return uri;
     }
@@ -230,25 +226,93 @@ public final class RedlockClient implements RelockClient {
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         List<RedisURI> parsed = new ArrayList<>();
         checkUris(uris).forEach(uri -> parsed.add(parse(uri)));
-        return new RedlockClient(parsed, settings, drift, listeners, instrumentation);
+        return new EngineClient(settings, listeners, core -> new RedlockEngine(core, parsed, drift, instrumentation));
     }
 
-    // ---- the public API ---------------------------------------------------------------------
+    // ---- the engine ---------------------------------------------------------------------------
 
     @Override
-    public RelockLock lock(String name) {
-        LettuceRelockClient.checkName(name);
-        ensureOpen();
-        return new RedlockLock(this, name, LockKeys.of(settings.keyPrefix(), name), LockMode.WRITE);
+    public LockEvents events() {
+        return events;
     }
 
     @Override
-    public RelockReadWriteLock readWriteLock(String name) {
-        LettuceRelockClient.checkName(name);
-        ensureOpen();
-        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-        return new ReadWriteLockView(name, new RedlockLock(this, name, keys, LockMode.READ),
-                new RedlockLock(this, name, keys, LockMode.WRITE), "Redlock");
+    public RedlockAcquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
+            boolean renewed) {
+        return new RedlockAcquisition(this, name, keys, mode, owner, leaseMillis, renewed);
+    }
+
+    /** Re-entries are counted in the JVM only; a longer explicit lease is granted by a majority first. */
+    @Override
+    public Hold reenter(Hold held, long lease, boolean renewed) {
+        if (held.state() == LeaseState.LOST || held.leaseEndedBy(System.nanoTime())) {
+            if (held.state() == LeaseState.HELD) {
+                reportLost(held, "its lease (minus clock drift) ran out while it was held");
+            }
+            throw new LeaseLostException(held.lockName, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        long sent = System.nanoTime();
+        long start = sent - drift.nanosFor(lease);
+        if (!renewed && start + TimeUnit.MILLISECONDS.toNanos(lease) - held.leaseEndNanos() > 0) {
+            // a longer explicit lease than the hold has: a majority must grant it first
+            extend(held, lease);
+            held.reenter(lease, false, start);
+        } else {
+            // the hold's lease stands: a lease of 0 ending at its end changes nothing
+            held.reenter(0, renewed, held.leaseEndNanos());
+        }
+        return held;
+    }
+
+    /** Extends the lease of a held lock on a majority, for a re-entry with a longer explicit lease. */
+    private void extend(Hold held, long lease) {
+        Poll<List<Long>> poll = poll(IoThreads.offIo(timer(),
+                () -> this.<List<Long>>sendToEachInOrder(RENEW, ScriptOutputType.MULTI,
+                        new String[] {held.keys.lock(), held.keys.leases()}, member(held), Long.toString(lease))),
+                codes -> codes.get(0) == 1L);
+        poll.awaitDecision(timeoutNanos);
+        if (poll.won()) {
+            return;
+        }
+        if (poll.no() > nodes.size() - majority) {
+            reportLost(held, "a majority of the nodes no longer had it at re-entry");
+            throw new LeaseLostException(held.lockName, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        throw unavailable("re-entry", held.lockName, poll);
+    }
+
+    @Override
+    public void checkLease(String lockName, long leaseMillis, String given) {
+        if (drift.validNanos(leaseMillis) <= 0) {
+            throw new IllegalArgumentException("lease of lock '" + lockName + "' must be longer than the Redlock clock"
+                    + " drift allowance of " + TimeUnit.NANOSECONDS.toMillis(drift.nanosFor(leaseMillis))
+                    + " ms: " + given);
+        }
+    }
+
+    @Override
+    public boolean forceUnlock(String name, LockKeys keys) {
+        Poll<Long> poll = forceRelease(keys);
+        poll.awaitAll(timeoutNanos);
+        if (poll.answered() < majority) {
+            throw unavailable("force-unlock", name, poll);
+        }
+        boolean held = poll.won();
+        if (held) {
+            log.info("lock '{}' was forced open on every Redlock node by client {}", name, core.clientId());
+        }
+        return held;
+    }
+
+    @Override
+    public boolean isLocked(String name, LockKeys keys) {
+        return inspect(name).isHeld();
+    }
+
+    @Override
+    public Optional<Duration> remainingLease(String name, LockKeys keys) {
+        LockInfo info = inspect(name);
+        return info.isHeld() ? Optional.of(info.remainingLease()) : Optional.empty();
     }
 
     @Override
@@ -256,24 +320,18 @@ public final class RedlockClient implements RelockClient {
         throw semaphoresRefused();
     }
 
+    /**
+     * One by one, in the keys' order, the same as on one Redis: two multi-locks never wait for each other in a
+     * circle. Each member is a full Redlock lock: majority, validity, fencing.
+     */
     @Override
-    public RelockMultiLock multiLock(String... names) {
-        Objects.requireNonNull(names, "names");
-        if (names.length == 0) {
-            throw new IllegalArgumentException("a multi-lock needs at least one name");
-        }
-        Map<String, RedlockLock> byKey = new TreeMap<>();
-        for (String name : names) {
-            LettuceRelockClient.checkName(name);
-            LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-            if (byKey.put(keys.lock(), new RedlockLock(this, name, keys, LockMode.WRITE)) != null) {
-                throw new IllegalArgumentException("lock name '" + name + "' appears twice in a multi-lock");
-            }
-        }
-        ensureOpen();
-        // one global order, the keys', the same as on one Redis: two multi-locks never wait for
-        // each other in a circle. Each member is a full Redlock lock: majority, validity, fencing
-        return OrderedMultiLock.oneByOne(new ArrayList<>(byKey.values()), events);
+    public RelockMultiLock multiLock(List<EngineLock> locks) {
+        return OrderedMultiLock.oneByOne(locks, events);
+    }
+
+    @Override
+    public String topology() {
+        return "Redlock";
     }
 
     @Override
@@ -292,8 +350,6 @@ public final class RedlockClient implements RelockClient {
      */
     @Override
     public List<LockInfo> list(String nameGlob) {
-        Objects.requireNonNull(nameGlob, "nameGlob");
-        ensureOpen();
         // LockKeys escapes the glob like a name (its *, ? and [] stay globs); the lock hashes end at
         // the tag's '}', so the fence and readers keys do not match
         String match = LockKeys.lockKeyPattern(settings.keyPrefix(), nameGlob);
@@ -352,8 +408,6 @@ public final class RedlockClient implements RelockClient {
      */
     @Override
     public LockInfo inspect(String name) {
-        LettuceRelockClient.checkName(name);
-        ensureOpen();
         LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
         Poll<List<Object>> poll = sendToAll(LuaScript.INSPECT, ScriptOutputType.MULTI,
                 new String[] {keys.lock(), keys.expiry(), keys.leases()}, reply -> true);
@@ -425,21 +479,13 @@ public final class RedlockClient implements RelockClient {
         return lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, lease));
     }
 
-    /** The holds of this client, as a Redlock client knows them: see {@link RelockClient#heldLocks()}. */
-    @Override
-    public List<HeldLock> heldLocks() {
-        return holds.heldLocks();
-    }
-
     /**
      * Sends a PING to every node and returns the time until a majority answered.
      *
      * @throws RedisUnavailableException if fewer than a majority answered within the command timeout
-     * @throws IllegalStateException if the client is closed
      */
     @Override
     public Duration ping() {
-        ensureOpen();
         long sent = System.nanoTime();
         List<CompletableFuture<String>> replies = new ArrayList<>(nodes.size());
         for (RedlockNode node : nodes) {
@@ -453,16 +499,6 @@ public final class RedlockClient implements RelockClient {
         return Duration.ofNanos(System.nanoTime() - sent);
     }
 
-    @Override
-    public String clientId() {
-        return clientId;
-    }
-
-    @Override
-    public RelockSettings settings() {
-        return settings;
-    }
-
     /**
      * Stops the renewer, wakes every waiting thread (they fail with IllegalStateException),
      * releases every hold on every node (waiting at most the command timeout) and closes the
@@ -470,12 +506,9 @@ public final class RedlockClient implements RelockClient {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
         redisClient.removeListener(reconnected);
         renewer.close();
-        IllegalStateException closedNow = closedException();
+        IllegalStateException closedNow = core.closedException();
         // before the connections close: an attempt in flight is cleaned up on every node
         acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
         signals.wakeAll();
@@ -496,10 +529,9 @@ public final class RedlockClient implements RelockClient {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             log.warn("relock Redlock client {}: not every held lock could be released at close; their leases run"
-                    + " out by themselves: {}", clientId, e.toString());
+                    + " out by themselves: {}", core.clientId(), e.toString());
         }
         shutDown();
-        log.debug("relock Redlock client {} closed", clientId);
     }
 
     private void shutDown() {
@@ -510,21 +542,6 @@ public final class RedlockClient implements RelockClient {
     }
 
     // ---- for the locks and the renewer of this client ------------------------------------------
-
-    void ensureOpen() {
-        if (closed.get()) {
-            throw closedException();
-        }
-    }
-
-    IllegalStateException closedException() {
-        return new IllegalStateException("relock Redlock client " + clientId + " is closed");
-    }
-
-    /** A new owner id for an acquisition that belongs to a handle, not a thread. */
-    String newHolderId() {
-        return clientId + ":h" + holderIds.incrementAndGet();
-    }
 
     /** The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps. */
     ScheduledExecutorService timer() {
@@ -537,14 +554,6 @@ public final class RedlockClient implements RelockClient {
 
     void acquisitionEnded(RedlockAcquisition acquisition) {
         acquisitions.remove(acquisition);
-    }
-
-    boolean isClosed() {
-        return closed.get();
-    }
-
-    String ownerOfCurrentThread() {
-        return clientId + ":" + Thread.currentThread().getId();
     }
 
     int majority() {
@@ -561,14 +570,6 @@ public final class RedlockClient implements RelockClient {
 
     ClockDrift drift() {
         return drift;
-    }
-
-    LockEvents events() {
-        return events;
-    }
-
-    HoldTable holds() {
-        return holds;
     }
 
     /** A new hold joins the table, and the renewer watches its deadline. */
@@ -588,10 +589,6 @@ public final class RedlockClient implements RelockClient {
     /** How long a release keeps the lock for the first waiting writer: see release.lua. */
     long turnNanos() {
         return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
-    }
-
-    long defaultLeaseMillis() {
-        return settings.defaultLease().toMillis();
     }
 
     /**
@@ -750,17 +747,13 @@ public final class RedlockClient implements RelockClient {
         hold.released();
     }
 
-    /** Gives up one hold, from whatever thread (handles may be closed anywhere). */
-    void release(Hold hold) {
-        release(hold, 0);
-    }
-
     /**
      * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
      * stays taken on the nodes for that long (the renewer no longer extends it).
      */
-    void release(Hold hold, long delayMillis) {
-        ensureOpen();
+    @Override
+    public void release(Hold hold, long delayMillis, boolean byHandle) {
+        core.ensureOpen();
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
@@ -798,7 +791,7 @@ public final class RedlockClient implements RelockClient {
     void restore(Hold hold, int node) {
         dispatch.lock();
         try {
-            if (hold.state() != LeaseState.HELD || hold.releasing() || isClosed()) {
+            if (hold.state() != LeaseState.HELD || hold.releasing() || core.isClosed()) {
                 return;
             }
             RedlockNode target = nodes.get(node);
@@ -827,7 +820,7 @@ public final class RedlockClient implements RelockClient {
             // attempt, so it is sent before the owner is told: once told, the owner may give the hold up and
             // send its next attempt, which must follow the clean-up on every node
             if (!hold.lose(reason, () -> {
-                if (!isClosed()) {
+                if (!core.isClosed()) {
                     cleanUp(hold.keys, member(hold));
                 }
             })) {
@@ -836,16 +829,7 @@ public final class RedlockClient implements RelockClient {
         } finally {
             dispatch.unlock();
         }
-        log.warn("relock: Redlock lease of lock '{}' (fencing token {}, owner {}) lost while held: {}",
-                hold.lockName, hold.fencingToken, hold.owner, reason);
-        LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
-        for (LeaseLostListener listener : listeners) {
-            try {
-                listener.leaseLost(event);
-            } catch (RuntimeException e) {
-                log.error("relock: lease-lost listener {} failed", listener, e);
-            }
-        }
+        core.tellLost(hold, reason);
     }
 
     /** The exception for a poll that fewer than a majority of the nodes answered. */
@@ -860,6 +844,6 @@ public final class RedlockClient implements RelockClient {
     public String toString() {
         List<String> addresses = new ArrayList<>();
         nodes.forEach(node -> addresses.add(node.address));
-        return "RedlockClient[" + clientId + ", " + addresses + "]";
+        return "RedlockEngine[" + addresses + "]";
     }
 }
