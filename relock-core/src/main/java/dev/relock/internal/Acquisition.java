@@ -8,8 +8,6 @@ import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
@@ -78,12 +76,6 @@ final class Acquisition extends SteppedAcquisition {
     static final int MAX_REDIRECTS = 5;
 
     private final SingleServerEngine client;
-    private final String name;
-    private final LockKeys keys;
-    private final LockMode mode;
-    private final String owner;
-    private final long leaseMillis;
-    private final boolean renewed;
     private final String[] extraArgs;
     private final LongFunction<RuntimeException> refusal;
     // guarded by lock: the connection of the last attempt, which its WAIT and withdrawals follow, so
@@ -96,8 +88,6 @@ final class Acquisition extends SteppedAcquisition {
 
     // all guarded by lock; set once by begin()
     private boolean queued;
-    private boolean forever;
-    private long deadline;
     // the attempt sent whose reply is not handled yet, or the replication guard's WAIT after an
     // attempt that took the lock, or (Cluster with a guard) the opening of the connection for the
     // next attempt or the topology refresh after a MOVED; or null
@@ -116,8 +106,6 @@ final class Acquisition extends SteppedAcquisition {
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
     private boolean hasCheckBy;
     private long checkBy;
-    private ScheduledFuture<?> timer;
-    private long timerAt;
     // tells a timer that fires late from one that is still wanted
     private long timerGeneration;
     private long backoff;
@@ -131,14 +119,8 @@ final class Acquisition extends SteppedAcquisition {
      */
     Acquisition(SingleServerEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
-        super(client.timer());
+        super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
         this.client = client;
-        this.name = name;
-        this.keys = keys;
-        this.mode = mode;
-        this.owner = owner;
-        this.leaseMillis = leaseMillis;
-        this.renewed = renewed;
         this.extraArgs = extraArgs;
         this.refusal = refusal;
         this.calls = client.calls();
@@ -153,11 +135,8 @@ final class Acquisition extends SteppedAcquisition {
     }
 
     @Override
-    protected void begin(long waitNanos, boolean forever) {
-        this.forever = forever;
+    protected void begin(long waitNanos) {
         this.queued = forever || waitNanos > 0;
-        // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
-        this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
         if (queued) {
             client.waitingRoom().enter(owner, this);
         }
@@ -195,7 +174,7 @@ final class Acquisition extends SteppedAcquisition {
                 checkBy = by;
                 hasCheckBy = true;
             }
-            if (inFlight == null && timer != null && by - timerAt < 0) {
+            if (inFlight == null && hasTimer() && by - timerAt() < 0) {
                 schedule(by);
             }
         });
@@ -221,26 +200,14 @@ final class Acquisition extends SteppedAcquisition {
         });
     }
 
-    /**
-     * Withdraws from the queue (undoing an attempt in flight) and completes the outcome with null.
-     *
-     * @return false if the outcome was already decided
-     */
+    /** Withdraws from the queue (undoing an attempt in flight) and completes the outcome with null. */
     @Override
-    protected boolean cancelStep() {
-        boolean[] cancelled = {false};
-        step(() -> {
-            if (isDecided()) {
-                return;
-            }
-            boolean attempting = abandonAttempt();
-            if (queued || attempting) {
-                withdraw(attempting);
-            }
-            finish(null, null);
-            cancelled[0] = true;
-        });
-        return cancelled[0];
+    protected void giveUp() {
+        boolean attempting = abandonAttempt();
+        if (queued || attempting) {
+            withdraw(attempting);
+        }
+        finish(null, null);
     }
 
     @Override
@@ -278,7 +245,7 @@ final class Acquisition extends SteppedAcquisition {
             if (isDecided() || inFlight != null || generation != timerGeneration) {
                 return;
             }
-            timer = null;
+            timerFired();
             attempt();
         });
     }
@@ -362,11 +329,9 @@ final class Acquisition extends SteppedAcquisition {
     // ---- steps, with lock held ----------------------------------------------------------------
 
     private void attempt() {
-        if (client.core.isClosed()) {
-            finish(null, client.core.closedException());
+        if (!readyToAttempt()) {
             return;
         }
-        cancelTimer();
         woken = false;
         hasCheckBy = false;
         long waitMillis = !queued ? 0
@@ -519,24 +484,12 @@ final class Acquisition extends SteppedAcquisition {
 
     /** Plans the next attempt at {@code at} (System.nanoTime()), or earlier if a check is due. */
     private void schedule(long at) {
-        cancelTimer();
         long when = hasCheckBy && checkBy - at < 0 ? checkBy : at;
         long generation = ++timerGeneration;
-        try {
-            timer = client.timer().schedule(() -> onTimer(generation),
-                    Math.max(0, when - System.nanoTime()), TimeUnit.NANOSECONDS);
-            timerAt = when;
-        } catch (RejectedExecutionException e) {
+        if (!armTimer(() -> onTimer(generation), when)) {
             // the timer executor shuts down only with the client
             withdraw(false);
             finish(null, client.core.closedException());
-        }
-    }
-
-    private void cancelTimer() {
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
         }
     }
 
@@ -575,7 +528,8 @@ final class Acquisition extends SteppedAcquisition {
                 owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeRoute(keys));
     }
 
-    private void finish(Hold hold, RuntimeException error) {
+    @Override
+    protected void finish(Hold hold, RuntimeException error) {
         decide(hold, error);
         cancelTimer();
         if (queued) {

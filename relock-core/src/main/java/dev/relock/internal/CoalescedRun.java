@@ -9,20 +9,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * comes before the run starts is served by that one run (a burst of reconnects costs one renewal
  * pass, not one per connection). Once the executor is shut down, asks do nothing.
  */
-public final class CoalescedRun {
+final class CoalescedRun {
 
     private final Executor thread;
     private final Runnable task;
     // a run is queued and has not started
     private final AtomicBoolean queued = new AtomicBoolean();
 
-    public CoalescedRun(Executor thread, Runnable task) {
+    CoalescedRun(Executor thread, Runnable task) {
         this.thread = thread;
         this.task = task;
     }
 
     /** Makes sure the task starts after this call. Any thread. */
-    public void ask() {
+    void ask() {
         if (!queued.compareAndSet(false, true)) {
             return;
         }

@@ -1,56 +1,65 @@
 package dev.relock.internal;
 
 import dev.relock.LeaseState;
-import dev.relock.internal.script.LuaScript;
-import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The watchdog: one thread per client that keeps every renewed hold's lease alive and tells a
- * holder its lease is lost by the hold's local deadline.
+ * The watchdog, one per client on every engine: a single thread ({@link KeeperScheduler}) that keeps
+ * every renewed hold's lease alive and tells a holder its lease is lost by the hold's deadline. What
+ * a renewal is (one script call on one Redis, or a vote of N Redlock nodes) and what a hold's
+ * deadline is are the engine's {@link Renewal}; the schedule is this class's.
  *
- * <p>Every lease/3 it walks the client's {@link HoldTable}, sends all renewals due in batches of
- * at most {@value #BATCH} holds per script call (the calls are pipelined on the one connection),
- * one batch per Cluster slot since a script may touch one slot only (standalone and Sentinel
- * Redis: every key counts as slot 0, so holds fill batches in table order), and on
- * its own thread reads the replies: a renewed lease is confirmed; a lock Redis no longer has for
- * the owner is lost. When a connection of the client comes back (Lettuce reconnected) it renews
- * at once, not at the next pass, so a short outage does not cost the holds.
+ * <p>Every lease/3 it walks the client's {@link HoldTable} and hands the renewals due to the engine
+ * in batches of at most {@value #BATCH} holds of one {@linkplain Renewal#batchOf group} (a Cluster
+ * slot, since one script may touch one slot only; 0 elsewhere, so holds fill batches in table order).
+ * When a connection of the client comes back (Lettuce reconnected) it runs a pass at once, not at the
+ * next one, so a short outage does not cost the holds ({@link #renewSoon}).
  *
- * <p>Deadlines. A hold's lease starts when the request that last set it (acquisition, re-entry or
- * a renewal Redis confirmed) was <em>sent</em>, so Redis, which starts it on arrival, keeps it at
- * least that long. The hold's <em>deadline</em> is that start + lease − {@link #driftNanos drift},
- * on this JVM's clock: at the deadline a hold whose lease no renewal has extended is reported
- * lost, before Redis can let anybody else in. A pass arms a one-shot check for the earliest
- * deadline that falls before the pass after it would look, and {@link #watch} arms one for a new
- * hold whose deadline comes before the next pass (a short explicit lease); checks and passes run on
- * this thread only, so a reply that arrived before a deadline is read before that deadline's check.
- *
- * <p>A renewal in flight at the deadline may still get through: its hold has been reported lost,
- * so the lock is released by owner at once ({@link SingleServerEngine#releaseLost}) rather than
- * left to its lease, and nothing is reported twice ({@link Hold#lose} is once only). Whoever hears
- * of a loss is told through {@link SingleServerEngine#reportLost}, on this thread.
+ * <p>Deadlines. A pass arms a one-shot check ({@link DeadlineAlarm}) for the earliest deadline that
+ * falls before the pass after it would look, and {@link #watch} arms one for a new hold whose deadline
+ * comes before the next pass (a short explicit lease); the check reports every hold past its deadline
+ * ({@link Renewal#deadlinePassed}). Passes, checks and the engine's handling of renewal replies run on
+ * the keeper thread only, so a reply read before a deadline is counted before that deadline's check.
  */
-final class LeaseKeeper implements AutoCloseable {
+public final class LeaseKeeper implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
-    static final int BATCH = 500;
-    /** The fixed part of the drift: how late this thread may wake on a loaded machine. */
-    static final long DRIFT_FIXED_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final SingleServerEngine client;
+    /** The most holds one renewal call carries. */
+    public static final int BATCH = 500;
+
+    /** What an engine does in a pass. Every method runs on the keeper thread. */
+    public interface Renewal {
+
+        /** The group of a due hold: holds of one group may share a call (the Cluster slot; 0 where any may). */
+        int batchOf(Hold hold);
+
+        /** When {@code hold} is reported lost unless a renewal extends it first, on the keeper's clock. */
+        long deadlineOf(Hold hold);
+
+        /** {@code hold}, held and not being released, is past its deadline: report it lost, and say why. */
+        void deadlinePassed(Hold hold);
+
+        /**
+         * Sends the renewal of {@code batch} (1 to {@value #BATCH} holds of one group) without waiting; its
+         * replies are handled on {@code keeperThread}, which is the keeper's.
+         */
+        void send(List<Hold> batch, Executor keeperThread);
+    }
+
     private final HoldTable holds;
-    private final RedisCalls calls;
-    private final ScheduledThreadPoolExecutor thread;
+    private final Renewal renewal;
+    private final KeeperScheduler thread;
     private final long periodNanos;
     // the renewal pass a reconnect asks for
     private final CoalescedRun reconnectPass;
@@ -59,68 +68,64 @@ final class LeaseKeeper implements AutoCloseable {
     // when the next periodic pass starts at the earliest; keeper thread only
     private long nextPassAt;
 
-    LeaseKeeper(SingleServerEngine client, HoldTable holds, RedisCalls calls, long periodMillis) {
-        this.client = client;
+    /** Starts the schedule: a pass every {@code periodMillis}, the first that long from now. */
+    public LeaseKeeper(HoldTable holds, Renewal renewal, KeeperScheduler thread, long periodMillis) {
         this.holds = holds;
-        this.calls = calls;
+        this.renewal = renewal;
+        this.thread = thread;
         this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
-        this.thread = KeeperThread.start("relock-lease-keeper", client.core.clientId());
         this.alarm = new DeadlineAlarm(thread, this::checkDeadlines);
         this.reconnectPass = new CoalescedRun(thread, this::renewAll);
-        this.nextPassAt = System.nanoTime() + periodNanos;
-        thread.scheduleWithFixedDelay(this::renewAll, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+        this.nextPassAt = thread.nanoTime() + periodNanos;
+        thread.schedule(this::periodicPass, periodNanos);
     }
 
-    /**
-     * How much of a lease of {@code leaseMillis} this client does not count on: 1 % of it (Redis's
-     * clock may run faster than this JVM's; NTP slews clocks by 0.05 % at most, 1 % is Redlock's
-     * customary allowance) plus 50 ms (this thread and the holder's listeners may run late: on a
-     * 2-core box at a load average of 16 the check ran within 2 ms of its time, at 30 some runs
-     * were 110 ms late; 1 % + 2 ms was missed by 1 ms), at most a quarter of the lease, so that a
-     * very short explicit lease still counts on three quarters of itself. A stall longer than this
-     * is a pause, which only fencing covers (README).
-     */
-    static long driftNanos(long leaseMillis) {
-        long lease = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-        return Math.min(lease / 4, lease / 100 + DRIFT_FIXED_NANOS);
-    }
-
-    /** When {@code hold} is reported lost unless a renewal extends it first (System.nanoTime()). */
-    static long deadlineOf(Hold hold) {
-        return hold.leaseEndNanos() - driftNanos(hold.leaseMillis());
+    /** The keeper of a client: on its own thread {@code <role>-<client id prefix>}, on System.nanoTime(). */
+    public static LeaseKeeper start(String role, String clientId, HoldTable holds, Renewal renewal,
+            long periodMillis) {
+        return new LeaseKeeper(holds, renewal, new KeeperThread(role, clientId), periodMillis);
     }
 
     /** A hold joined the table: arms a check for its deadline if no pass would look in time. Any thread. */
-    void watch(Hold hold) {
-        long deadline = deadlineOf(hold);
-        if (deadline - System.nanoTime() - periodNanos < 0) {
+    public void watch(Hold hold) {
+        long deadline = renewal.deadlineOf(hold);
+        if (deadline - thread.nanoTime() - periodNanos < 0) {
             alarm.arm(deadline);
         }
     }
 
-    /** A connection came back: renew every hold now, on this thread. Any thread (Lettuce's I/O threads). */
-    void renewSoon() {
+    /** A connection came back: renew every hold now, on the keeper thread. Any thread (Lettuce's I/O threads). */
+    public void renewSoon() {
         reconnectPass.ask();
     }
 
-    /** One pass over the table. Runs on the keeper thread only. */
+    /** A pass, then the next one a period after it ends (a fixed delay). Keeper thread only. */
+    private void periodicPass() {
+        renewAll();
+        try {
+            thread.schedule(this::periodicPass, periodNanos);
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    /** One pass over the table. Keeper thread only. */
     private void renewAll() {
         try {
             Map<Integer, List<Hold>> batches = new HashMap<>();
-            OptionalLong earliest = sweep(System.nanoTime(), hold -> {
+            OptionalLong earliest = sweep(thread.nanoTime(), hold -> {
                 if (hold.renewed()) {
-                    int slot = client.slotOf(hold.keys.lock());
-                    List<Hold> batch = batches.computeIfAbsent(slot, unused -> new ArrayList<>());
+                    int group = renewal.batchOf(hold);
+                    List<Hold> batch = batches.computeIfAbsent(group, unused -> new ArrayList<>());
                     batch.add(hold);
                     if (batch.size() == BATCH) {
-                        // the reply handler keeps reading the list sent
-                        send(batches.remove(slot));
+                        // the engine keeps the list it was given
+                        renewal.send(batches.remove(group), thread);
                     }
                 }
             });
-            batches.values().forEach(this::send);
-            // a fixed delay: the next pass starts a period after this one ends, or later
-            nextPassAt = System.nanoTime() + periodNanos;
+            batches.values().forEach(batch -> renewal.send(batch, thread));
+            nextPassAt = thread.nanoTime() + periodNanos;
             earliest.ifPresent(this::armIfBeforeNextPass);
         } catch (RuntimeException e) {
             // never let one bad pass end the schedule
@@ -131,7 +136,7 @@ final class LeaseKeeper implements AutoCloseable {
     /** The one-shot check: reports every hold past its deadline; sends nothing. Keeper thread only. */
     private void checkDeadlines() {
         try {
-            sweep(System.nanoTime(), hold -> { }).ifPresent(this::armIfBeforeNextPass);
+            sweep(thread.nanoTime(), hold -> { }).ifPresent(this::armIfBeforeNextPass);
         } catch (RuntimeException e) {
             log.error("relock lease keeper deadline check failed", e);
         }
@@ -145,10 +150,14 @@ final class LeaseKeeper implements AutoCloseable {
         long earliest = 0;
         boolean any = false;
         for (Hold hold : holds.all()) {
-            if (hold.state() != LeaseState.HELD || hold.releasing() || reportIfPastDeadline(hold, now)) {
+            if (hold.state() != LeaseState.HELD || hold.releasing()) {
                 continue;
             }
-            long deadline = deadlineOf(hold);
+            long deadline = renewal.deadlineOf(hold);
+            if (now - deadline >= 0) {
+                renewal.deadlinePassed(hold);
+                continue;
+            }
             if (!any || deadline - earliest < 0) {
                 earliest = deadline;
                 any = true;
@@ -165,76 +174,8 @@ final class LeaseKeeper implements AutoCloseable {
         }
     }
 
-    /** Reports {@code hold} lost if its deadline has passed by {@code now}; returns whether it did. */
-    private boolean reportIfPastDeadline(Hold hold, long now) {
-        if (now - deadlineOf(hold) < 0) {
-            return false;
-        }
-        client.reportLost(hold, hold.renewed()
-                ? "no renewal of its lease of " + hold.leaseMillis() + " ms was confirmed by its deadline (lease minus "
-                        + TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis())) + " ms of drift on this client's clock)"
-                : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held (minus "
-                        + TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis())) + " ms of drift)");
-        if (hold.mode == LockMode.WRITE && client.core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
-            // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
-            // alive, so the write hold would outlive its lease in Redis and keep everyone else out
-            client.releaseLost(hold);
-        }
-        return true;
-    }
-
-    private void send(List<Hold> batch) {
-        // only the keys each hold has (see renew.lua): a write hold's lock hash; a read hold's or permits' hash and zset
-        List<String> keys = new ArrayList<>(batch.size() * 2);
-        String[] args = new String[batch.size() * 3];
-        for (int i = 0; i < batch.size(); i++) {
-            Hold hold = batch.get(i);
-            keys.add(hold.keys.lock());
-            if (hold.mode != LockMode.WRITE) {
-                keys.add(hold.keys.leases());
-            }
-            args[3 * i] = hold.owner;
-            args[3 * i + 1] = Long.toString(hold.leaseMillis());
-            args[3 * i + 2] = hold.mode.kind;
-        }
-        long sent = System.nanoTime();
-        calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
-                .whenCompleteAsync((renewed, error) -> {
-                    if (error != null && batch.size() > 1 && RedisCalls.isSlotMigrating(error)) {
-                        // one hold whose keys are gone keeps a migrating slot's node from running the batch: each
-                        // hold on its own, so those whose keys the node has are renewed
-                        batch.forEach(hold -> send(List.of(hold)));
-                        return;
-                    }
-                    if (error != null) {
-                        client.events().renewals(false, batch.size());
-                        log.warn("relock client {}: renewal of {} lease(s) failed; retrying in lease/3: {}",
-                                client.core.clientId(), batch.size(),
-                                calls.failure(error, "lease renewal", null).getMessage());
-                        return;
-                    }
-                    for (int i = 0; i < batch.size(); i++) {
-                        Hold hold = batch.get(i);
-                        if (renewed.get(i) == 1L) {
-                            if (hold.state() == LeaseState.LOST) {
-                                // in flight at the deadline, through after it: the holder has been told, so
-                                // the lock must not stay taken by nobody until this lease ends
-                                client.releaseLost(hold);
-                            } else {
-                                client.events().renewals(true, 1);
-                                hold.leaseRenewed(sent);
-                            }
-                        } else if (!hold.releasing()) {
-                            client.events().renewals(false, 1);
-                            client.reportLost(hold, "Redis no longer had it at renewal "
-                                    + "(key expired, deleted, flushed or forced open)");
-                        }
-                    }
-                }, thread);
-    }
-
     @Override
     public void close() {
-        thread.shutdownNow();
+        thread.shutdown();
     }
 }

@@ -187,7 +187,8 @@ public final class SingleServerEngine implements Engine {
         this.guarded = forGuard;
         this.events = LockEvents.of(instrumentation, commands, address);
         EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
-        this.leaseKeeper = new LeaseKeeper(this, holds, calls, Math.max(1, settings.defaultLease().toMillis() / 3));
+        this.leaseKeeper = LeaseKeeper.start("relock-lease-keeper", core.clientId(), holds,
+                new SingleServerRenewal(this, calls), Math.max(1, settings.defaultLease().toMillis() / 3));
         // after a reconnect the keeper renews at once: the outage already used up part of every lease
         this.reconnected = new RedisConnectionStateListener() {
             @Override

@@ -3,15 +3,18 @@ package dev.relock.internal;
 import dev.relock.RelockException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
- * What every acquisition state machine shares, whatever it sends and to how many servers: the outcome (the
- * hold, null when the wait ended or was cancelled, or a failure), completed once; the blocking and the
- * asynchronous way to wait for it; and the discipline its events are handled in.
+ * What every acquisition state machine shares, whatever it sends and to how many servers: what is asked
+ * (the lock, mode, owner, lease; the wait's deadline), the outcome (the hold, null when the wait ended or
+ * was cancelled, or a failure), completed once; the blocking and the asynchronous way to wait for it; the
+ * timer of the next attempt; and the discipline its events are handled in.
  *
  * <p>Invariants. Every event (a reply, a timer, a wake-up, a cancel) is one {@link #step}: its handling runs
  * under {@link #lock}, which subclasses also guard their own state with, and the outcome is completed after the
@@ -26,8 +29,18 @@ public abstract class SteppedAcquisition {
 
     // not synchronized: a virtual thread that enters never pins its carrier
     protected final ReentrantLock lock = new ReentrantLock();
-    // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled
-    private final Executor events;
+    // the client acquiring
+    protected final EngineClient core;
+    protected final String name;
+    protected final LockKeys keys;
+    protected final LockMode mode;
+    protected final String owner;
+    protected final long leaseMillis;
+    // whether the lease keeper renews the hold
+    protected final boolean renewed;
+    // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled,
+    // and timers run
+    private final ScheduledExecutorService events;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
@@ -36,10 +49,27 @@ public abstract class SteppedAcquisition {
     private boolean settled;
     private Hold acquired;
     private RuntimeException failure;
+    // set by the first step: a wait without a deadline, or the deadline (System.nanoTime())
+    protected boolean forever;
+    protected long deadline;
+    // the timer of the next attempt, when it fires (System.nanoTime()); null when none is armed
+    private ScheduledFuture<?> timer;
+    private long timerAt;
 
-    /** @param events the client's event executors, which are not Netty I/O threads */
-    protected SteppedAcquisition(Executor events) {
+    /**
+     * @param events the client's event executors, which are not Netty I/O threads
+     * @param leaseMillis the lease, the client's default when {@code renewed}
+     */
+    protected SteppedAcquisition(EngineClient core, ScheduledExecutorService events, String name, LockKeys keys,
+            LockMode mode, String owner, long leaseMillis, boolean renewed) {
+        this.core = core;
         this.events = events;
+        this.name = name;
+        this.keys = keys;
+        this.mode = mode;
+        this.owner = owner;
+        this.leaseMillis = leaseMillis;
+        this.renewed = renewed;
     }
 
     /**
@@ -104,7 +134,12 @@ public abstract class SteppedAcquisition {
 
     private void start(long waitNanos, boolean forever) {
         observed = started();
-        step(() -> begin(waitNanos, forever));
+        step(() -> {
+            this.forever = forever;
+            // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
+            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+            begin(waitNanos);
+        });
     }
 
     /**
@@ -118,13 +153,28 @@ public abstract class SteppedAcquisition {
     }
 
     /** The handling of {@link #cancel}, as one {@link #step}, in a thread that is not an I/O thread. */
-    protected abstract boolean cancelStep();
+    private boolean cancelStep() {
+        boolean[] cancelled = {false};
+        step(() -> {
+            if (!decided) {
+                giveUp();
+                cancelled[0] = true;
+            }
+        });
+        return cancelled[0];
+    }
+
+    /** The caller gave up: undo what is in flight and {@link #decide} null. Lock held, not decided. */
+    protected abstract void giveUp();
 
     /** Called once, in the starting thread, before the first step: returns who hears of the outcome. */
     protected abstract LockEvents.Wait started();
 
-    /** The first step: takes the wait as asked and sends the first attempt. Lock held. */
-    protected abstract void begin(long waitNanos, boolean forever);
+    /**
+     * The first step: takes the wait as asked ({@link #forever} and {@link #deadline} are set; {@code waitNanos}
+     * zero or less: one try) and sends the first attempt. Lock held.
+     */
+    protected abstract void begin(long waitNanos);
 
     /** Releases a hold acquired for a caller who no longer wants it. */
     protected abstract void releaseUnseen(Hold hold);
@@ -176,6 +226,67 @@ public abstract class SteppedAcquisition {
             lock.unlock();
         }
         settle();
+    }
+
+    /**
+     * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
+     * callback is not a step: it calls one, and checks there that it is still wanted.
+     *
+     * @return false if the executors are shut down (the client is closing): nothing is armed
+     */
+    protected final boolean armTimer(Runnable onFire, long at) {
+        cancelTimer();
+        try {
+            timer = events.schedule(onFire, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+            timerAt = at;
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The start of every attempt's step: fails the acquisition if the client was closed meanwhile, else
+     * cancels the armed timer. Lock held.
+     *
+     * @return whether to send the attempt
+     */
+    protected final boolean readyToAttempt() {
+        if (core.isClosed()) {
+            finish(null, core.closedException());
+            return false;
+        }
+        cancelTimer();
+        return true;
+    }
+
+    /**
+     * Ends the acquisition: undoes what an unsuccessful end must undo (an attempt in flight, a place in a
+     * queue), then {@link #decide}s. Lock held, not decided.
+     */
+    protected abstract void finish(Hold hold, RuntimeException error);
+
+    /** Cancels the armed timer, if any. Lock held. */
+    protected final void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    /** Whether a timer is armed and has not fired ({@link #timerFired} not called since). Lock held. */
+    protected final boolean hasTimer() {
+        return timer != null;
+    }
+
+    /** When the armed timer fires. Lock held, {@link #hasTimer}. */
+    protected final long timerAt() {
+        return timerAt;
+    }
+
+    /** The armed timer fired and is wanted. Lock held. */
+    protected final void timerFired() {
+        timer = null;
     }
 
     /** Whether the outcome is decided. Lock held. */

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -176,6 +177,54 @@ class RedlockTurnTest extends RedlockTestBase {
     }
 
     /** How many writers have a place in the queue of {@code name} on every node (the fewest of any node). */
+    /**
+     * Two writers that begin waiting at once stand in the same order on every node. A node dates a wait by its own
+     * clock when the attempt arrives, which differs from node to node by the network's delays; were two writers
+     * ordered differently on different nodes, each node would give its turn to its own first writer and, where a
+     * majority needs every node that is up, neither would ever win (with 2 of 5 nodes down, one run in five of
+     * RedlockLockTest#lockingGoesOnWhileAMinorityIsDown waited for ever so). So the client makes one place of the
+     * nodes' dates and every node takes it: this test waits until each waiter's place is the same on every node.
+     */
+    @Test
+    void writersThatWaitAtOnceHaveOnePlaceOnEveryNode() throws Exception {
+        // a short renewed lease: the waiters try again when it would end, and their later attempts bring the place
+        RelockLock holder = newClient(b -> b.defaultLease(Duration.ofSeconds(1))).lock("places");
+        holder.lock();
+        List<RelockClient> waiters = List.of(newClient(), newClient());
+        List<CompletableFuture<LockHandle>> waits = new ArrayList<>();
+        for (RelockClient waiter : waiters) {
+            waits.add(waiter.lock("places").acquireAsync().toCompletableFuture());
+        }
+
+        await().atMost(HANG).untilAsserted(() -> {
+            for (RelockClient waiter : waiters) {
+                List<String> places = nodes.stream().map(node -> placeOn(node, "places", waiter.clientId())).toList();
+                assertThat(places).as("the places of " + waiter.clientId() + " on the nodes")
+                        .doesNotContainNull().containsOnly(places.get(0));
+            }
+        });
+
+        holder.unlock();
+        // one waiter takes the lock, then the other once the first gave it up (closing a handle twice does nothing)
+        CompletableFuture.anyOf(waits.toArray(CompletableFuture[]::new)).get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        waits.stream().filter(CompletableFuture::isDone).findFirst().orElseThrow().join().close();
+        for (CompletableFuture<LockHandle> wait : waits) {
+            resultOf(wait).close();
+        }
+    }
+
+    /** The place in the queue of the lock {@code name} on {@code node} of the waiting writer of {@code clientId}. */
+    private static String placeOn(RedisServer node, String name, String clientId) {
+        String queue = "relock:{" + name + "}:queue";
+        String members = node.execute("ZRANGE", queue, "0", "-1");
+        for (String member : members.substring(1, members.length() - 1).split(", ")) {
+            if (member.startsWith(clientId)) {
+                return node.execute("ZSCORE", queue, member);
+            }
+        }
+        return null;
+    }
+
     private long queuedOnEveryNode(String name) {
         return nodes.stream().mapToLong(node -> Long.parseLong(node.execute("ZCARD", "relock:{" + name + "}:queue")))
                 .min().orElse(0);

@@ -16,8 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -73,18 +71,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private static final long TOKEN_LEAD_MICROS = TimeUnit.MILLISECONDS.toMicros(50);
 
     private final RedlockEngine client;
-    private final String name;
-    private final LockKeys keys;
-    private final LockMode mode;
-    private final String owner;
     private final String member;
-    private final long leaseMillis;
-    private final boolean renewed;
 
     // all guarded by lock
     private boolean once;
-    private boolean forever;
-    private long deadline;
     private int splits;
     private long unavailableBackoff;
     // the failure of the last attempt when fewer than a majority answered, else null
@@ -103,24 +93,18 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // when the wait began (System.nanoTime()): each attempt tells the nodes how long it has waited, and a node
     // that queues the writer puts it at its own time minus that (see acquire.lua); only for a wait, not one try
     private long waitBegan;
-    private ScheduledFuture<?> timer;
-    // when the timer fires (System.nanoTime())
-    private long timerAt;
+    // a waiting writer's place in every node's queue (acquire.lua's ARGV[7]): the median of the places
+    // the nodes gave its first refused attempt, or "" until then
+    private String place = "";
     // the wait is a split's back-off, which only this writer's turn cuts short
     private boolean splitting;
     private long generation;
 
     RedlockAcquisition(RedlockEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
-        super(client.timer());
+        super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
         this.client = client;
-        this.name = name;
-        this.keys = keys;
-        this.mode = mode;
-        this.owner = owner;
         this.member = RedlockEngine.member(mode, owner);
-        this.leaseMillis = leaseMillis;
-        this.renewed = renewed;
     }
 
     @Override
@@ -130,11 +114,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
     }
 
     @Override
-    protected void begin(long waitNanos, boolean forever) {
-        this.forever = forever;
+    protected void begin(long waitNanos) {
         this.once = !forever && waitNanos <= 0;
-        // capped so the deadline arithmetic cannot overflow
-        this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
         if (!once) {
             waitBegan = System.nanoTime();
             if (mode == LockMode.WRITE) {
@@ -165,22 +146,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     // ---- events -------------------------------------------------------------------------------
 
-    /**
-     * Gives up: cleans up an attempt in flight on every node and completes the outcome with null.
-     *
-     * @return false if the outcome was already decided
-     */
+    /** Gives up: cleans up an attempt in flight on every node and completes the outcome with null. */
     @Override
-    protected boolean cancelStep() {
-        boolean[] cancelled = {false};
-        step(() -> {
-            if (isDecided()) {
-                return;
-            }
-            finish(null, null);
-            cancelled[0] = true;
-        });
-        return cancelled[0];
+    protected void giveUp() {
+        finish(null, null);
     }
 
     /** The client is closing: cleans up an attempt in flight and fails the outcome. */
@@ -211,8 +180,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 // the nodes keep the lock for this owner (a node's message for an older release may
                 // come after the one that named it): no competitor to spread from
                 attempt();
-            } else if (splitting || (!turn.isEmpty() && timer != null
-                    && timerAt - System.nanoTime() <= client.turnNanos() + JITTER_NANOS)) {
+            } else if (splitting || (!turn.isEmpty() && hasTimer()
+                    && timerAt() - System.nanoTime() <= client.turnNanos() + JITTER_NANOS)) {
                 // a split's back-off, or a wait that ends with the turn anyway: keep its timer and
                 // listen for the next release
                 forgetSignal();
@@ -312,11 +281,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // ---- steps, with lock held ----------------------------------------------------------------
 
     private void attempt() {
-        if (client.core.isClosed()) {
-            finish(null, client.core.closedException());
+        if (!readyToAttempt()) {
             return;
         }
-        cancelTimer();
         splitting = false;
         generation++;
         forgetSignal();
@@ -329,7 +296,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 mode == LockMode.READ ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
                 reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()),
-                waitedMicros(), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS));
+                waitedMicros(), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS), place);
         attemptReplies = poll.replies();
         inFlight = true;
         attempted = true;
@@ -338,6 +305,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
     private void lost(Poll<List<Object>> poll) {
+        if (place.isEmpty()) {
+            place = agreedPlace(poll.answers());
+        }
         if (poll.yes() > 0 || poll.answered() < client.nodeCount()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
             undoAttempt(false);
@@ -368,6 +338,26 @@ final class RedlockAcquisition extends SteppedAcquisition {
         } else {
             split();
         }
+    }
+
+    /**
+     * The place this waiting writer takes on every node from now on: the median of the places the nodes that
+     * refused it gave it (acquire.lua), or "" when none did. One value for all nodes, so that every node orders
+     * two waiting writers alike and gives the turn after a release to the same one.
+     */
+    private static String agreedPlace(List<List<Object>> answers) {
+        List<Long> places = new ArrayList<>();
+        for (List<Object> answer : answers) {
+            if ((Long) answer.get(0) == 0L && answer.size() > 3 && !((String) answer.get(3)).isEmpty()) {
+                // a score: an integer number of microseconds, which Redis may print as a double
+                places.add((long) Double.parseDouble((String) answer.get(3)));
+            }
+        }
+        if (places.isEmpty()) {
+            return "";
+        }
+        places.sort(null);
+        return Long.toString(places.get(places.size() / 2));
     }
 
     private void split() {
@@ -404,14 +394,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         long when = forever || at - deadline < 0 ? at : deadline;
-        cancelTimer();
         splitting = false;
         long wakeGeneration = ++generation;
-        try {
-            timer = client.timer().schedule(() -> onTimer(wakeGeneration),
-                    Math.max(0, when - System.nanoTime()), TimeUnit.NANOSECONDS);
-            timerAt = when;
-        } catch (RejectedExecutionException e) {
+        if (!armTimer(() -> onTimer(wakeGeneration), when)) {
             // the timer shuts down only with the client
             finish(null, client.core.closedException());
             return;
@@ -453,7 +438,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
         return Math.max(1, forever ? cap : Math.min(cap, left));
     }
 
-    private void finish(Hold hold, RuntimeException error) {
+    @Override
+    protected void finish(Hold hold, RuntimeException error) {
         if (hold == null && (inFlight || (attempted && markMillisSent()))) {
             // undoes an attempt in flight (after it, in order, on every node) and a waiting
             // writer's marks
@@ -474,19 +460,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private void undoAttempt(boolean stopWaiting) {
         boolean waits = !stopWaiting && markMillisSent();
         client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
-                waits ? Long.toString(markMillis()) : "0", attemptReplies);
+                waits ? Long.toString(markMillis()) : "0", waits ? place : "", attemptReplies);
     }
 
     /** Whether this acquisition's attempts mark a waiting writer (see {@link #markMillis}). */
     private boolean markMillisSent() {
         return mode == LockMode.WRITE && !once;
-    }
-
-    private void cancelTimer() {
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
     }
 
     private void forgetSignal() {

@@ -14,6 +14,7 @@ import dev.relock.internal.Hold;
 import dev.relock.internal.HoldTable;
 import dev.relock.internal.Instrumentation;
 import dev.relock.internal.IoThreads;
+import dev.relock.internal.LeaseKeeper;
 import dev.relock.internal.LockEvents;
 import dev.relock.internal.Engine;
 import dev.relock.internal.EngineClient;
@@ -126,7 +127,7 @@ public final class RedlockEngine implements Engine {
     private final ReentrantLock dispatch = new ReentrantLock();
     // fresh acquisitions under way, failed by close()
     private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
-    private final RedlockRenewer renewer;
+    private final LeaseKeeper renewer;
     private final RedisConnectionStateListener reconnected;
     private final LockEvents events;
 
@@ -164,7 +165,8 @@ public final class RedlockEngine implements Engine {
             shutDown();
             throw failure;
         }
-        this.renewer = new RedlockRenewer(this, Math.max(1, settings.defaultLease().toMillis() / 3));
+        this.renewer = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
+                Math.max(1, settings.defaultLease().toMillis() / 3));
         // after a reconnect the renewer renews at once: the outage already used up part of every validity
         this.reconnected = new RedisConnectionStateListener() {
             @Override
@@ -648,7 +650,7 @@ public final class RedlockEngine implements Engine {
      */
     void cleanUp(LockKeys keys, String member) {
         for (RedlockNode node : nodes) {
-            cleanUpOn(node, keys, member, true, "", "", "");
+            cleanUpOn(node, keys, member, true, "", "", "", "");
         }
     }
 
@@ -663,19 +665,20 @@ public final class RedlockEngine implements Engine {
      * @param waited for a writer that goes on waiting, how long it has waited (acquire.lua's ARGV[4]), so its
      *     place is put back where the attempt took it away; else "0"
      * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
+     * @param place for such a writer, its place on every node (acquire.lua's ARGV[7]), or ""
      * @param replies the attempt's replies, by node
      */
     void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
-            String markMillis, List<? extends CompletableFuture<?>> replies) {
+            String markMillis, String place, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
             CompletableFuture<?> answered = replies.get(i);
             if (answered.isDone()) {
-                cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis);
+                cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place);
             } else {
                 // sent once the reply is in, so after the attempt; on the event executors, never an I/O thread
                 CompletableFuture<Long> cleanedUp = answered.handle((reply, error) -> null).thenComposeAsync(answer ->
-                        cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis), timer());
+                        cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place), timer());
                 pendingCleanUps.add(cleanedUp);
                 cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
             }
@@ -683,10 +686,10 @@ public final class RedlockEngine implements Engine {
     }
 
     private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
-            String attemptId, String waited, String markMillis) {
+            String attemptId, String waited, String markMillis, String place) {
         CompletableFuture<Long> cleanedUp = node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER,
                 releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, waited,
-                markMillis);
+                markMillis, place);
         pendingCleanUps.add(cleanedUp);
         return cleanedUp.whenComplete((deleted, error) -> {
             pendingCleanUps.remove(cleanedUp);

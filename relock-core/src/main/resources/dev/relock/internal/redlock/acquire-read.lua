@@ -6,7 +6,7 @@
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting
 -- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[5] this attempt's id, ARGV[6] the token it proposes
--- (see acquire.lua; ARGV[3] and ARGV[4] are the writer's)
+-- (see acquire.lua; ARGV[3], ARGV[4] and ARGV[7] are the writer's)
 -- Returns {1, token} when the owner reads here now: freshly with a new token, or already (its read
 --   lease is made at least ARGV[2] and its token kept); the owner's own write lock does not
 --   keep it out (downgrade);

@@ -14,8 +14,8 @@
 --                 (writer preference: refreshed by each attempt of a waiting writer);
 --                 '~g|next' -> the waiting writer whose turn it is after a release (release.lua),
 --                 '~g|until' -> server time in ms when that turn ends
---   queue   zset  waiting writer's owner id -> when its wait began by this node's clock, in microseconds
---                 (this node's time when it queued the writer minus ARGV[4]): the order of turns
+--   queue   zset  waiting writer's owner id -> its place: when its wait began, in microseconds (ARGV[7],
+--                 or this node's time when it queued the writer minus ARGV[4]): the order of turns
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting, KEYS[5] queue
 -- ARGV[1] owner id, ARGV[2] lease in ms
@@ -28,12 +28,18 @@
 --         names it, so a clean-up that reaches a node late never undoes a later attempt's hold
 -- ARGV[6] the token this attempt proposes: the same on every node (its client's clock in
 --         microseconds, a little ahead)
+-- ARGV[7] the writer's place, the same on every node: the median of the places the nodes gave its
+--         first refused attempt (each node's own time minus ARGV[4] differs by the network's delays,
+--         so two writers that began within them could stand in different orders on different nodes,
+--         each given the turn on some, neither on a majority: for ever); '' before that, and then
+--         this node dates it (time minus ARGV[4]). An earlier place here is kept until ARGV[7] comes.
 -- Returns {1, token} when the owner holds the write lock here now: freshly taken with a new token,
 --   or already its own (its lease is made at least ARGV[2] and its token kept);
---   {0, pttl, holder} when another owner holds it (pttl: the lock's lease left in ms, -1 without
+--   {0, pttl, holder, place} when another owner holds it (pttl: the lock's lease left in ms, -1 without
 --   expiry; holder: the writer's owner id, '~readers' when readers hold it, '' for a key relock
 --   did not make), or when the lock is free here but it is another waiting writer's turn (pttl:
---   the ms left of that turn; holder: that writer's owner id).
+--   the ms left of that turn; holder: that writer's owner id); place: the owner's place in the
+--   queue here (a string), or '' when it takes none (ARGV[3] '0').
 -- A turn that ends untaken is gone, and so is that writer's place: its next attempt, if it still
 -- waits, queues it again at the place its wait began.
 -- A fresh token is max(fence + 1, ARGV[6], server time in us): it keeps rising on this node, also
@@ -86,13 +92,19 @@ else
   end
 end
 if holder then
+  local place = ''
   if mark > 0 then
     redis.call('HSET', waiting, owner, now_ms + mark)
     if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
-    redis.call('ZADD', queue, 'NX', string.format('%d', now_us - waited), owner)
+    if ARGV[7] ~= '' then
+      redis.call('ZADD', queue, ARGV[7], owner)
+    else
+      redis.call('ZADD', queue, 'NX', string.format('%d', now_us - waited), owner)
+    end
     if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
+    place = redis.call('ZSCORE', queue, owner)
   end
-  return {0, pttl, holder}
+  return {0, pttl, holder, place}
 end
 redis.call('HDEL', waiting, owner, '~g|next', '~g|until')
 redis.call('ZREM', queue, owner)

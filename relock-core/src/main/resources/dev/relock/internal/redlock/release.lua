@@ -12,11 +12,11 @@
 -- ARGV[6] for the clean-up of an attempt that did not win, that attempt's id: the hold is removed
 --         only if that attempt is the latest to have got a 1 here (a later one of the same owner
 --         may have reached this node first); '' to remove it whichever attempt took it
--- ARGV[7], ARGV[8] with ARGV[6] and ARGV[4] = '0' (a writer that goes on waiting): how long it
---         has waited in microseconds, and its mark in ms (acquire.lua's ARGV[4] and ARGV[3]); its
---         place (this node's time minus ARGV[7]) and mark, which taking the lock here had removed,
---         are put back before the turn passes, so the turn goes to the writer that has waited
---         longest, whichever of them split the nodes
+-- ARGV[7], ARGV[8], ARGV[9] with ARGV[6] and ARGV[4] = '0' (a writer that goes on waiting): how
+--         long it has waited in microseconds, its mark in ms, and its place or '' (acquire.lua's
+--         ARGV[4], ARGV[3] and ARGV[7]); its place (ARGV[9], or this node's time minus ARGV[7]) and
+--         mark, which taking the lock here had removed, are put back before the turn passes, so the
+--         turn goes to the writer that has waited longest, whichever of them split the nodes
 -- Removes the member's hold if it has it here, and a writer's mark, place and turn as a waiting
 -- writer (forced: deletes the lock, its readers, the marks and the queue if the lock exists).
 -- When the lock is free here afterwards, the turn passes to the queue's first writer that still
@@ -92,7 +92,8 @@ if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   local mark = tonumber(ARGV[8])
   redis.call('HSET', waiting, member, now_ms + mark)
   if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
-  redis.call('ZADD', queue, 'NX', string.format('%d', now_us - tonumber(ARGV[7])), member)
+  local place = (ARGV[9] or '') ~= '' and ARGV[9] or string.format('%d', now_us - tonumber(ARGV[7]))
+  redis.call('ZADD', queue, 'NX', place, member)
   if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
 end
 redis.call('PUBLISH', channel, lock .. (redis.call('EXISTS', lock) == 0 and pass_turn() or ''))
