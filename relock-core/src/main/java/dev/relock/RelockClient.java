@@ -63,6 +63,8 @@ public interface RelockClient extends AutoCloseable {
      * @throws NullPointerException if name is null
      * @throws IllegalArgumentException if name is blank or too long
      * @throws IllegalStateException if the client is closed
+     * @throws UnsupportedOperationException on a Redlock client: a majority vote bounds holders for one permit
+     *     only (with 5 nodes and 2 permits, 3 holders can each hold permits on a majority of 3 nodes)
      */
     RelockSemaphore semaphore(String name);
 
@@ -88,6 +90,7 @@ public interface RelockClient extends AutoCloseable {
      *
      * @throws NullPointerException if name is null
      * @throws IllegalArgumentException if name is blank or too long
+     * @throws UnsupportedOperationException on a Redlock client, which has no semaphores
      */
     LockInfo inspectSemaphore(String name);
 

@@ -1,9 +1,9 @@
 package dev.relock;
 
-import dev.relock.internal.Instrumentation;
-import dev.relock.internal.SingleServerEngine;
+import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.redlock.ClockDrift;
 import dev.relock.internal.redlock.RedlockEngine;
+import dev.relock.internal.single.SingleServerEngine;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;

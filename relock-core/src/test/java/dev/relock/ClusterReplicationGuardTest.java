@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.relock.ReplicationGuard.OnShortfall;
-import dev.relock.internal.ServerFeatures;
+import dev.relock.internal.single.ServerFeatures;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.ServerFeatures;
+import dev.relock.internal.single.ServerFeatures;
 import dev.relock.testredis.RedisBinary;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;

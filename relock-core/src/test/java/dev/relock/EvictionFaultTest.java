@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class EvictionFaultTest extends OneServerTestBase {
 
-    private static final String WARNING = "WARN dev.relock.internal.EvictionPolicyCheck";
+    private static final String WARNING = "WARN dev.relock.internal.single.EvictionPolicyCheck";
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"allkeys-lru", "allkeys-lfu", "allkeys-random",
@@ -55,7 +55,7 @@ class EvictionFaultTest extends OneServerTestBase {
             RelockClient client = newClient(b -> b.redisUri(
                     "redis://no-config:secret@127.0.0.1:" + redis.port()));
             assertThat(err.text()).doesNotContain(WARNING)
-                    .contains("DEBUG dev.relock.internal.EvictionPolicyCheck")
+                    .contains("DEBUG dev.relock.internal.single.EvictionPolicyCheck")
                     .contains("cannot read maxmemory-policy")
                     .doesNotContain("secret");
             RelockLock lock = client.lock("no-config");

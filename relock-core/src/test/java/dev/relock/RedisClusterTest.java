@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.internal.single.ServerFeatures;
 import dev.relock.testredis.RedisCluster;
-import dev.relock.internal.ServerFeatures;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import dev.relock.internal.ServerFeatures;
+import dev.relock.internal.single.ServerFeatures;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

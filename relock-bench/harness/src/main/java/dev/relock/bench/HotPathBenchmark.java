@@ -2,7 +2,7 @@ package dev.relock.bench;
 
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
-import dev.relock.internal.LockKeys;
+import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.ClientOptions;

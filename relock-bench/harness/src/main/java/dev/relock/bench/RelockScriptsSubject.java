@@ -1,6 +1,6 @@
 package dev.relock.bench;
 
-import dev.relock.internal.LockKeys;
+import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;

@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
  *
  * @param factorOfLease the share of the lease, 0 to 0.5
  * @param fixedNanos a fixed allowance on top, in nanoseconds
+ *
+ * <p>Public because the builder, in the API package, takes it from the user's settings.
  */
 public record ClockDrift(double factorOfLease, long fixedNanos) {
 

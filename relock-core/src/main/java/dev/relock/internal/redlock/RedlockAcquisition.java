@@ -2,12 +2,12 @@ package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
-import dev.relock.internal.Hold;
-import dev.relock.internal.LockEvents;
-import dev.relock.internal.LockKeys;
-import dev.relock.internal.LockMode;
-import dev.relock.internal.RedisCalls;
-import dev.relock.internal.SteppedAcquisition;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.engine.SteppedAcquisition;
+import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.single.RedisCalls;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;

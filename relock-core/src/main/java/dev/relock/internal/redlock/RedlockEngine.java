@@ -10,19 +10,19 @@ import dev.relock.RelockException;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
-import dev.relock.internal.Hold;
-import dev.relock.internal.HoldTable;
-import dev.relock.internal.Instrumentation;
-import dev.relock.internal.IoThreads;
-import dev.relock.internal.LeaseKeeper;
-import dev.relock.internal.LockEvents;
-import dev.relock.internal.Engine;
-import dev.relock.internal.EngineClient;
-import dev.relock.internal.EngineLock;
-import dev.relock.internal.RedisConnections;
-import dev.relock.internal.LockKeys;
-import dev.relock.internal.LockMode;
-import dev.relock.internal.OrderedMultiLock;
+import dev.relock.internal.engine.Engine;
+import dev.relock.internal.engine.EngineClient;
+import dev.relock.internal.engine.EngineLock;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.HoldTable;
+import dev.relock.internal.engine.IoThreads;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.engine.OrderedMultiLock;
+import dev.relock.internal.engine.RedisConnections;
+import dev.relock.internal.lease.LeaseKeeper;
+import dev.relock.internal.metrics.Instrumentation;
+import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
@@ -45,9 +45,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
@@ -91,6 +91,8 @@ import org.slf4j.LoggerFactory;
  *       that lost the key takes it back) is sent under it only for a hold still held, so none
  *       reaches a node after the release or the clean-up of a lost hold.</li>
  * </ul>
+ *
+ * <p>Public because the builder, in the API package, connects through it.
  */
 public final class RedlockEngine implements Engine {
 

@@ -2,9 +2,9 @@ package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
-import dev.relock.internal.LockEvents;
-import dev.relock.internal.RedisCalls;
+import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.single.RedisCalls;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;

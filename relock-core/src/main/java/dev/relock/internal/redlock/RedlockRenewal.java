@@ -1,8 +1,8 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.LeaseState;
-import dev.relock.internal.Hold;
-import dev.relock.internal.LeaseKeeper;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.lease.LeaseKeeper;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;

@@ -19,6 +19,8 @@ import java.util.regex.Pattern;
  * {@code queue.lua} (the single-server lock's layout and helpers, which itself uses common.lua).
  * Each file is prepended once, before the files that use it. Immutable; the SHA-1 is the one Redis
  * computes for {@code EVALSHA}.
+ *
+ * <p>Public because both engines, each in a package of its own, run scripts; tests and relock-bench load them too.
  */
 public final class LuaScript {
 

@@ -1,0 +1,94 @@
+package dev.relock.internal.engine;
+
+import dev.relock.LockInfo;
+import dev.relock.RelockMultiLock;
+import dev.relock.RelockSemaphore;
+import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.single.SingleServerEngine;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What one kind of deployment does differently, behind the one {@link EngineClient}: how a lock is
+ * taken, re-entered, released, inspected and forced open on it. Two implementations: one Redis
+ * (standalone, Sentinel, Cluster routing: {@link SingleServerEngine}) and N independent masters
+ * voting by majority ({@code redlock.RedlockEngine}). Everything else (ids, the hold table, loss
+ * reporting, name checks, the lock objects, closing order) is the client's.
+ *
+ * <p>Every method may be called from any thread, I/O threads included unless it says otherwise; the
+ * client has checked names and that it is open before it calls one. Public because the Redlock engine
+ * lives in its own package.
+ */
+public interface Engine {
+
+    /** Where meters and observations of this engine's locks are told. */
+    LockEvents events();
+
+    /**
+     * A fresh acquisition of one mode of a lock, not started: the caller runs it for a thread, or starts
+     * it for a handle. Never a re-entry: {@code owner} holds no hold of {@code keys} in {@code mode}.
+     *
+     * @param leaseMillis the lease, the client's default when {@code renewed}
+     * @param renewed whether the lease keeper renews it
+     */
+    SteppedAcquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
+            boolean renewed);
+
+    /**
+     * One more hold of a held lock by its owner: checks that the lease is still there and extends it to
+     * {@code leaseMillis} where that is longer.
+     *
+     * @return {@code held}, its count one up
+     * @throws dev.relock.LeaseLostException if the hold was lost, or Redis no longer has it
+     */
+    Hold reenter(Hold held, long leaseMillis, boolean renewed);
+
+    /**
+     * Gives up one hold of {@code hold}; when it is the owner's last and {@code delayMillis} is positive, the
+     * lock stays taken that long, no longer renewed.
+     *
+     * @param byHandle given up by a handle, which cannot be closed twice (see the engines for what that changes)
+     */
+    void release(Hold hold, long delayMillis, boolean byHandle);
+
+    /**
+     * Refuses an explicit lease this engine cannot keep.
+     *
+     * @param given the lease as the caller wrote it, for the message
+     * @throws IllegalArgumentException if {@code leaseMillis} is too short
+     */
+    void checkLease(String lockName, long leaseMillis, String given);
+
+    /** Deletes the lock whoever holds it; whether it was held. */
+    boolean forceUnlock(String name, LockKeys keys);
+
+    /** Whether anyone holds the lock. */
+    boolean isLocked(String name, LockKeys keys);
+
+    /** How long the lock stays held unless renewed; empty when free. */
+    Optional<Duration> remainingLease(String name, LockKeys keys);
+
+    LockInfo inspect(String name);
+
+    LockInfo inspectSemaphore(String name);
+
+    List<LockInfo> list(String nameGlob);
+
+    RelockSemaphore semaphore(String name);
+
+    /** A multi-lock of {@code locks}: write locks of distinct names, in key order. */
+    RelockMultiLock multiLock(List<EngineLock> locks);
+
+    /** The time of one round trip (to a majority, on Redlock). */
+    Duration ping();
+
+    /** How the lock objects' toString() names the deployment, or null for one Redis. */
+    String topology();
+
+    /**
+     * Releases every hold of the client, fails every acquisition under way and closes the connections.
+     * Called once, by the client, after it is marked closed.
+     */
+    void close();
+}

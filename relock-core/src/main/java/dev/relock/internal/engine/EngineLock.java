@@ -1,0 +1,272 @@
+package dev.relock.internal.engine;
+
+import dev.relock.LeaseState;
+import dev.relock.LockHandle;
+import dev.relock.RelockLock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One mode of a named lock, on whatever engine: the exclusive lock and the write half of a read-write
+ * lock are the WRITE mode of a name, the read half is its READ mode (see {@link RelockLock} for the
+ * contract). A stateless view: holds live in the client's {@link HoldTable}, so two objects of one
+ * name and mode agree. Each blocking method maps onto one {@link #acquire(long, boolean, long, boolean)},
+ * each asynchronous one onto a fresh acquisition owned by the handle it will make; how a lock is taken,
+ * re-entered and released is the {@link Engine}'s. Public because the Redlock engine takes these in
+ * {@link Engine#multiLock}.
+ */
+public final class EngineLock implements RelockLock {
+
+    /** The lease argument of {@link #acquire(long, boolean, long, boolean)} for the client's renewed lease. */
+    static final long RENEWED = 0;
+
+    private final EngineClient client;
+    private final Engine engine;
+    private final String name;
+    private final LockKeys keys;
+    private final LockMode mode;
+
+    EngineLock(EngineClient client, String name, LockKeys keys, LockMode mode) {
+        this.client = client;
+        this.engine = client.engine();
+        this.name = name;
+        this.keys = keys;
+        this.mode = mode;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** The keys of this lock. */
+    public LockKeys keys() {
+        return keys;
+    }
+
+    // ---- acquiring ------------------------------------------------------------------------
+
+    /**
+     * Acquires or re-enters the lock for the current thread.
+     *
+     * @param waitNanos how long to wait; zero or less tries once without waiting
+     * @param forever wait without a deadline
+     * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
+     * @param interruptible whether an interrupt ends the wait with InterruptedException
+     * @return the hold, or null if the wait ended first
+     */
+    private Hold acquire(long waitNanos, boolean forever, long leaseMillis, boolean interruptible)
+            throws InterruptedException {
+        client.ensureOpen();
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring " + describe(mode, name));
+        }
+        boolean renewed = leaseMillis == RENEWED;
+        long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
+        String owner = client.ownerOfCurrentThread();
+        Hold held = client.holds().get(keys, mode, owner);
+        if (held != null) {
+            return engine.reenter(held, lease, renewed);
+        }
+        if (mode == LockMode.WRITE && client.holds().get(keys, LockMode.READ, owner) != null) {
+            throw new IllegalMonitorStateException("the current thread holds the read lock of '" + name
+                    + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
+                    + " release the read lock first");
+        }
+        return engine.acquisition(name, keys, mode, owner, lease, renewed).run(waitNanos, forever, interruptible);
+    }
+
+    /** A handle whose close() gives up one hold of {@code hold}. */
+    private LockHandle handleOf(Hold hold) {
+        return new HoldHandle(client.releaseOfHandles(), hold);
+    }
+
+    /** The current thread's hold on this lock in this client, or null. No round trip. */
+    private Hold currentThreadsHold() {
+        return client.holds().get(keys, mode, client.ownerOfCurrentThread());
+    }
+
+    /**
+     * A fresh acquisition owned by the handle it will make, not by a thread: never a re-entry.
+     *
+     * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
+     */
+    private SteppedAcquisition handleOwned(long leaseMillis) {
+        client.ensureOpen();
+        boolean renewed = leaseMillis == RENEWED;
+        return engine.acquisition(name, keys, mode, client.newHolderId(),
+                renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
+    }
+
+    @Override
+    public void lock() {
+        acquireUninterruptibly(RENEWED);
+    }
+
+    @Override
+    public void lock(long lease, TimeUnit unit) {
+        acquireUninterruptibly(leaseMillis(lease, unit));
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        acquire(Long.MAX_VALUE, true, RENEWED, true);
+    }
+
+    @Override
+    public boolean tryLock() {
+        try {
+            return acquire(0, false, RENEWED, false) != null;
+        } catch (InterruptedException e) {
+            throw new AssertionError("a single attempt does not park", e);
+        }
+    }
+
+    @Override
+    public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        return acquire(unit.toNanos(wait), false, RENEWED, true) != null;
+    }
+
+    @Override
+    public boolean tryLock(long wait, long lease, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        return acquire(unit.toNanos(wait), false, leaseMillis(lease, unit), true) != null;
+    }
+
+    @Override
+    public LockHandle acquire() {
+        return handleOf(acquireUninterruptibly(RENEWED));
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        return handle(acquire(Durations.saturatedNanos(wait), false, RENEWED, true));
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(lease, "lease");
+        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
+        return handle(acquire(Durations.saturatedNanos(wait), false, leaseMillis, true));
+    }
+
+    @Override
+    public CompletionStage<LockHandle> acquireAsync() {
+        return handleOwned(RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        return handleOwned(RENEWED).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(handleOf(hold)), Optional.empty());
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease) {
+        Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(lease, "lease");
+        long leaseMillis = leaseMillis(Durations.saturatedNanos(lease), TimeUnit.NANOSECONDS);
+        return handleOwned(leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(handleOf(hold)), Optional.empty());
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        Hold hold = currentThreadsHold();
+        // an explicit lease may have run out before the lease keeper's next look noticed
+        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
+    }
+
+    @Override
+    public int getHoldCount() {
+        Hold hold = currentThreadsHold();
+        return hold == null ? 0 : hold.holds();
+    }
+
+    private Optional<LockHandle> handle(Hold hold) {
+        return hold == null ? Optional.empty() : Optional.of(handleOf(hold));
+    }
+
+    private Hold acquireUninterruptibly(long leaseMillis) {
+        try {
+            return acquire(Long.MAX_VALUE, true, leaseMillis, false);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible wait does not throw InterruptedException", e);
+        }
+    }
+
+    /** "lock 'name'" or "read lock 'name'", for messages. */
+    private static String describe(LockMode mode, String name) {
+        return mode == LockMode.WRITE ? "lock '" + name + "'" : "read lock '" + name + "'";
+    }
+
+    /**
+     * An explicit lease in milliseconds, at least 1.
+     *
+     * @throws IllegalArgumentException if not positive, or too short for the engine
+     */
+    private long leaseMillis(long lease, TimeUnit unit) {
+        Objects.requireNonNull(unit, "unit");
+        if (lease <= 0) {
+            throw new IllegalArgumentException("lease of lock '" + name + "' must be positive: " + lease + " " + unit);
+        }
+        long millis = Math.max(1, unit.toMillis(lease));
+        engine.checkLease(name, millis, lease + " " + unit);
+        return millis;
+    }
+
+    // ---- releasing ------------------------------------------------------------------------
+
+    @Override
+    public void unlock() {
+        client.ensureOpen();
+        Hold hold = currentThreadsHold();
+        if (hold == null) {
+            throw new IllegalMonitorStateException(describe(mode, name) + " is not held by the current thread ("
+                    + Thread.currentThread().getName() + ")");
+        }
+        engine.release(hold, 0, false);
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        client.ensureOpen();
+        return engine.forceUnlock(name, keys);
+    }
+
+    // ---- inspecting -----------------------------------------------------------------------
+
+    @Override
+    public boolean isLocked() {
+        client.ensureOpen();
+        return engine.isLocked(name, keys);
+    }
+
+    @Override
+    public Optional<Duration> remainingLease() {
+        client.ensureOpen();
+        return engine.remainingLease(name, keys);
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+        // the largest token among the lock's current holders; inspect reports 0 for a free lock
+        long token = client.inspect(name).fencingToken();
+        return token == 0 ? OptionalLong.empty() : OptionalLong.of(token);
+    }
+
+    @Override
+    public String toString() {
+        String topology = engine.topology();
+        return "RelockLock[" + name + (mode == LockMode.READ ? ", read" : "")
+                + (topology == null ? "" : ", " + topology) + "]";
+    }
+}

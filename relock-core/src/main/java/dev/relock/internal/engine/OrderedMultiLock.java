@@ -1,0 +1,362 @@
+package dev.relock.internal.engine;
+
+import dev.relock.LockHandle;
+import dev.relock.MultiLockHandle;
+import dev.relock.RelockLock;
+import dev.relock.RelockMultiLock;
+import dev.relock.internal.metrics.LockEvents;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongFunction;
+
+/**
+ * A multi-lock (see {@link RelockMultiLock}). On one Redis it first tries to take every lock in
+ * one script, all or none, in one round trip; otherwise (and on Redlock, which has no such script)
+ * it takes them one by one in the order of their keys, waiting for each, and on any failure or
+ * timeout releases what it took, in reverse. Stateless beyond the sorted locks; the holds are
+ * those of the member locks, so each is released, renewed and fenced as the lock it is.
+ *
+ * <p>Public because both engines, each in a package of its own, make multi-locks.
+ */
+public final class OrderedMultiLock implements RelockMultiLock {
+
+    private static final long RENEWED = 0;
+
+    private final List<RelockLock> locks;
+    private final List<String> names;
+    private final LockEvents events;
+    // all locks at once for the current thread (lease, or RENEWED): their holds, or null when
+    // that is not possible; and the handle of one such hold
+    private final LongFunction<List<Hold>> atOnce;
+    private final Function<Hold, LockHandle> handleOfHold;
+
+    /**
+     * A multi-lock that first tries {@code atOnce}, then one by one.
+     *
+     * @param locks the member locks, already in their global order (by lock key)
+     * @param atOnce given an explicit lease in ms, or 0 for the client's renewed lease: the holds of every
+     *     lock taken at once for the current thread, or null when that is not possible
+     * @param handleOfHold the handle of one hold {@code atOnce} took
+     */
+    public OrderedMultiLock(List<? extends RelockLock> locks, LockEvents events, LongFunction<List<Hold>> atOnce,
+            Function<Hold, LockHandle> handleOfHold) {
+        this.locks = List.copyOf(locks);
+        this.names = locks.stream().map(RelockLock::name).toList();
+        this.events = events;
+        this.atOnce = atOnce;
+        this.handleOfHold = handleOfHold;
+    }
+
+    /**
+     * A multi-lock that takes {@code locks} one by one, for a client without an all-at-once script
+     * (Redlock).
+     *
+     * @param locks the member locks, already in their global order (by lock key)
+     */
+    public static RelockMultiLock oneByOne(List<? extends RelockLock> locks, LockEvents events) {
+        return new OrderedMultiLock(locks, events, leaseMillis -> null, hold -> {
+            throw new IllegalStateException("no hold is taken at once");
+        });
+    }
+
+    /** All locks in one script for the current thread, or null when one is not free. */
+    private List<Hold> atOnce(long leaseMillis) {
+        return atOnce.apply(leaseMillis);
+    }
+
+    private MultiLockHandle handleOf(List<Hold> holds) {
+        List<LockHandle> handles = new ArrayList<>();
+        holds.forEach(hold -> handles.add(handleOfHold.apply(hold)));
+        return new Handle(handles);
+    }
+
+    @Override
+    public List<String> names() {
+        return names;
+    }
+
+    @Override
+    public void lock() {
+        observedUninterruptibly(() -> {
+            lockUnobserved();
+            return true;
+        });
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        observed(() -> {
+            lockInterruptiblyUnobserved();
+            return true;
+        });
+    }
+
+    @Override
+    public boolean tryLock() {
+        return observedUninterruptibly(this::tryLockUnobserved);
+    }
+
+    @Override
+    public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
+        return observed(() -> tryLockUnobserved(wait, unit));
+    }
+
+    @Override
+    public MultiLockHandle acquire() {
+        return observedUninterruptibly(this::acquireUnobserved);
+    }
+
+    @Override
+    public Optional<MultiLockHandle> tryAcquire(Duration wait) throws InterruptedException {
+        return tryAcquire(wait, null);
+    }
+
+    @Override
+    public Optional<MultiLockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
+        return observed(() -> tryAcquireUnobserved(wait, lease));
+    }
+
+    /** An acquisition of the whole multi-lock, as it returns: null, false or empty when the wait ended first. */
+    private interface Attempt<T> {
+        T run() throws InterruptedException;
+    }
+
+    /** Runs an acquisition and reports its outcome as kind {@value LockEvents#MULTI}. */
+    private <T> T observed(Attempt<T> attempt) throws InterruptedException {
+        LockEvents.Wait observed = events.multiWaitStarted(names);
+        try {
+            T result = attempt.run();
+            if (result == null || Boolean.FALSE.equals(result) || Optional.empty().equals(result)) {
+                observed.timedOut();
+            } else {
+                observed.acquired(null);
+            }
+            return result;
+        } catch (InterruptedException | RuntimeException | Error e) {
+            observed.failed(e);
+            throw e;
+        }
+    }
+
+    private <T> T observedUninterruptibly(Attempt<T> attempt) {
+        try {
+            return observed(attempt);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible acquisition threw InterruptedException", e);
+        }
+    }
+
+    private void lockUnobserved() {
+        if (atOnce(RENEWED) != null) {
+            return;
+        }
+        List<RelockLock> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                lock.lock();
+                taken.add(lock);
+            }
+        } catch (RuntimeException e) {
+            giveBack(e, () -> unlockAll(taken));
+            throw e;
+        }
+    }
+
+    private void lockInterruptiblyUnobserved() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring multi-lock " + names);
+        }
+        if (atOnce(RENEWED) != null) {
+            return;
+        }
+        List<RelockLock> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                lock.lockInterruptibly();
+                taken.add(lock);
+            }
+        } catch (InterruptedException | RuntimeException e) {
+            giveBack(e, () -> unlockAll(taken));
+            throw e;
+        }
+    }
+
+    private boolean tryLockUnobserved() {
+        if (atOnce(RENEWED) != null) {
+            return true;
+        }
+        List<RelockLock> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                if (!lock.tryLock()) {
+                    unlockAll(taken);
+                    return false;
+                }
+                taken.add(lock);
+            }
+            return true;
+        } catch (RuntimeException e) {
+            giveBack(e, () -> unlockAll(taken));
+            throw e;
+        }
+    }
+
+    private boolean tryLockUnobserved(long wait, TimeUnit unit) throws InterruptedException {
+        if (atOnce(RENEWED) != null) {
+            return true;
+        }
+        long deadline = System.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
+        List<RelockLock> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                if (!lock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                    unlockAll(taken);
+                    return false;
+                }
+                taken.add(lock);
+            }
+            return true;
+        } catch (InterruptedException | RuntimeException e) {
+            giveBack(e, () -> unlockAll(taken));
+            throw e;
+        }
+    }
+
+    @Override
+    public void unlock() {
+        unlockAll(locks);
+    }
+
+    private MultiLockHandle acquireUnobserved() {
+        List<Hold> atOnce = atOnce(RENEWED);
+        if (atOnce != null) {
+            return handleOf(atOnce);
+        }
+        List<LockHandle> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                taken.add(lock.acquire());
+            }
+        } catch (RuntimeException e) {
+            giveBack(e, () -> closeAll(taken));
+            throw e;
+        }
+        return new Handle(taken);
+    }
+
+    private Optional<MultiLockHandle> tryAcquireUnobserved(Duration wait, Duration lease)
+            throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        long leaseMillis = RENEWED;
+        if (lease != null) {
+            if (lease.isZero() || lease.isNegative()) {
+                throw new IllegalArgumentException("lease of multi-lock " + names + " must be positive: " + lease);
+            }
+            leaseMillis = Math.max(1, lease.toMillis());
+        }
+        List<Hold> atOnce = atOnce(leaseMillis);
+        if (atOnce != null) {
+            return Optional.of(handleOf(atOnce));
+        }
+        long deadline = System.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
+        List<LockHandle> taken = new ArrayList<>();
+        try {
+            for (RelockLock lock : locks) {
+                Duration left = Duration.ofNanos(deadline - System.nanoTime());
+                Optional<LockHandle> handle = lease == null ? lock.tryAcquire(left) : lock.tryAcquire(left, lease);
+                if (handle.isEmpty()) {
+                    closeAll(taken);
+                    return Optional.empty();
+                }
+                taken.add(handle.get());
+            }
+        } catch (InterruptedException | RuntimeException e) {
+            giveBack(e, () -> closeAll(taken));
+            throw e;
+        }
+        return Optional.of(new Handle(taken));
+    }
+
+    /**
+     * Gives back what an acquisition that failed with {@code failure} had taken ({@code undo}); a failure of the
+     * undo is added to {@code failure} as suppressed, so the caller throws the acquisition's own failure.
+     */
+    private static void giveBack(Exception failure, Runnable undo) {
+        try {
+            undo.run();
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private static void unlockAll(List<? extends RelockLock> taken) {
+        inReverse(taken, RelockLock::unlock);
+    }
+
+    private static void closeAll(List<LockHandle> taken) {
+        inReverse(taken, LockHandle::close);
+    }
+
+    /** Releases in reverse order; every one is tried, the first failure is thrown at the end. */
+    private static <T> void inReverse(List<? extends T> taken, Consumer<T> release) {
+        RuntimeException first = null;
+        for (int i = taken.size() - 1; i >= 0; i--) {
+            try {
+                release.accept(taken.get(i));
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RelockMultiLock" + names;
+    }
+
+    private static final class Handle implements MultiLockHandle {
+
+        private final List<LockHandle> handles;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        Handle(List<LockHandle> handles) {
+            this.handles = Collections.unmodifiableList(handles);
+        }
+
+        @Override
+        public List<LockHandle> handles() {
+            return handles;
+        }
+
+        @Override
+        public Map<String, Long> fencingTokens() {
+            Map<String, Long> tokens = new LinkedHashMap<>();
+            handles.forEach(handle -> tokens.put(handle.name(), handle.fencingToken()));
+            return tokens;
+        }
+
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                closeAll(handles);
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+package dev.relock.internal.engine;
+
+import dev.relock.RelockException;
+import dev.relock.internal.metrics.LockEvents;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * What every acquisition state machine shares, whatever it sends and to how many servers: what is asked
+ * (the lock, mode, owner, lease; the wait's deadline), the outcome (the hold, null when the wait ended or
+ * was cancelled, or a failure), completed once; the blocking and the asynchronous way to wait for it; the
+ * timer of the next attempt; and the discipline its events are handled in.
+ *
+ * <p>Invariants. Every event (a reply, a timer, a wake-up, a cancel) is one {@link #step}: its handling runs
+ * under {@link #lock}, which subclasses also guard their own state with, and the outcome is completed after the
+ * lock is released, so no caller's callback ever runs under it. A handling that throws decides the outcome
+ * with that exception ({@link #handlingFailed}). Only {@link #decide} decides it, at most once, and
+ * {@link #isDecided} tells whether it has been. No handling runs on a Netty I/O thread, where a command it
+ * sends would overtake those other threads queued on that loop ({@link IoThreads}): an event that arrives on one
+ * (a reply, a pub/sub message, a caller's callback) is handled on {@code events} instead, and the outcome
+ * completes there too.
+ *
+ * <p>Public because both engines' acquisitions, each in a package of its own, extend it.
+ */
+public abstract class SteppedAcquisition {
+
+    // not synchronized: a virtual thread that enters never pins its carrier
+    protected final ReentrantLock lock = new ReentrantLock();
+    // the client acquiring
+    protected final EngineClient core;
+    protected final String name;
+    protected final LockKeys keys;
+    protected final LockMode mode;
+    protected final String owner;
+    protected final long leaseMillis;
+    // whether the lease keeper renews the hold
+    protected final boolean renewed;
+    // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled,
+    // and timers run
+    private final ScheduledExecutorService events;
+    private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
+    // set by the thread that starts the acquisition, before its first step; told once, by settle()
+    private LockEvents.Wait observed;
+    // all guarded by lock
+    private boolean decided;
+    private boolean settled;
+    private Hold acquired;
+    private RuntimeException failure;
+    // set by the first step: a wait without a deadline, or the deadline (System.nanoTime())
+    protected boolean forever;
+    protected long deadline;
+    // the timer of the next attempt, when it fires (System.nanoTime()); null when none is armed
+    private ScheduledFuture<?> timer;
+    private long timerAt;
+
+    /**
+     * @param events the client's event executors, which are not Netty I/O threads
+     * @param leaseMillis the lease, the client's default when {@code renewed}
+     */
+    protected SteppedAcquisition(EngineClient core, ScheduledExecutorService events, String name, LockKeys keys,
+            LockMode mode, String owner, long leaseMillis, boolean renewed) {
+        this.core = core;
+        this.events = events;
+        this.name = name;
+        this.keys = keys;
+        this.mode = mode;
+        this.owner = owner;
+        this.leaseMillis = leaseMillis;
+        this.renewed = renewed;
+    }
+
+    /**
+     * Acquires in the calling thread, waiting as asked.
+     *
+     * @param waitNanos how long to wait; zero or less tries once
+     * @param forever wait without a deadline
+     * @param interruptible whether an interrupt cancels and throws; otherwise the wait goes on and
+     *     the interrupt status is kept
+     * @return the hold, registered with the client, or null if the wait ended first
+     */
+    public final Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
+        start(waitNanos, forever);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return outcome.get();
+                } catch (InterruptedException e) {
+                    if (interruptible && cancel()) {
+                        throw e;
+                    }
+                    // not interruptible, or the outcome is already there: take it
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw rethrown(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Starts acquiring and returns at once. Completing (or cancelling) the returned future cancels the
+     * acquisition; a hold that arrives when nobody can take it any more is released.
+     *
+     * @param onAcquired what the future completes with for the hold
+     * @param onTimeout what it completes with when the wait ends first
+     */
+    public final <T> CompletableFuture<T> startAsync(long waitNanos, boolean forever, Function<Hold, T> onAcquired,
+            T onTimeout) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        // whoever completes the result first, this acquisition's outcome is no longer wanted after it
+        result.whenComplete((value, error) -> {
+            if (!outcome.isDone()) {
+                cancel();
+            }
+        });
+        outcome.whenComplete((hold, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error);
+            } else if (!result.complete(hold == null ? onTimeout : onAcquired.apply(hold)) && hold != null) {
+                releaseUnseen(hold);
+            }
+        });
+        start(waitNanos, forever);
+        return result;
+    }
+
+    private void start(long waitNanos, boolean forever) {
+        observed = started();
+        step(() -> {
+            this.forever = forever;
+            // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
+            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+            begin(waitNanos);
+        });
+    }
+
+    /**
+     * Gives up: undoes what is in flight and decides the outcome as null. On a Netty I/O thread the handling runs
+     * on the event executors while this thread waits for it ({@link IoThreads#offIo}).
+     *
+     * @return false if the outcome was already decided
+     */
+    public final boolean cancel() {
+        return IoThreads.offIo(events, this::cancelStep);
+    }
+
+    /** The handling of {@link #cancel}, as one {@link #step}, in a thread that is not an I/O thread. */
+    private boolean cancelStep() {
+        boolean[] cancelled = {false};
+        step(() -> {
+            if (!decided) {
+                giveUp();
+                cancelled[0] = true;
+            }
+        });
+        return cancelled[0];
+    }
+
+    /** The caller gave up: undo what is in flight and {@link #decide} null. Lock held, not decided. */
+    protected abstract void giveUp();
+
+    /** Called once, in the starting thread, before the first step: returns who hears of the outcome. */
+    protected abstract LockEvents.Wait started();
+
+    /**
+     * The first step: takes the wait as asked ({@link #forever} and {@link #deadline} are set; {@code waitNanos}
+     * zero or less: one try) and sends the first attempt. Lock held.
+     */
+    protected abstract void begin(long waitNanos);
+
+    /** Releases a hold acquired for a caller who no longer wants it. */
+    protected abstract void releaseUnseen(Hold hold);
+
+    /**
+     * A handling threw: undo what is in flight or was just taken, and {@link #decide} with {@code error} (if
+     * this throws too, the outcome is decided with {@code error} all the same). Lock held, not decided.
+     */
+    protected abstract void handlingFailed(RuntimeException error);
+
+    /** Called once the outcome is decided, without the lock, before anyone hears of it. */
+    protected void ended() {
+    }
+
+    /**
+     * Runs one event's handling under the lock, then completes the outcome if it was decided; on a Netty I/O
+     * thread, hands both to the event executors and returns at once.
+     */
+    protected final void step(Runnable handling) {
+        if (IoThreads.isCurrent()) {
+            try {
+                events.execute(() -> stepHere(handling));
+                return;
+            } catch (RejectedExecutionException e) {
+                // the executors shut down only with the client, whose connections are closed by then: nothing
+                // sent here can be written any more
+            }
+        }
+        stepHere(handling);
+    }
+
+    private void stepHere(Runnable handling) {
+        lock.lock();
+        try {
+            handling.run();
+        } catch (RuntimeException e) {
+            if (!decided) {
+                try {
+                    handlingFailed(e);
+                } catch (RuntimeException also) {
+                    e.addSuppressed(also);
+                } finally {
+                    if (!decided) {
+                        decide(null, e);
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        settle();
+    }
+
+    /**
+     * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
+     * callback is not a step: it calls one, and checks there that it is still wanted.
+     *
+     * @return false if the executors are shut down (the client is closing): nothing is armed
+     */
+    protected final boolean armTimer(Runnable onFire, long at) {
+        cancelTimer();
+        try {
+            timer = events.schedule(onFire, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+            timerAt = at;
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The start of every attempt's step: fails the acquisition if the client was closed meanwhile, else
+     * cancels the armed timer. Lock held.
+     *
+     * @return whether to send the attempt
+     */
+    protected final boolean readyToAttempt() {
+        if (core.isClosed()) {
+            finish(null, core.closedException());
+            return false;
+        }
+        cancelTimer();
+        return true;
+    }
+
+    /**
+     * Ends the acquisition: undoes what an unsuccessful end must undo (an attempt in flight, a place in a
+     * queue), then {@link #decide}s. Lock held, not decided.
+     */
+    protected abstract void finish(Hold hold, RuntimeException error);
+
+    /** Cancels the armed timer, if any. Lock held. */
+    protected final void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    /** Whether a timer is armed and has not fired ({@link #timerFired} not called since). Lock held. */
+    protected final boolean hasTimer() {
+        return timer != null;
+    }
+
+    /** When the armed timer fires. Lock held, {@link #hasTimer}. */
+    protected final long timerAt() {
+        return timerAt;
+    }
+
+    /** The armed timer fired and is wanted. Lock held. */
+    protected final void timerFired() {
+        timer = null;
+    }
+
+    /** Whether the outcome is decided. Lock held. */
+    protected final boolean isDecided() {
+        return decided;
+    }
+
+    /** Decides the outcome: {@code hold}, or null, or {@code error} when not null. Lock held; at most once. */
+    protected final void decide(Hold hold, RuntimeException error) {
+        decided = true;
+        acquired = hold;
+        failure = error;
+    }
+
+    /** Completes the outcome once it is decided; called without the lock, so callbacks never run under it. */
+    private void settle() {
+        if (lock.isHeldByCurrentThread()) {
+            // an event handled inside another one's step (a reply that came at once); the outer step settles
+            return;
+        }
+        Hold hold;
+        RuntimeException error;
+        lock.lock();
+        try {
+            if (!decided || settled) {
+                return;
+            }
+            settled = true;
+            hold = acquired;
+            error = failure;
+        } finally {
+            lock.unlock();
+        }
+        ended();
+        // the observer hears of the outcome before anyone waiting for it does
+        if (error != null) {
+            observed.failed(error);
+            outcome.completeExceptionally(error);
+        } else {
+            if (hold == null) {
+                // the wait ended, or it was cancelled or interrupted
+                observed.timedOut();
+            } else {
+                observed.acquired(hold);
+            }
+            outcome.complete(hold);
+        }
+    }
+
+    private static RuntimeException rethrown(Throwable cause) {
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        return new RelockException("acquiring failed: " + cause, cause);
+    }
+}

@@ -1,0 +1,93 @@
+package dev.relock.internal.metrics;
+
+import dev.relock.LockInfo;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.LockMode;
+import io.lettuce.core.api.StatefulConnection;
+import java.util.List;
+
+/**
+ * Where a client reports what its locks do, for metrics and traces: acquisitions with their
+ * outcome, holds from acquisition to release or loss, renewals.
+ *
+ * <p>Without a registry the client uses {@link #NONE}, whose methods do nothing and hand out
+ * itself, so the hot path allocates nothing for it. The Micrometer implementation is
+ * {@link MicrometerLockEvents}; it is named only in {@link #of}, so the JVM loads it (and
+ * Micrometer) only when a registry was configured. Implementations are thread-safe.
+ *
+ * <p>Public because the engine core and both engines, each in a package of its own, report to it.
+ */
+public interface LockEvents {
+
+    /** The events of no registry: every method does nothing. */
+    LockEvents NONE = NoLockEvents.INSTANCE;
+
+    /** The span of a hold nobody observes: its method does nothing. */
+    HoldSpan NO_SPAN = NoLockEvents.INSTANCE;
+
+    /** The kind tag of a multi-lock's acquisition as a whole. */
+    String MULTI = "multi";
+
+    /**
+     * The events for what the builder was given; {@link #NONE} without a registry.
+     *
+     * @param connection the command connection to the one node this client talks to, or null for
+     *     a client of several nodes, which tells each with {@link #nodeConnected}
+     */
+    static LockEvents of(Instrumentation instrumentation, StatefulConnection<?, ?> connection, String address) {
+        if (!instrumentation.isEnabled()) {
+            return NONE;
+        }
+        return MicrometerLockEvents.create(instrumentation, connection, address);
+    }
+
+    /** The kind of a hold in this mode, as {@link LockInfo} names kinds. */
+    static String kindOf(LockMode mode) {
+        return switch (mode) {
+            case WRITE -> LockInfo.EXCLUSIVE;
+            case READ -> LockInfo.SHARED;
+            case PERMITS -> LockInfo.SEMAPHORE;
+        };
+    }
+
+    /** A fresh acquisition of a lock or semaphore begins (re-entries are not reported). */
+    Wait waitStarted(LockMode mode, String name);
+
+    /** A multi-lock's acquisition begins; its members may report acquisitions of their own. */
+    Wait multiWaitStarted(List<String> names);
+
+    /** A hold was taken without an acquisition of its own (the multi-lock's one-script path). */
+    void held(Hold hold);
+
+    /** The lease keeper renewed {@code holds} leases ({@code ok}) or failed to. */
+    void renewals(boolean ok, int holds);
+
+    /**
+     * A command connection to {@code node} was made (a Redlock client's, once per node): it
+     * counts for that node's up gauge until {@link #close}.
+     */
+    default void nodeConnected(String node, StatefulConnection<?, ?> connection) {}
+
+    /** The client is closing: meters that describe only it go away. */
+    void close();
+
+    /** One acquisition under way; exactly one of its methods is called, once, when it ends. */
+    interface Wait {
+
+        /** It ended with the hold, or with null for a multi-lock (its holds are reported apiece). */
+        void acquired(Hold hold);
+
+        /** The wait ended without the lock: its time was up, or it was interrupted or cancelled. */
+        void timedOut();
+
+        /** The acquisition failed (Redis unavailable, refused, client closed). */
+        void failed(Throwable error);
+    }
+
+    /** One hold from acquisition on; ended once, by the hold itself, at release or loss. */
+    interface HoldSpan {
+
+        /** The hold was released, or its lease was lost; later calls do nothing. */
+        void ended(Hold hold, boolean lost);
+    }
+}

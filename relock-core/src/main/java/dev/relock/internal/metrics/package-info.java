@@ -1,0 +1,6 @@
+/**
+ * Where clients report what their locks do ({@link dev.relock.internal.metrics.LockEvents}): nothing without a
+ * registry, Micrometer meters and observations with one. Micrometer is an optional dependency, named only by
+ * {@link dev.relock.internal.metrics.MicrometerLockEvents}, which the JVM loads only when a registry is given.
+ */
+package dev.relock.internal.metrics;

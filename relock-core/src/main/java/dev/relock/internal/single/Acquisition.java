@@ -1,0 +1,551 @@
+package dev.relock.internal.single;
+
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockException;
+import dev.relock.ReplicationGuard;
+import dev.relock.ReplicationShortfallException;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.engine.SteppedAcquisition;
+import dev.relock.internal.metrics.LockEvents;
+import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One fresh acquisition by one owner, as a state machine that no thread waits in: attempts, the
+ * wait between them, and the clean-up when the wait ends without success. The blocking API waits
+ * for its outcome in the caller's thread ({@link #run}); the asynchronous API hands out a future
+ * of it ({@link #startAsync}). The outcome, and the rule that events are handled one at a time
+ * under {@code lock}, are {@link SteppedAcquisition}'s.
+ *
+ * <p>Design notes. The owner joins the queue in Redis. Its next attempt is driven by whichever
+ * comes first: a wake-up message naming it (pub/sub thread, through the {@link WaitingRoom}), a
+ * timer at the holder's lease end or its own deadline (the client's timer executor), or, when
+ * Redis is unreachable and the wait has no deadline, a back-off timer. It never polls at a fixed
+ * rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
+ * thread) and the client's close ({@link #failAtClose}). On a Cluster with sharded pub/sub the
+ * wake-ups come on the lock's own channel, which the owner listens to from its first failed attempt
+ * until it finishes ({@link ShardWakeChannels}); a confirmation of that subscription wakes it too.
+ * <ul>
+ *   <li>Every field marked so is guarded by {@code lock}. It is held for book-keeping and while a
+ *       command is handed to Lettuce, never while waiting for anything; so a withdraw is always
+ *       sent after the attempt it may undo, on the same connection, and reaches Redis after it.
+ *   <li>At most one attempt is in flight. A wake-up that arrives while it is in flight is kept and
+ *       starts the next attempt as soon as the reply says "not acquired", so a release that
+ *       happens while the reply is on its way is never missed.
+ *   <li>The outcome completes once, outside the lock: with the hold, with null (the wait ended
+ *       or the acquisition was cancelled), or exceptionally.
+ * </ul>
+ *
+ * <p>With a {@link ReplicationGuard}, an attempt that took the lock is followed by {@code WAIT}
+ * on the same connection ({@link SingleServerEngine#acquisitionCalls}), which counts the
+ * attempt's write; the WAIT is then the one command in flight, and the hold is handed out only
+ * when enough replicas acknowledged. Too few: the hold is undone by the withdraw script, and the
+ * acquisition fails, ends or tries again as the guard says. Cancelled meanwhile: the withdraw
+ * undoes the hold, as for an attempt in flight. On Cluster that connection goes to the master of
+ * the lock's slot and follows no redirection: while it is being opened, or after an attempt was
+ * answered MOVED (not run) and until a fresh topology is in, the wait for it is what is in flight,
+ * and the attempt is sent (again) on the slot's master when it is over, at most
+ * {@value #MAX_REDIRECTS} times in a row.
+ *
+ * <p>Grant on release. A queued write attempt (no guard) carries an id, and release.lua may make
+ * the head writer the holder at once and say so in its wake-up message ({@link #granted}): the
+ * hold then needs no attempt of its own. The grant's lease runs from when Redis ran this owner's
+ * latest attempt, so the hold counts it from when that attempt was sent. A grant is taken only
+ * for the latest attempt sent and only once its reply is in (an older attempt's grant may have
+ * been undone by a withdraw since); an attempt that reaches Redis after the grant takes it as
+ * its reply. A grant the acquisition never takes is undone by the withdraw that every
+ * unsuccessful end sends.
+ *
+ * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
+ * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
+ * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
+ * out.
+ */
+final class Acquisition extends SteppedAcquisition {
+
+    private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
+    // what a waiter without a deadline tells the script it will wait: its queue entry then lives
+    // as long as the retry hint, which it refreshes
+    private static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
+    private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    // as Lettuce's cluster connection: a slot that moves more often than this is failing over in a loop
+    static final int MAX_REDIRECTS = 5;
+
+    private final SingleServerEngine client;
+    private final String[] extraArgs;
+    private final LongFunction<RuntimeException> refusal;
+    // guarded by lock: the connection of the last attempt, which its WAIT and withdrawals follow, so
+    // they reach Redis in order; the shared connection before the first attempt
+    private RedisCalls calls;
+    // null when fresh holds are handed out without waiting for replicas
+    private final ReplicationGuard guard;
+    // whether queued attempts offer to take a grant on release (see the class notes)
+    private final boolean takesGrants;
+
+    // all guarded by lock; set once by begin()
+    private boolean queued;
+    // the attempt sent whose reply is not handled yet, or the replication guard's WAIT after an
+    // attempt that took the lock, or (Cluster with a guard) the opening of the connection for the
+    // next attempt or the topology refresh after a MOVED; or null
+    private CompletableFuture<?> inFlight;
+    // MOVED replies since the last attempt that reached the slot's master
+    private int redirects;
+    // a wake-up arrived while the attempt was in flight
+    private boolean woken;
+    // the id and send time of the latest attempt (ids are unique in the client, from 1); 0 once a
+    // withdraw was sent after it: its grant, if any, is undone and must not be taken
+    private long attemptId;
+    private long attemptSentNanos;
+    // a grant for the latest attempt arrived while that attempt was in flight
+    private boolean grantWaiting;
+    private long grantToken;
+    // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
+    private boolean hasCheckBy;
+    private long checkBy;
+    // tells a timer that fires late from one that is still wanted
+    private long timerGeneration;
+    private long backoff;
+    // the acquisition listens for wake-ups on its lock's own channel (sharded pub/sub), see notAcquired
+    private boolean listening;
+
+    /**
+     * @param extraArgs arguments after the six every acquire script takes
+     * @param refusal the exception for a negative reply code (the script's reason to refuse),
+     *     given the code
+     */
+    Acquisition(SingleServerEngine client, String name, LockKeys keys, LockMode mode, String owner,
+            long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
+        super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
+        this.client = client;
+        this.extraArgs = extraArgs;
+        this.refusal = refusal;
+        this.calls = client.calls();
+        this.guard = client.replicationGuard();
+        // the replication guard would have to WAIT for a grant too; semaphores get no grants
+        this.takesGrants = mode == LockMode.WRITE && guard == null && extraArgs.length == 0;
+    }
+
+    @Override
+    protected LockEvents.Wait started() {
+        return client.events().waitStarted(mode, name);
+    }
+
+    @Override
+    protected void begin(long waitNanos) {
+        this.queued = forever || waitNanos > 0;
+        if (queued) {
+            client.waitingRoom().enter(owner, this);
+        }
+        attempt();
+    }
+
+    LockKeys keys() {
+        return keys;
+    }
+
+    // ---- events -------------------------------------------------------------------------------
+
+    /** The lock may be free for this owner now. Pub/sub thread; never blocks. */
+    void wake() {
+        step(() -> {
+            if (isDecided()) {
+                return;
+            }
+            if (inFlight != null) {
+                woken = true;
+            } else {
+                attempt();
+            }
+        });
+    }
+
+    /** This owner should try again within {@code nanos}, if nothing wakes it sooner. Pub/sub thread. */
+    void checkWithin(long nanos) {
+        step(() -> {
+            if (isDecided()) {
+                return;
+            }
+            long by = System.nanoTime() + nanos;
+            if (!hasCheckBy || by - checkBy < 0) {
+                checkBy = by;
+                hasCheckBy = true;
+            }
+            if (inFlight == null && hasTimer() && by - timerAt() < 0) {
+                schedule(by);
+            }
+        });
+    }
+
+    /**
+     * release.lua made this owner the holder in reply to attempt {@code attempt}, with this
+     * fencing token. Pub/sub thread; never blocks.
+     */
+    void granted(long attempt, long token) {
+        step(() -> {
+            // a grant for an older attempt may have been undone by a withdraw since
+            if (isDecided() || attempt != attemptId) {
+                return;
+            }
+            if (inFlight != null) {
+                // its reply tells whether it ran before the grant (then the grant stands) or took it
+                grantWaiting = true;
+                grantToken = token;
+            } else {
+                tookHold(token, attemptSentNanos);
+            }
+        });
+    }
+
+    /** Withdraws from the queue (undoing an attempt in flight) and completes the outcome with null. */
+    @Override
+    protected void giveUp() {
+        boolean attempting = abandonAttempt();
+        if (queued || attempting) {
+            withdraw(attempting);
+        }
+        finish(null, null);
+    }
+
+    @Override
+    protected void handlingFailed(RuntimeException error) {
+        abandonAttempt();
+        // the reply being handled may have taken the lock: undo a fresh hold too
+        withdraw(true);
+        finish(null, error);
+    }
+
+    @Override
+    protected void releaseUnseen(Hold hold) {
+        client.releaseUnseen(hold);
+    }
+
+    /**
+     * The client is closing: withdraws (before the connection closes) and fails the outcome with
+     * {@code closed}.
+     *
+     * @return the reply of the withdraw, if one was sent
+     */
+    CompletableFuture<?> failAtClose(IllegalStateException closed) {
+        List<CompletableFuture<?>> withdrawn = new ArrayList<>(1);
+        step(() -> {
+            if (!isDecided()) {
+                withdrawn.add(sendWithdraw(abandonAttempt()));
+                finish(null, closed);
+            }
+        });
+        return withdrawn.isEmpty() ? CompletableFuture.completedFuture(null) : withdrawn.get(0);
+    }
+
+    private void onTimer(long generation) {
+        step(() -> {
+            if (isDecided() || inFlight != null || generation != timerGeneration) {
+                return;
+            }
+            timerFired();
+            attempt();
+        });
+    }
+
+    private void onReply(CompletableFuture<List<Long>> reply, long sentNanos, List<Long> result, Throwable error) {
+        step(() -> {
+            if (inFlight != reply || isDecided()) {
+                // cancelled or failed at close meanwhile; the withdraw sent then undoes it
+                return;
+            }
+            inFlight = null;
+            CompletableFuture<Void> refreshed = error != null && redirects < MAX_REDIRECTS
+                    ? client.refreshIfMoved(error) : null;
+            if (refreshed != null) {
+                // not run: try again on the slot's master once the topology is fresh
+                redirects++;
+                attemptWhenDone(refreshed);
+                return;
+            }
+            redirects = 0;
+            boolean grant = grantWaiting;
+            grantWaiting = false;
+            if (error != null) {
+                // the withdraw that follows a lost reply undoes a grant too; any other failure
+                // leaves a grant that is known to exist in Redis
+                failed(error, grant);
+            } else if (result.get(0) < 0) {
+                if (grant || queued) {
+                    // refused for good (an upgrade, or more permits than a semaphore has now): an entry of an
+                    // earlier attempt must not stay at the head of the queue, nor a grant unused
+                    withdraw(false);
+                }
+                finish(null, refusal.apply(result.get(0)));
+            } else if (result.get(0) == 0 && grant) {
+                // the attempt ran before the grant
+                tookHold(grantToken, sentNanos);
+            } else if (result.get(0) == 1 && guard != null) {
+                awaitReplicas(result.get(1), sentNanos);
+            } else if (result.get(0) == 1) {
+                tookHold(result.get(1), sentNanos);
+            } else {
+                notAcquired(result.get(1), sentNanos);
+            }
+        });
+    }
+
+    private void onAcknowledged(CompletableFuture<Long> acks, long token, long sentNanos, Long acknowledged,
+            Throwable error) {
+        step(() -> {
+            if (inFlight != acks || isDecided()) {
+                // cancelled or failed at close meanwhile; the withdraw sent then undid the hold
+                return;
+            }
+            inFlight = null;
+            if (error != null) {
+                // the hold exists in Redis, however the WAIT failed
+                failed(error, true);
+            } else if (acknowledged >= guard.replicas()) {
+                tookHold(token, sentNanos);
+            } else {
+                tooFewReplicas(acknowledged);
+            }
+        });
+    }
+
+    /** The connection for the next attempt is open, or the topology fresh after a MOVED (or not: {@code error}). */
+    private void onReady(CompletableFuture<?> waited, Throwable error) {
+        step(() -> {
+            if (inFlight != waited || isDecided()) {
+                return;
+            }
+            inFlight = null;
+            if (error != null) {
+                failed(error, false);
+            } else {
+                attempt();
+            }
+        });
+    }
+
+    // ---- steps, with lock held ----------------------------------------------------------------
+
+    private void attempt() {
+        if (!readyToAttempt()) {
+            return;
+        }
+        woken = false;
+        hasCheckBy = false;
+        long waitMillis = !queued ? 0
+                : forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
+        boolean offer = takesGrants && queued;
+        String[] args = new String[6 + extraArgs.length + (offer ? 1 : 0)];
+        args[0] = owner;
+        args[1] = Long.toString(leaseMillis);
+        args[2] = "0";
+        args[3] = Long.toString(waitMillis);
+        args[4] = client.graceMillis();
+        args[5] = client.wakeRoute(keys);
+        System.arraycopy(extraArgs, 0, args, 6, extraArgs.length);
+        CompletableFuture<RedisCalls> route = client.acquisitionCalls(client.slotOf(keys.lock()));
+        if (!route.isDone() || route.isCompletedExceptionally()) {
+            // the guard's connection to the slot's master is being opened (or could not be)
+            attemptWhenDone(route);
+            return;
+        }
+        calls = route.join();
+        attemptId = client.nextAttemptId();
+        if (offer) {
+            args[6] = Long.toString(attemptId);
+        }
+        grantWaiting = false;
+        long sent = System.nanoTime();
+        attemptSentNanos = sent;
+        CompletableFuture<List<Long>> reply = send(args);
+        inFlight = reply;
+        // may run at once, in this thread, if the command was refused before it was sent
+        reply.whenComplete((result, error) -> onReply(reply, sent, result, error));
+    }
+
+    /** Makes waiting for {@code ready} what is in flight; the attempt follows when it is done. */
+    private void attemptWhenDone(CompletableFuture<?> ready) {
+        // a copy of its own, which abandonAttempt() may cancel without touching the shared one
+        CompletableFuture<Object> waited = ready.thenApply(done -> done);
+        inFlight = waited;
+        // may run at once, in this thread, if ready is done
+        waited.whenComplete((done, error) -> onReady(waited, error));
+    }
+
+    private void notAcquired(long retryMillis, long sentNanos) {
+        backoff = 0;
+        long now = System.nanoTime();
+        if (!queued) {
+            finish(null, null);
+            return;
+        }
+        if (!forever && now - deadline >= 0) {
+            withdraw(false);
+            finish(null, null);
+            return;
+        }
+        if (!listening) {
+            // only now, on the contended path: the uncontended acquisition stays one script call.
+            // A release published before the lock's channel was subscribed reached nobody, so the
+            // channel tells when to try again (at once, or when the subscription is confirmed)
+            listening = true;
+            if (client.listenForWakeUps(this, sentNanos)) {
+                woken = true;
+            }
+        }
+        if (woken) {
+            attempt();
+        } else {
+            // +1 ms: try just after the holder's lease has run out in Redis
+            long retryAt = now + TimeUnit.MILLISECONDS.toNanos(retryMillis + 1);
+            schedule(forever || retryAt - deadline < 0 ? retryAt : deadline);
+        }
+    }
+
+    /**
+     * The attempt took the lock: before the hold is handed out, {@code WAIT} for the guard's
+     * replicas on the attempt's connection, which counts the attempt's write.
+     */
+    private void awaitReplicas(long token, long sentNanos) {
+        CompletableFuture<Long> acks;
+        try {
+            acks = calls.awaitReplicas(guard);
+        } catch (RuntimeException e) {
+            acks = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Long> reply = acks;
+        inFlight = reply;
+        reply.whenComplete((acknowledged, error) -> onAcknowledged(reply, token, sentNanos, acknowledged, error));
+    }
+
+    /** Undoes a hold too few replicas acknowledged; then fails, gives up or tries again as the guard says. */
+    private void tooFewReplicas(long acknowledged) {
+        log.debug("{} '{}': only {} of {} replicas acknowledged the acquisition by {}; undoing it",
+                mode.description, name, acknowledged, guard.replicas(), owner);
+        // also leaves the queue; a next attempt joins it again
+        withdraw(true);
+        if (guard.onShortfall() == ReplicationGuard.OnShortfall.FAIL) {
+            finish(null, new ReplicationShortfallException(name, acknowledged, guard.replicas(), calls.address()));
+        } else if (!queued || (!forever && System.nanoTime() - deadline >= 0)) {
+            finish(null, null);
+        } else {
+            // the WAIT took the guard's timeout already: no pause before the next attempt
+            attempt();
+        }
+    }
+
+    private CompletableFuture<List<Long>> send(String[] args) {
+        try {
+            return calls.runTimed(mode.acquire, ScriptOutputType.MULTI, keys.all(), args);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed, or a grant arrived) */
+    private void failed(Throwable error, boolean holdTaken) {
+        client.refreshIfUnreachable(error);
+        RelockException failed = calls.failure(error, "acquire", name);
+        if (holdTaken && !(failed instanceof RedisUnavailableException)) {
+            withdraw(true);
+        }
+        if (failed instanceof RedisUnavailableException) {
+            // the attempt may still be applied; undo it in order on the same connection
+            withdraw(true);
+            // a slot in migration ran nothing and answers again once the migration ends: a wait with a deadline
+            // goes on trying until then, like one without (which tries through any unavailability)
+            boolean waitsOut = queued && RedisCalls.isSlotMigrating(error) && System.nanoTime() - deadline < 0;
+            if ((forever || waitsOut) && !client.core.isClosed()) {
+                backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
+                        mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
+                long at = System.nanoTime() + backoff;
+                schedule(forever || at - deadline < 0 ? at : deadline);
+                return;
+            }
+        }
+        finish(null, failed);
+    }
+
+    private void tookHold(long token, long sentNanos) {
+        Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
+        client.track(hold);
+        if (client.core.isClosed()) {
+            // close() may have released the table before this hold joined it
+            client.releaseUnseen(hold);
+            finish(null, client.core.closedException());
+            return;
+        }
+        log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, token);
+        finish(hold, null);
+    }
+
+    /** Plans the next attempt at {@code at} (System.nanoTime()), or earlier if a check is due. */
+    private void schedule(long at) {
+        long when = hasCheckBy && checkBy - at < 0 ? checkBy : at;
+        long generation = ++timerGeneration;
+        if (!armTimer(() -> onTimer(generation), when)) {
+            // the timer executor shuts down only with the client
+            withdraw(false);
+            finish(null, client.core.closedException());
+        }
+    }
+
+    /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
+    private void withdraw(boolean undoFreshHold) {
+        if (client.core.isClosed()) {
+            // close() withdraws the waiters itself, before it closes the connection
+            return;
+        }
+        sendWithdraw(undoFreshHold).whenComplete((undone, error) -> {
+            if (error != null) {
+                log.debug("{} '{}': withdrawing {} failed; its queue entry expires by itself: {}",
+                        mode.description, name, owner, error.toString());
+            }
+        });
+    }
+
+    /** Gives up on the reply of the attempt in flight; returns whether there was one. */
+    private boolean abandonAttempt() {
+        if (inFlight == null) {
+            return false;
+        }
+        // no NOSCRIPT fallback of the attempt may follow the withdraw that undoes it
+        calls.abandon(inFlight);
+        inFlight = null;
+        return true;
+    }
+
+    private CompletableFuture<Long> sendWithdraw(boolean undoFreshHold) {
+        // the withdraw undoes a grant on release of any attempt sent before it, so no such grant may be
+        // taken any more, even if its message arrives later (while this acquisition backs off): 0 is no
+        // attempt's id
+        attemptId = 0;
+        grantWaiting = false;
+        return client.cleanUpOn(calls, mode.withdraw, keys.all(),
+                owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeRoute(keys));
+    }
+
+    @Override
+    protected void finish(Hold hold, RuntimeException error) {
+        decide(hold, error);
+        cancelTimer();
+        if (queued) {
+            client.waitingRoom().leave(owner, this);
+        }
+        if (listening) {
+            client.stopListeningForWakeUps(this);
+        }
+    }
+
+    private static long ceilMillis(long nanos) {
+        return (nanos + 999_999) / 1_000_000;
+    }
+}

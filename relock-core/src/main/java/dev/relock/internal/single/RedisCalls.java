@@ -1,0 +1,351 @@
+package dev.relock.internal.single;
+
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockException;
+import dev.relock.ReplicationGuard;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.ArrayOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Sends commands on the client's one multiplexed connection and turns their replies into values
+ * or {@link RelockException}s that name the lock and the operation.
+ *
+ * <p>The connection is a standalone one or a Redis Cluster one, through the commands both have
+ * ({@link RedisClusterAsyncCommands}). On Cluster, Lettuce sends a script to the master of its
+ * first key's slot, follows MOVED and ASK redirections itself, and iterates SCAN over every
+ * master; every script relock sends has keys of one slot only.
+ *
+ * <p>Everything here is asynchronous except {@link #await}, which blocks the calling thread for at
+ * most the command timeout. Commands sent from one thread reach Redis in the order they were sent
+ * (on Cluster: those for one slot, while no redirection sends one of them elsewhere).
+ * Thread-safe.
+ *
+ * <p>Public because the Redlock engine uses its failure helpers ({@link #unwrap}).
+ */
+public final class RedisCalls {
+
+    /** How long to wait before sending a script again after TRYAGAIN (a slot in migration). */
+    static final long TRY_AGAIN_MILLIS = 20;
+
+    /** WAITAOF (Redis 7.2) is not among Lettuce's commands (6.8). */
+    private static final ProtocolKeyword WAITAOF = new ProtocolKeyword() {
+        private final byte[] bytes = "WAITAOF".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        public byte[] getBytes() {
+            return bytes;
+        }
+
+        @Override
+        public String name() {
+            return "WAITAOF";
+        }
+    };
+
+    private final RedisClusterAsyncCommands<String, String> commands;
+    private final long timeoutNanos;
+    private final String address;
+    private final ScheduledExecutorService timer;
+    private final boolean lettuceTimesOut;
+
+    /**
+     * @param timer runs the time limit of {@link #runTimed} when Lettuce does not, and the resends
+     *     after TRYAGAIN
+     * @param lettuceTimesOut whether Lettuce itself fails every command after {@code timeout}
+     */
+    public RedisCalls(RedisClusterAsyncCommands<String, String> commands, Duration timeout, String address,
+            ScheduledExecutorService timer, boolean lettuceTimesOut) {
+        this.commands = commands;
+        this.timeoutNanos = timeout.toNanos();
+        this.address = address;
+        this.timer = timer;
+        this.lettuceTimesOut = lettuceTimesOut;
+    }
+
+    public RedisClusterAsyncCommands<String, String> commands() {
+        return commands;
+    }
+
+    String address() {
+        return address;
+    }
+
+    /**
+     * Sends the guard's {@code WAIT replicas timeout}: the reply counts the replicas that
+     * acknowledged every write this connection sent before it. Redis answers nothing else on this
+     * connection meanwhile. For a {@link ReplicationGuard#fsynced() fsynced} guard it sends
+     * {@code WAITAOF 1 replicas timeout} instead (Redis 7.2; the client checked at connect that the
+     * server has it), which answers [master fsynced 0 or 1, replicas fsynced]: the count of
+     * replicas that fsynced, or 0 when the master did not.
+     */
+    CompletableFuture<Long> awaitReplicas(ReplicationGuard guard) {
+        long timeoutMillis = guard.timeout().toMillis();
+        if (!guard.fsynced()) {
+            return commands.waitForReplication(guard.replicas(), timeoutMillis).toCompletableFuture();
+        }
+        CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8)
+                .add(1).add(guard.replicas()).add(timeoutMillis);
+        return commands.dispatch(WAITAOF, new ArrayOutput<>(StringCodec.UTF8), args).toCompletableFuture()
+                .thenApply(reply -> (Long) reply.get(0) < 1 ? 0L : (Long) reply.get(1));
+    }
+
+    /**
+     * Runs a script by EVALSHA; after NOSCRIPT (script cache flushed, server restarted, a Cluster
+     * slot now served by another node) by EVAL, which reloads it. The EVAL goes out only when the
+     * NOSCRIPT reply arrives, so commands sent meanwhile overtake it: the fallback is skipped once
+     * the caller has given up on the reply ({@link #await} timed out), and fire-and-forget scripts
+     * that must stay in order use {@link #runInOrder}.
+     *
+     * <p>A Cluster node answers TRYAGAIN, without running the script, while the script's slot is
+     * being migrated and only some of its keys have moved; the script is sent again every
+     * {@value #TRY_AGAIN_MILLIS} ms until the command timeout has passed since the first send. So
+     * is a script answered ASK (the slot in migration, its keys gone) on a connection to one node,
+     * which does not follow redirections (the replication guard's on Cluster): a multi-key script
+     * sent with ASKING to the importing node would get TRYAGAIN there anyway, until the migration
+     * ends with MOVED.
+     */
+    public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        CompletableFuture<T> reply = new CompletableFuture<>();
+        send(reply, System.nanoTime() + timeoutNanos, script, type, keys, args);
+        return reply;
+    }
+
+    private <T> void send(CompletableFuture<T> reply, long retryUntil, LuaScript script, ScriptOutputType type,
+            String[] keys, String[] args) {
+        commands.<T>evalsha(script.sha(), type, keys, args).whenComplete((value, error) -> {
+            if (error == null) {
+                reply.complete(value);
+            } else if (unwrap(error) instanceof RedisNoScriptException) {
+                // reply's monitor orders this against the caller's giving up in await()
+                synchronized (reply) {
+                    if (!reply.isDone()) {
+                        commands.<T>eval(script.body(), type, keys, args).whenComplete((evaluated, failed) -> {
+                            if (failed == null) {
+                                reply.complete(evaluated);
+                            } else if (!retryLater(failed, reply, retryUntil, script, type, keys, args)) {
+                                reply.completeExceptionally(unwrap(failed));
+                            }
+                        });
+                    }
+                }
+            } else if (!retryLater(error, reply, retryUntil, script, type, keys, args)) {
+                reply.completeExceptionally(unwrap(error));
+            }
+        });
+    }
+
+    /** Schedules the script again if Redis said TRYAGAIN and there is time left; false otherwise. */
+    private <T> boolean retryLater(Throwable error, CompletableFuture<T> reply, long retryUntil, LuaScript script,
+            ScriptOutputType type, String[] keys, String[] args) {
+        Throwable cause = unwrap(error);
+        if (!(cause instanceof RedisCommandExecutionException)
+                || !(String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
+                        || String.valueOf(cause.getMessage()).startsWith("ASK "))
+                || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MILLIS) > retryUntil) {
+            return false;
+        }
+        timer.schedule(() -> {
+            synchronized (reply) {
+                if (!reply.isDone()) {
+                    send(reply, retryUntil, script, type, keys, args);
+                }
+            }
+        }, TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
+        return true;
+    }
+
+    /**
+     * As {@link #run}, for a caller that does not wait in {@link #await}: the reply fails with a
+     * timeout after the command timeout (Lettuce's own, when it has one for every command).
+     */
+    <T> CompletableFuture<T> runTimed(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        CompletableFuture<T> reply = run(script, type, keys, args);
+        if (!lettuceTimesOut && !reply.isDone()) {
+            ScheduledFuture<?> limit = timer.schedule(() -> {
+                synchronized (reply) {
+                    reply.completeExceptionally(new RedisCommandTimeoutException("no reply within "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"));
+                }
+            }, timeoutNanos, TimeUnit.NANOSECONDS);
+            reply.whenComplete((value, error) -> limit.cancel(false));
+        }
+        return reply;
+    }
+
+    /**
+     * Gives up on a reply of {@link #run}: no NOSCRIPT fallback follows any more, so a command sent
+     * after this cannot be overtaken by it. Holding the monitor only to cancel, never to wait, is
+     * harmless for virtual threads.
+     */
+    void abandon(CompletableFuture<?> reply) {
+        synchronized (reply) {
+            reply.cancel(false);
+        }
+    }
+
+    /**
+     * Runs a script by EVAL, so it reaches Redis after every command this thread sent before it
+     * and before every command it sends after: for fire-and-forget clean-ups whose order matters.
+     */
+    public <T> CompletableFuture<T> runInOrder(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        return commands.<T>eval(script.body(), type, keys, args).toCompletableFuture();
+    }
+
+    /**
+     * Waits for a reply in the calling thread, at most the command timeout. An interrupt does not
+     * cut the wait short (the command may already be applied, and its caller must know the
+     * outcome); the interrupt status is restored before returning.
+     *
+     * @throws RedisUnavailableException on timeout or connection failure
+     * @throws RelockException when Redis refused the command
+     */
+    public <T> T await(CompletionStage<T> reply, String operation, String lockName) {
+        CompletableFuture<T> future = reply.toCompletableFuture();
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException e) {
+                    // no NOSCRIPT fallback may follow once the caller has moved on
+                    abandon(future);
+                    throw new RedisUnavailableException(
+                            what(operation, lockName) + ": Redis at " + address + " did not answer within "
+                                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", e);
+                } catch (ExecutionException e) {
+                    throw failure(e.getCause(), operation, lockName);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The exception a caller sees for a failed command. */
+    public RelockException failure(Throwable error, String operation, String lockName) {
+        Throwable cause = unwrap(error);
+        String what = what(operation, lockName);
+        if (cause instanceof RelockException relock) {
+            return relock;
+        }
+        if (cause instanceof RedisCommandTimeoutException) {
+            return new RedisUnavailableException(what + ": Redis at " + address + " did not answer within "
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", cause);
+        }
+        if (isSlotMigrating(cause)) {
+            // not run, and not for long: the lock is out of reach as when Redis does not answer
+            return new RedisUnavailableException(what + ": its Cluster slot is being migrated and Redis at " + address
+                    + " ran nothing for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms: " + cause.getMessage(),
+                    cause);
+        }
+        if (cause instanceof RedisCommandExecutionException) {
+            String message = String.valueOf(cause.getMessage());
+            if (message.contains("WRONGTYPE")) {
+                return new RelockException(what + ": a key of lock '" + lockName + "' at Redis " + address
+                        + " holds a value of another type (WRONGTYPE); relock left it untouched", cause);
+            }
+            return new RelockException(what + ": Redis at " + address + " refused the command: " + message, cause);
+        }
+        if (cause instanceof RedisConnectionException || cause instanceof RedisException) {
+            return new RedisUnavailableException(
+                    what + ": Redis at " + address + " is unreachable: " + cause.getMessage(), cause);
+        }
+        if (cause instanceof IOException) {
+            // Lettuce fails the commands in flight with the socket's own error when a connection is reset
+            // ("Connection reset"): the command may or may not have run, as after a timeout
+            return new RedisUnavailableException(
+                    what + ": the connection to Redis at " + address + " failed: " + cause, cause);
+        }
+        return new RelockException(what + " failed: " + cause, cause);
+    }
+
+    private static String what(String operation, String lockName) {
+        return lockName == null ? operation : operation + " of lock '" + lockName + "'";
+    }
+
+    /** Whether {@code error} (or a cause) says a connection could not be opened or was lost. */
+    static boolean isConnectionFailure(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof RedisConnectionException || cause instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */
+    static boolean isMoved(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof RedisCommandExecutionException
+                    && String.valueOf(cause.getMessage()).startsWith("MOVED ")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether a Cluster node ran nothing because the script's slot is being migrated: TRYAGAIN (some of its keys
+     * are on the node, some not, or none on the importing node) or ASK where no redirection is followed. Lasts
+     * until the migration ends; {@link #run} has already sent it again for a command timeout.
+     */
+    static boolean isSlotMigrating(Throwable error) {
+        Throwable cause = unwrap(error);
+        String message = String.valueOf(cause.getMessage());
+        return cause instanceof RedisCommandExecutionException
+                && (message.startsWith("TRYAGAIN") || message.startsWith("ASK "));
+    }
+
+    /**
+     * Whether a command failed with {@code error} because its connection can run nothing more for
+     * it: answered MOVED or ASK (the slot is served elsewhere), or refused or cut off by Lettuce
+     * because the connection is closed or down. Not a timeout: the connection may still run it.
+     */
+    static boolean connectionGone(Throwable error) {
+        Throwable cause = unwrap(error);
+        if (cause instanceof RedisCommandExecutionException) {
+            String message = String.valueOf(cause.getMessage());
+            return message.startsWith("MOVED ") || message.startsWith("ASK ");
+        }
+        String message = String.valueOf(cause.getMessage());
+        return cause instanceof RedisException && !(cause instanceof RedisCommandTimeoutException)
+                // Lettuce: "Connection closed", "Connection disconnected", "Currently not connected…"
+                && (message.contains("closed") || message.contains("connected"));
+    }
+
+    public static Throwable unwrap(Throwable error) {
+        Throwable cause = error;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+}

@@ -1,0 +1,185 @@
+package dev.relock.internal.single;
+
+import dev.relock.PermitHandle;
+import dev.relock.RelockSemaphore;
+import dev.relock.internal.engine.Durations;
+import dev.relock.internal.engine.EngineLock;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.HoldHandle;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A semaphore with leased permits (see {@link RelockSemaphore}; the state in Redis is described in
+ * queue.lua). Stateless view like {@link EngineLock}; every acquisition has a holder id of its own,
+ * so handles are not tied to threads.
+ */
+final class RedisSemaphore implements RelockSemaphore {
+
+    private final SingleServerEngine client;
+    private final String name;
+    private final LockKeys keys;
+
+    RedisSemaphore(SingleServerEngine client, String name, LockKeys keys) {
+        this.client = client;
+        this.name = name;
+        this.keys = keys;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public boolean trySetPermits(int permits) {
+        if (permits < 0) {
+            throw new IllegalArgumentException("permits of semaphore '" + name + "' must not be negative: " + permits);
+        }
+        return admin("set", permits) == 1;
+    }
+
+    @Override
+    public int addPermits(int delta) {
+        long total = admin("add", delta);
+        if (total == -3) {
+            throw notSet();
+        }
+        if (total == -1) {
+            throw new IllegalStateException("semaphore '" + name + "' cannot lose " + -delta
+                    + " permits: it would have fewer than none");
+        }
+        return (int) total;
+    }
+
+    @Override
+    public int availablePermits() {
+        long available = admin("available", 0);
+        if (available == -3 && !isSet()) {
+            throw notSet();
+        }
+        return (int) available;
+    }
+
+    @Override
+    public PermitHandle acquire(int permits) throws InterruptedException {
+        return acquire(permits, 0, true, 0);
+    }
+
+    @Override
+    public Optional<PermitHandle> tryAcquire(int permits, Duration wait) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, 0));
+    }
+
+    @Override
+    public Optional<PermitHandle> tryAcquire(int permits, Duration wait, Duration lease) throws InterruptedException {
+        Objects.requireNonNull(wait, "wait");
+        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, explicitLeaseMillis(lease)));
+    }
+
+    @Override
+    public CompletionStage<PermitHandle> acquireAsync(int permits) {
+        return acquisition(permits, 0).startAsync(Long.MAX_VALUE, true, hold -> new Permits(client, hold, permits), null);
+    }
+
+    @Override
+    public CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        return tryAcquireAsync(permits, wait, 0);
+    }
+
+    @Override
+    public CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait, Duration lease) {
+        Objects.requireNonNull(wait, "wait");
+        return tryAcquireAsync(permits, wait, explicitLeaseMillis(lease));
+    }
+
+    private CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait, long leaseMillis) {
+        return acquisition(permits, leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
+                hold -> Optional.of(new Permits(client, hold, permits)), Optional.empty());
+    }
+
+    /** @param leaseMillis an explicit lease, or 0 for the client's renewed lease */
+    private PermitHandle acquire(int permits, long waitNanos, boolean forever, long leaseMillis)
+            throws InterruptedException {
+        Acquisition acquisition = acquisition(permits, leaseMillis);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring permits of semaphore '" + name + "'");
+        }
+        Hold hold = acquisition.run(waitNanos, forever, true);
+        return hold == null ? null : new Permits(client, hold, permits);
+    }
+
+    /** A fresh acquisition with a holder id of its own, after checking the arguments. */
+    private Acquisition acquisition(int permits, long leaseMillis) {
+        if (permits <= 0) {
+            throw new IllegalArgumentException("permits to acquire from semaphore '" + name
+                    + "' must be positive: " + permits);
+        }
+        client.core.ensureOpen();
+        boolean renewed = leaseMillis == 0;
+        long lease = renewed ? client.core.defaultLeaseMillis() : leaseMillis;
+        return new Acquisition(client, name, keys, LockMode.PERMITS, client.core.newHolderId(), lease, renewed,
+                new String[] {Integer.toString(permits)}, code -> {
+                    if (code == -3) {
+                        return notSet();
+                    }
+                    if (code == -4) {
+                        return new IllegalArgumentException("semaphore '" + name + "' has fewer than " + permits
+                                + " permits in all; asking for them would wait forever");
+                    }
+                    return new IllegalStateException("semaphore '" + name + "': unexpected reply " + code);
+                });
+    }
+
+    private long explicitLeaseMillis(Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isZero() || lease.isNegative()) {
+            throw new IllegalArgumentException("lease of semaphore '" + name + "' must be positive: " + lease);
+        }
+        return Math.max(1, lease.toMillis());
+    }
+
+    private long admin(String operation, long number) {
+        client.core.ensureOpen();
+        return client.calls().await(client.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
+                keys.all(), operation, Long.toString(number), client.graceMillis(), client.wakeRoute(keys)),
+                operation + " permits", name);
+    }
+
+    private boolean isSet() {
+        return client.calls().await(client.calls().commands().hexists(keys.lock(), "~limit"), "permits", name);
+    }
+
+    private IllegalStateException notSet() {
+        return new IllegalStateException("semaphore '" + name + "' has no number of permits set; call trySetPermits first");
+    }
+
+    @Override
+    public String toString() {
+        return "RelockSemaphore[" + name + "]";
+    }
+
+    /** The permits of one acquisition. */
+    private static final class Permits extends HoldHandle implements PermitHandle {
+
+        private final int permits;
+
+        Permits(SingleServerEngine client, Hold hold, int permits) {
+            super(client.core.releaseOfHandles(), hold);
+            this.permits = permits;
+        }
+
+        @Override
+        public int permits() {
+            return permits;
+        }
+    }
+}

@@ -1,0 +1,981 @@
+package dev.relock.internal.single;
+
+import dev.relock.LeaseLostException;
+import dev.relock.LeaseLostListener;
+import dev.relock.LeaseState;
+import dev.relock.LockInfo;
+import dev.relock.RedisUnavailableException;
+import dev.relock.RelockClient;
+import dev.relock.RelockClientBuilder;
+import dev.relock.RelockException;
+import dev.relock.RelockMultiLock;
+import dev.relock.RelockSemaphore;
+import dev.relock.RelockSettings;
+import dev.relock.ReplicationGuard;
+import dev.relock.ReplicationShortfallException;
+import dev.relock.internal.engine.Engine;
+import dev.relock.internal.engine.EngineClient;
+import dev.relock.internal.engine.EngineLock;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.HoldHandle;
+import dev.relock.internal.engine.HoldTable;
+import dev.relock.internal.engine.IoThreads;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.engine.OrderedMultiLock;
+import dev.relock.internal.engine.RedisConnections;
+import dev.relock.internal.lease.LeaseKeeper;
+import dev.relock.internal.metrics.Instrumentation;
+import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link Engine} for one Redis (standalone, Sentinel or Cluster), on Lettuce: one multiplexed connection for commands, one pub/sub
+ * connection for wake-ups, one {@link LeaseKeeper} thread. The pub/sub connection is subscribed
+ * to this client's own wake-up channel, except on a Redis Cluster whose servers have sharded
+ * pub/sub (asked once at connect, {@link ServerFeatures}): there scripts SPUBLISH to the lock's own
+ * channel in the lock's slot, which the client subscribes to while it waits for that lock
+ * ({@link ShardWakeChannels}), so no wake-up is broadcast over the cluster bus. On Redis Cluster
+ * the command connection is Lettuce's cluster connection (one socket per node behind it, commands
+ * routed by slot); a plain subscription sits on one node of Lettuce's choosing, which plain PUBLISH
+ * reaches from every node, and shard channel subscriptions on the slot's node. With a replication guard, fresh
+ * acquisitions and their WAITs go over a connection of their own: one to the server, or on
+ * Cluster one to each master ({@link ClusterGuardLinks}).
+ *
+ * <p>Every method may be called from any thread.
+ *
+ * <p>Public because the builder, in the API package, connects through it.
+ */
+public final class SingleServerEngine implements Engine {
+
+    private static final Logger log = LoggerFactory.getLogger(SingleServerEngine.class);
+    private static final String[] NO_EXTRA_ARGS = {};
+    // refreshIfUnreachable asks for a fresh Cluster topology at most this often
+    private static final long UNREACHABLE_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    // the client this engine serves: ids, the hold table, loss reporting
+    final EngineClient core;
+    private final RelockSettings settings;
+    private final String address;
+    private final AbstractRedisClient redisClient;
+    // System.nanoTime() of the last topology refresh asked for by refreshIfUnreachable
+    private final AtomicLong lastUnreachableRefresh = new AtomicLong(System.nanoTime() - UNREACHABLE_REFRESH_NANOS);
+    private final boolean ownsRedisClient;
+    // a Redis Cluster client: keys are routed by slot, and one script may touch one slot only
+    private final boolean cluster;
+    private final StatefulConnection<String, String> connection;
+    private final StatefulRedisPubSubConnection<String, String> pubSub;
+    private final RedisCalls calls;
+    // with a replication guard on a single Redis or Sentinel: a connection of its own for
+    // acquisitions and their WAITs, which block it; otherwise null, and acquisitions use the shared one
+    private final StatefulRedisConnection<String, String> guarded;
+    private final CompletableFuture<RedisCalls> guardedCalls;
+    // with a replication guard on Cluster: one such connection per master, else null
+    private final ClusterGuardLinks guardLinks;
+    // the client's table
+    private final HoldTable holds;
+    private final WaitingRoom waitingRoom = new WaitingRoom();
+    private final LeaseKeeper leaseKeeper;
+    // told by Lettuce of every connection of redisClient that is up (again); removed at close
+    private final RedisConnectionStateListener reconnected;
+    private final LockEvents events;
+    // the newer commands the server offers, asked once at connect
+    private final ServerFeatures features;
+    // on a Cluster with sharded pub/sub: the lock channels waiters listen to; otherwise null, and
+    // wake-ups come on the client's own channel, wakeChannelPrefix + client id
+    private final ShardWakeChannels shardChannels;
+    private final String wakeChannelPrefix;
+    private final String graceMillis;
+    private final AtomicLong attemptIds = new AtomicLong();
+
+    private SingleServerEngine(EngineClient core, Instrumentation instrumentation, AbstractRedisClient redisClient,
+            boolean ownsRedisClient, String address) {
+        this.core = core;
+        this.settings = core.settings();
+        this.address = address;
+        this.holds = core.holds();
+        this.redisClient = redisClient;
+        this.ownsRedisClient = ownsRedisClient;
+        this.cluster = redisClient instanceof RedisClusterClient;
+        this.wakeChannelPrefix = settings.keyPrefix() + ":wake:";
+        this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
+        StatefulConnection<String, String> commands = null;
+        StatefulRedisPubSubConnection<String, String> wakeUps = null;
+        StatefulRedisConnection<String, String> forGuard = null;
+        ShardWakeChannels sharded = null;
+        try {
+            RedisClusterAsyncCommands<String, String> async;
+            if (redisClient instanceof RedisClusterClient clusterClient) {
+                StatefulRedisClusterConnection<String, String> routed = clusterClient.connect(StringCodec.UTF8);
+                commands = routed;
+                async = routed.async();
+                wakeUps = clusterClient.connectPubSub(StringCodec.UTF8);
+            } else {
+                RedisClient plain = (RedisClient) redisClient;
+                StatefulRedisConnection<String, String> single = plain.connect(StringCodec.UTF8);
+                commands = single;
+                async = single.async();
+                wakeUps = plain.connectPubSub(StringCodec.UTF8);
+            }
+            commands.setTimeout(settings.commandTimeout());
+            wakeUps.setTimeout(settings.commandTimeout());
+            wakeUps.addListener(waitingRoom);
+            this.calls = callsOn(async, redisClient, settings, address);
+            // ---- how wake-ups travel, decided once: sharded pub/sub on a Cluster that has it, so no
+            // wake-up is broadcast to every node; otherwise plain pub/sub on this client's own channel
+            // (one node: nothing to gain; on Cluster every node forwards PUBLISH to every other)
+            this.features = ServerFeatures.probe(calls, address);
+            if (wakeUps instanceof StatefulRedisClusterPubSubConnection<String, String> clusterPubSub
+                    && features.shardedPubSub()) {
+                sharded = new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(), timer(),
+                        ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
+            } else {
+                calls.await(wakeUps.async().subscribe(wakeChannelPrefix + core.clientId()), "subscribe", null);
+            }
+            this.shardChannels = sharded;
+            // ----
+            if (settings.replicationGuard() != null && !cluster) {
+                forGuard = ((RedisClient) redisClient).connect(StringCodec.UTF8);
+                forGuard.setTimeout(settings.commandTimeout());
+                this.guardedCalls = CompletableFuture.completedFuture(
+                        callsOn(forGuard.async(), redisClient, settings, address));
+            } else {
+                this.guardedCalls = CompletableFuture.completedFuture(calls);
+            }
+            // on Cluster the guard connects to a master when an acquisition first needs it
+            this.guardLinks = settings.replicationGuard() != null && cluster
+                    ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings) : null;
+        } catch (RuntimeException e) {
+            if (sharded != null) {
+                sharded.close();
+            }
+            RedisConnections.closeQuietly(forGuard);
+            RedisConnections.closeQuietly(wakeUps);
+            RedisConnections.closeQuietly(commands);
+            if (ownsRedisClient) {
+                redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+            if (e instanceof RelockException) {
+                throw e;
+            }
+            throw new RedisUnavailableException("cannot connect to Redis at " + address + ": " + e.getMessage(), e);
+        }
+        this.connection = commands;
+        this.pubSub = wakeUps;
+        this.guarded = forGuard;
+        this.events = LockEvents.of(instrumentation, commands, address);
+        EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
+        this.leaseKeeper = LeaseKeeper.start("relock-lease-keeper", core.clientId(), holds,
+                new SingleServerRenewal(this, calls), Math.max(1, settings.defaultLease().toMillis() / 3));
+        // after a reconnect the keeper renews at once: the outage already used up part of every lease
+        this.reconnected = new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                leaseKeeper.renewSoon();
+            }
+        };
+        redisClient.addListener(reconnected);
+        log.debug("relock client {} connected to {}", core.clientId(), address);
+    }
+
+    /** The newer server commands this client found at connect (for tests and diagnostics). */
+    public ServerFeatures serverFeatures() {
+        return features;
+    }
+
+    private static RedisCalls callsOn(RedisClusterAsyncCommands<String, String> commands,
+            AbstractRedisClient redisClient, RelockSettings settings, String address) {
+        // with timeout options (set on the clients relock creates) Lettuce fails every command
+        // after the connection's timeout, set to the command timeout
+        return new RedisCalls(commands, settings.commandTimeout(), address,
+                redisClient.getResources().eventExecutorGroup(),
+                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+    }
+
+    /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
+    public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
+            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+        if (redisClient != null) {
+            if (settings.replicationGuard() != null && sendsCommandsAgain(redisClient.getOptions())) {
+                // the guard's connection is the caller's client's too; ClusterGuardLinks make their own
+                throw new IllegalArgumentException("replicationGuard(...) needs a Lettuce client that does not send"
+                        + " commands again after a reconnect, but the given one has autoReconnect with"
+                        + " disconnectedBehavior " + redisClient.getOptions().getDisconnectedBehavior() + ": a WAIT"
+                        + " sent again on a new connection counts none of the acquisition's writes and would pass it"
+                        + " unreplicated. Set ClientOptions.disconnectedBehavior(REJECT_COMMANDS) (or"
+                        + " autoReconnect(false)) on the RedisClient, or give relock a URI");
+            }
+            warnIfCommandsAreSentAgain(redisClient);
+            return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
+                    instrumentation, redisClient, false, "(caller's Lettuce client)")));
+        }
+        RedisURI uri = parse(redisUri, "redisUri");
+        uri.setTimeout(settings.commandTimeout());
+        String address = uri.getSentinels().isEmpty()
+                ? uri.getHost() + ":" + uri.getPort()
+                : "sentinel master " + uri.getSentinelMasterId();
+        RedisClient created;
+        try {
+            created = LazySyncRedisClient.withLazySync(uri);
+        } catch (LinkageError e) {
+            // a Lettuce without the protected API LazySyncRedisClient builds on
+            created = RedisClient.create(uri);
+        }
+        created.setOptions(RedisConnections.clientOptions(settings.commandTimeout()));
+        RedisClient owned = created;
+        return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
+                core -> new SingleServerEngine(core, instrumentation, owned, true, address)));
+    }
+
+    /**
+     * Logs a WARN when a caller's Lettuce client sends the commands in flight again after it reconnected (at-least-once:
+     * auto-reconnect without {@code REJECT_COMMANDS}, Lettuce's default). relock stays safe on it, since every
+     * script leaves what one run leaves, but the release of an owner's last hold that Redis ran twice finds the lock
+     * already free the second time, and its {@code unlock()} then reports the lease lost although it was released.
+     */
+    private static void warnIfCommandsAreSentAgain(AbstractRedisClient caller) {
+        ClientOptions options = caller.getOptions();
+        if (sendsCommandsAgain(options)) {
+            log.warn("relock: the given Lettuce client sends commands again after a reconnect (autoReconnect with"
+                    + " disconnectedBehavior {}): locks stay safe, but an unlock() whose reply was lost with its"
+                    + " connection may report a lost lease although the lock was released. Give relock a client with"
+                    + " DisconnectedBehavior.REJECT_COMMANDS, or a URI (relock's own client rejects commands while"
+                    + " disconnected)", options.getDisconnectedBehavior());
+        }
+    }
+
+    /** Whether a client on {@code options} sends the commands in flight again after it reconnected. */
+    private static boolean sendsCommandsAgain(ClientOptions options) {
+        return options.isAutoReconnect()
+                && options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS;
+    }
+
+    /**
+     * Called by {@link RelockClientBuilder#build()} for a Redis Cluster, with exactly one of seed
+     * URIs and a Lettuce cluster client.
+     */
+    public static RelockClient connectCluster(List<String> seedUris, RedisClusterClient clusterClient,
+            RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+        if (clusterClient != null) {
+            warnIfCommandsAreSentAgain(clusterClient);
+            return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
+                    instrumentation, clusterClient, false, "(caller's Lettuce cluster client)")));
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String seedUri : seedUris) {
+            RedisURI seed = parse(seedUri, "redisClusterUris");
+            if (!seed.getSentinels().isEmpty()) {
+                throw new IllegalArgumentException("redisClusterUris takes the URIs of cluster nodes, not of Sentinels: "
+                        + RedisConnections.withoutCredentials(seedUri));
+            }
+            seed.setTimeout(settings.commandTimeout());
+            seeds.add(seed);
+        }
+        String address = "cluster " + seeds.stream().map(seed -> seed.getHost() + ":" + seed.getPort()).toList();
+        RedisClusterClient created = RedisClusterClient.create(seeds);
+        created.setOptions(ClusterClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()))
+                .socketOptions(SocketOptions.builder().connectTimeout(settings.commandTimeout()).build())
+                // learn a failover or a resharding from MOVED, ASK and failing reconnects at once,
+                // and anything else within half a minute
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                        .refreshTriggersReconnectAttempts(2)
+                        .enablePeriodicRefresh(Duration.ofSeconds(30))
+                        .build())
+                .build());
+        return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
+                core -> new SingleServerEngine(core, instrumentation, created, true, address)));
+    }
+
+    /**
+     * The client, if its server offers what its replication guard needs ({@code WAITAOF} for an
+     * fsynced guard); otherwise closes it and says what is missing.
+     */
+    private static EngineClient offeringWhatTheGuardNeeds(EngineClient client) {
+        SingleServerEngine engine = (SingleServerEngine) client.engine();
+        ReplicationGuard guard = client.settings().replicationGuard();
+        if (guard != null && guard.fsynced() && !engine.features.waitAof()) {
+            client.close();
+            throw new RelockException("replicationGuard(...) is fsynced, which needs WAITAOF (Redis 7.2 or later),"
+                    + " but Redis at " + engine.address + " does not offer it (COMMAND INFO WAITAOF: unknown)");
+        }
+        return client;
+    }
+
+    private static RedisURI parse(String uri, String setting) {
+        try {
+            return RedisURI.create(uri);
+        } catch (RuntimeException e) {
+            // Lettuce's message may repeat the URI, password included
+            throw new IllegalArgumentException(setting + " is not a valid Redis URI: "
+                    + RedisConnections.withoutCredentials(uri));
+        }
+    }
+
+    // ---- the engine ---------------------------------------------------------------------------
+
+    @Override
+    public Acquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
+            boolean renewed) {
+        // an upgrade is refused before anything is sent (EngineLock), so the scripts refuse nothing here
+        return new Acquisition(this, name, keys, mode, owner, leaseMillis, renewed, NO_EXTRA_ARGS,
+                code -> new IllegalStateException(mode.description + " '" + name + "': unexpected reply " + code));
+    }
+
+    /**
+     * Re-entries are counted in Redis as well as here (a re-entry costs one round trip and proves the lease is
+     * still there). The count here is the truth: every script writes the count it is given (the owner's count
+     * here, plus or less one), never increments what Redis has, so a script that ran twice or whose reply was
+     * lost changes nothing a retry or the next call does not set right, and a failed {@code unlock()} may
+     * simply be called again.
+     */
+    @Override
+    public Hold reenter(Hold held, long lease, boolean renewed) {
+        String name = held.lockName;
+        LockKeys keys = held.keys;
+        if (held.state() == LeaseState.LOST) {
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        long sent = System.nanoTime();
+        List<Long> reply = calls.await(IoThreads.offIo(timer(),
+                () -> calls.<List<Long>>run(held.mode.acquire, ScriptOutputType.MULTI, keys.all(),
+                        held.owner, Long.toString(lease), Integer.toString(held.holds()), "0", graceMillis,
+                        wakeRoute(keys))),
+                "re-entry", name);
+        if (reply.get(0) < 0) {
+            reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        if (held.state() == LeaseState.LOST) {
+            // told lost while the re-entry was on its way (its deadline passed): the hold is being released by
+            // owner, whatever Redis said; the re-entry's count in Redis goes with it
+            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+        }
+        held.reenter(lease, renewed, sent);
+        return held;
+    }
+
+    @Override
+    public void checkLease(String lockName, long leaseMillis, String given) {
+        // one Redis keeps any positive lease
+    }
+
+    @Override
+    public boolean forceUnlock(String name, LockKeys keys) {
+        long deleted = calls.await(calls.<Long>run(LuaScript.FORCE_UNLOCK, ScriptOutputType.INTEGER, keys.all(),
+                graceMillis, wakeRoute(keys)), "force-unlock", name);
+        if (deleted == 1) {
+            log.info("lock '{}' was forced open by client {}", name, core.clientId());
+        }
+        return deleted == 1;
+    }
+
+    @Override
+    public boolean isLocked(String name, LockKeys keys) {
+        return calls.await(calls.commands().exists(keys.lock()), "isLocked", name) == 1;
+    }
+
+    @Override
+    public Optional<Duration> remainingLease(String name, LockKeys keys) {
+        long pttl = calls.await(calls.commands().pttl(keys.lock()), "remainingLease", name);
+        return pttl < 0 ? Optional.empty() : Optional.of(Duration.ofMillis(pttl));
+    }
+
+    @Override
+    public RelockSemaphore semaphore(String name) {
+        return new RedisSemaphore(this, name, LockKeys.ofSemaphore(settings.keyPrefix(), name));
+    }
+
+    @Override
+    public RelockMultiLock multiLock(List<EngineLock> locks) {
+        return new OrderedMultiLock(locks, events, leaseMillis -> {
+            boolean renewed = leaseMillis == 0;
+            return tryWriteLockAll(locks, renewed ? core.defaultLeaseMillis() : leaseMillis, renewed);
+        }, hold -> new HoldHandle(core.releaseOfHandles(), hold));
+    }
+
+    @Override
+    public String topology() {
+        return null;
+    }
+
+    @Override
+    public LockInfo inspect(String name) {
+        return calls.await(inspectAsync(name), "inspect", name);
+    }
+
+    @Override
+    public LockInfo inspectSemaphore(String name) {
+        return calls.await(inspectSemaphoreAsync(name), "inspect", name);
+    }
+
+    @Override
+    public List<LockInfo> list(String nameGlob) {
+        // the glob applies to names, so it is escaped like a name (its *, ? and [] stay globs);
+        // the trailing * also finds the semaphores' "...}:sem" keys
+        ScanArgs match = ScanArgs.Builder
+                .matches(LockKeys.lockKeyPattern(settings.keyPrefix(), nameGlob) + "*")
+                .limit(1000);
+        List<CompletableFuture<LockInfo>> found = new ArrayList<>();
+        KeyScanCursor<String> page = null;
+        do {
+            ScanCursor cursor = page == null ? ScanCursor.INITIAL : page;
+            page = calls.await(calls.commands().scan(cursor, match), "list", null);
+            for (String key : page.getKeys()) {
+                String lockName = LockKeys.nameOf(settings.keyPrefix(), key);
+                String semaphoreName = key.endsWith("}:sem")
+                        ? LockKeys.nameOf(settings.keyPrefix(), key.substring(0, key.length() - ":sem".length()))
+                        : null;
+                // a key of another type that happens to match is skipped
+                if (lockName != null) {
+                    found.add(inspectAsync(lockName).exceptionally(error -> null));
+                } else if (semaphoreName != null) {
+                    found.add(inspectSemaphoreAsync(semaphoreName).exceptionally(error -> null));
+                }
+            }
+        } while (!page.isFinished());
+        List<LockInfo> locks = new ArrayList<>();
+        for (CompletableFuture<LockInfo> info : found) {
+            LockInfo lock = calls.await(info, "list", null);
+            if (lock != null && (lock.isHeld() || lock.kind().equals(LockInfo.SEMAPHORE))) {
+                locks.add(lock);
+            }
+        }
+        locks.sort(Comparator.comparing(LockInfo::name)
+                .thenComparing(info -> info.kind().equals(LockInfo.SEMAPHORE)));
+        return locks;
+    }
+
+    private CompletableFuture<LockInfo> inspectSemaphoreAsync(String name) {
+        LockKeys keys = LockKeys.ofSemaphore(settings.keyPrefix(), name);
+        return calls.<List<Object>>run(LuaScript.PERMITS_INSPECT, ScriptOutputType.MULTI,
+                        new String[] {keys.lock(), keys.expiry(), keys.leases()})
+                .thenApply(reply -> {
+                    // see permits-inspect.lua for the layout
+                    Map<String, Integer> holders = new LinkedHashMap<>();
+                    for (int i = 3; i + 1 < reply.size(); i += 2) {
+                        holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
+                    }
+                    return new LockInfo(name, LockInfo.SEMAPHORE, holders, 0,
+                            Duration.ofMillis((Long) reply.get(2)), ((Long) reply.get(1)).intValue(),
+                            ((Long) reply.get(0)).intValue());
+                });
+    }
+
+    private CompletableFuture<LockInfo> inspectAsync(String name) {
+        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
+        return calls.<List<Object>>run(LuaScript.INSPECT, ScriptOutputType.MULTI,
+                        new String[] {keys.lock(), keys.expiry(), keys.leases()})
+                .thenApply(reply -> {
+                    // see inspect.lua for the layout
+                    long pttl = (Long) reply.get(0);
+                    int waiters = ((Long) reply.get(1)).intValue();
+                    String writer = (String) reply.get(2);
+                    Map<String, Integer> holders = new LinkedHashMap<>();
+                    long token;
+                    String kind;
+                    if (!writer.isEmpty()) {
+                        holders.put(writer, ((Long) reply.get(3)).intValue());
+                        token = (Long) reply.get(4);
+                        kind = LockInfo.EXCLUSIVE;
+                    } else {
+                        token = 0;
+                        for (int i = 5; i + 2 < reply.size(); i += 3) {
+                            holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
+                            token = Math.max(token, (Long) reply.get(i + 2));
+                        }
+                        kind = holders.isEmpty() ? LockInfo.FREE : LockInfo.SHARED;
+                    }
+                    Duration lease = holders.isEmpty() ? Duration.ZERO
+                            : pttl == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, pttl));
+                    return new LockInfo(name, kind, holders, token, lease, waiters, 0);
+                });
+    }
+
+    @Override
+    public Duration ping() {
+        long sent = System.nanoTime();
+        calls.await(calls.commands().ping(), "ping", null);
+        return Duration.ofNanos(System.nanoTime() - sent);
+    }
+
+    @Override
+    public void close() {
+        redisClient.removeListener(reconnected);
+        leaseKeeper.close();
+        List<CompletableFuture<?>> releases = new ArrayList<>();
+        // withdraw the queued acquisitions while the connection is still open
+        IllegalStateException closedNow = core.closedException();
+        waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
+        for (Hold hold : holds.all()) {
+            hold.beginRelease();
+            releases.add(calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
+                    hold.owner, "all", graceMillis, wakeRoute(hold.keys)));
+            hold.released();
+            holds.remove(hold);
+        }
+        try {
+            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new))
+                    .get(settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("relock client {}: not every held lock could be released at close; their leases run out"
+                    + " by themselves: {}", core.clientId(), e.toString());
+        }
+        events.close();
+        if (shardChannels != null) {
+            shardChannels.close();
+        }
+        RedisConnections.closeQuietly(pubSub);
+        RedisConnections.closeQuietly(guarded);
+        if (guardLinks != null) {
+            guardLinks.close();
+        }
+        RedisConnections.closeQuietly(connection);
+        if (ownsRedisClient) {
+            redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SingleServerEngine[" + address + "]";
+    }
+
+    // ---- for the locks of this client -------------------------------------------------------
+
+    /**
+     * Runs the timers of waiting acquisitions: the Lettuce client's event executors, so waiting
+     * costs no thread of its own. Tasks must not block.
+     */
+    ScheduledExecutorService timer() {
+        return redisClient.getResources().eventExecutorGroup();
+    }
+
+    /** A new id for one acquisition attempt; a grant on release names the attempt it answers. */
+    long nextAttemptId() {
+        return attemptIds.incrementAndGet();
+    }
+
+    String graceMillis() {
+        return graceMillis;
+    }
+
+    /** The Cluster slot of a key; 0 for every key on a standalone or Sentinel Redis. */
+    int slotOf(String key) {
+        return cluster ? SlotHash.getSlot(key) : 0;
+    }
+
+    /**
+     * Where the scripts on {@code keys} send wake-ups (see queue.lua): the lock's own shard channel
+     * with sharded pub/sub, else the prefix of every client's own channel.
+     */
+    String wakeRoute(LockKeys keys) {
+        return shardChannels != null ? keys.wakeChannel() : wakeChannelPrefix;
+    }
+
+    /**
+     * {@code waiter}, whose attempt sent at {@code attemptSentNanos} found its lock taken, waits
+     * from now on: with sharded pub/sub, listen to its lock's channel until
+     * {@link #stopListeningForWakeUps}. Called under the acquisition's lock.
+     *
+     * @return whether it should try again at once (see {@link ShardWakeChannels#join})
+     */
+    boolean listenForWakeUps(Acquisition waiter, long attemptSentNanos) {
+        return shardChannels != null && shardChannels.join(waiter.keys().wakeChannel(), waiter, attemptSentNanos);
+    }
+
+    /** {@code waiter} no longer waits. Called under the acquisition's lock. */
+    void stopListeningForWakeUps(Acquisition waiter) {
+        if (shardChannels != null) {
+            shardChannels.leave(waiter.keys().wakeChannel(), waiter);
+        }
+    }
+
+    RedisCalls calls() {
+        return calls;
+    }
+
+    /**
+     * Where fresh acquisitions of keys in {@code slot}, their withdrawals and their replication
+     * guard's {@code WAIT} go: one connection, so they reach Redis in order and the {@code WAIT}
+     * counts the acquisition. Completed at once, except on Cluster with a guard while the
+     * connection to the slot's master is being opened (see {@link ClusterGuardLinks}); such a
+     * connection does not follow redirections, see {@link #redirected}.
+     */
+    CompletableFuture<RedisCalls> acquisitionCalls(int slot) {
+        return guardLinks != null ? guardLinks.toMasterOf(slot) : guardedCalls;
+    }
+
+    /**
+     * If {@code error} is a Cluster redirection ({@code MOVED}) that a guard's node connection met,
+     * so the script was not run: asks for a fresh topology and returns when that is done, for a
+     * retry on the slot's new master. Otherwise null. Only a guard's node connection sees MOVED;
+     * the routed one follows it itself.
+     */
+    CompletableFuture<Void> refreshIfMoved(Throwable error) {
+        return guardLinks != null && RedisCalls.isMoved(error) ? guardLinks.refreshTopology() : null;
+    }
+
+    /**
+     * On a Cluster, asks Lettuce for a fresh topology when {@code error} says a node could not be
+     * reached, at most once a second; any thread, never blocks. Lettuce's adaptive refresh does not
+     * count a connection that could not be opened, and a client that read the topology from a node
+     * that had not yet seen a failover would otherwise keep routing to the dead master until its
+     * periodic refresh (30 s).
+     */
+    void refreshIfUnreachable(Throwable error) {
+        if (!cluster || !RedisCalls.isConnectionFailure(error)) {
+            return;
+        }
+        long now = System.nanoTime();
+        long last = lastUnreachableRefresh.get();
+        if (now - last < UNREACHABLE_REFRESH_NANOS || !lastUnreachableRefresh.compareAndSet(last, now)) {
+            return;
+        }
+        ((RedisClusterClient) redisClient).refreshPartitionsAsync().whenComplete((done, failure) -> {
+            if (failure != null) {
+                log.debug("refreshing the cluster topology after an unreachable node failed: {}", failure.toString());
+            }
+        });
+    }
+
+    /**
+     * Runs a clean-up script in order on {@code on} (an acquisition's connection), without
+     * waiting; if that connection can no longer run it (closed, or the slot moved away from its
+     * node: a guard's node connection on Cluster), over the shared connection instead. The
+     * fallback is sent only once {@code on} has failed the script, so it follows whatever {@code on}
+     * carried before; the clean-up scripts undo only their own owner's fresh hold, so one that
+     * ran twice does no harm.
+     */
+    CompletableFuture<Long> cleanUpOn(RedisCalls on, LuaScript script, String[] keys, String... args) {
+        CompletableFuture<Long> sent = on.runInOrder(script, ScriptOutputType.INTEGER, keys, args);
+        if (on == calls) {
+            return sent;
+        }
+        return sent.exceptionallyCompose(error -> RedisCalls.connectionGone(error)
+                ? calls.runInOrder(script, ScriptOutputType.INTEGER, keys, args)
+                : CompletableFuture.failedFuture(error));
+    }
+
+    /** The replication guard of every fresh acquisition, or null. */
+    ReplicationGuard replicationGuard() {
+        return settings.replicationGuard();
+    }
+
+    WaitingRoom waitingRoom() {
+        return waitingRoom;
+    }
+
+    @Override
+    public LockEvents events() {
+        return events;
+    }
+
+    /**
+     * Gives up one hold, from whatever thread; when it is the owner's last and {@code delayMillis}
+     * is positive, the hold stays taken in Redis until that long from now, no longer renewed.
+     *
+     * @param byHandle given up by a handle, which cannot be closed twice: when Redis cannot be reached the hold
+     *     is given up here all the same (Redis keeps a count one too high until the owner's next release or
+     *     re-entry writes its own; the owner's last release deletes every hold whatever the count)
+     */
+    @Override
+    public void release(Hold hold, long delayMillis, boolean byHandle) {
+        core.ensureOpen();
+        if (delayMillis > 0 && hold.mode == LockMode.WRITE && hold.holds() <= 1
+                && holds.get(hold.keys, LockMode.READ, hold.owner) != null) {
+            // the read hold lives in the same hash: its renewals would keep the write hold past the delay, and
+            // cutting the hash to the delay would end the read hold with it
+            throw new IllegalStateException("releaseAfter of the write lock of '" + hold.lockName
+                    + "' while its owner also holds the read lock (a downgrade): release the read lock first,"
+                    + " or close() the write lock");
+        }
+        if (hold.state() == LeaseState.LOST) {
+            if (hold.drop() == 0) {
+                holds.remove(hold);
+                // clean up in case the key outlived the local view of the lease
+                releaseLost(hold);
+            }
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        boolean last = hold.holds() <= 1;
+        if (last) {
+            hold.beginRelease();
+        }
+        long left;
+        try {
+            // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
+            // cannot keep the lock alive
+            String[] args = last && delayMillis > 0
+                    ? new String[] {hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeRoute(hold.keys)}
+                    : new String[] {hold.owner, last ? "all" : Integer.toString(hold.holds() - 1), graceMillis,
+                            wakeRoute(hold.keys)};
+            LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : hold.mode.release;
+            left = calls.await(IoThreads.offIo(timer(), () -> sendRelease(hold, script, args)), "release",
+                    hold.lockName);
+        } catch (RelockException e) {
+            if (last) {
+                // stop renewing: the lease runs out in Redis by itself
+                holds.remove(hold);
+                hold.released();
+            } else if (byHandle) {
+                hold.drop();
+            }
+            throw e;
+        }
+        if (left < 0) {
+            reportLost(hold, "Redis no longer had it at release (lease ran out, key deleted or forced open)");
+            if (hold.drop() == 0) {
+                holds.remove(hold);
+            }
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        if (last) {
+            holds.remove(hold);
+            hold.drop();
+            hold.released();
+            if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
+                log.debug("{} '{}' released by {} (fencing token {}, held {} ms)",
+                        hold.mode.description, hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis());
+            }
+        } else {
+            hold.drop();
+        }
+    }
+
+    /** Gives up a hold nobody will see, without waiting: from any thread, I/O threads included. */
+    void releaseUnseen(Hold hold) {
+        hold.beginRelease();
+        holds.remove(hold);
+        hold.released();
+        releaseInOrder(hold);
+    }
+
+    /**
+     * Releases, by owner and in order, the key of a hold reported lost that Redis may still keep (its
+     * lease outlived the local deadline, or a renewal got through after it); once per hold, from the
+     * owner's unlock or the lease keeper, whichever comes first. The monitor makes the other wait until
+     * the release is sent, so an owner's next acquisition of the lock always goes after it and is
+     * never the one released.
+     */
+    void releaseLost(Hold hold) {
+        synchronized (hold) {
+            if (hold.firstLostRelease()) {
+                releaseInOrder(hold);
+            }
+        }
+    }
+
+    /** A new hold joins the table, and the lease keeper watches its deadline. */
+    void track(Hold hold) {
+        holds.add(hold);
+        leaseKeeper.watch(hold);
+    }
+
+    /** Sends the owner's release of every hold of {@code hold}'s lock, from any thread (see {@link IoThreads}). */
+    private void releaseInOrder(Hold hold) {
+        IoThreads.offIo(timer(), () -> cleanUpOn(releaseCalls(hold), hold.mode.release, hold.keys.all(), hold.owner,
+                "all", graceMillis, wakeRoute(hold.keys)));
+    }
+
+    /**
+     * Where releases of {@code hold} go: over the connection this client acquires on (a replication guard's own, or
+     * the shared one), so that the owner's next acquisition of the lock reaches Redis after the release. On another
+     * connection a release stalled past the command timeout (its hold already dropped here) could be overtaken by
+     * that acquisition, which takes the stale hold over, and then free the lock under it. A guard's connection still
+     * being opened (Cluster) leaves the shared one.
+     */
+    private RedisCalls releaseCalls(Hold hold) {
+        CompletableFuture<RedisCalls> route = acquisitionCalls(slotOf(hold.keys.lock()));
+        return route.isDone() && !route.isCompletedExceptionally() ? route.join() : calls;
+    }
+
+    /**
+     * Sends a release script of {@code hold} over {@link #releaseCalls}. A guard's Cluster connection does not follow
+     * redirections, so a release refused there with {@code MOVED} (not run) is sent again, once, over the connection
+     * to the slot's new master. A caller that gives up on the reply ({@link RedisCalls#await} cancels it) stops both
+     * the NOSCRIPT fallback and that second send: nothing of this release may follow what the caller sends next.
+     */
+    private CompletableFuture<Long> sendRelease(Hold hold, LuaScript script, String[] args) {
+        RedisCalls on = releaseCalls(hold);
+        CompletableFuture<Long> sent = on.run(script, ScriptOutputType.INTEGER, hold.keys.all(), args);
+        if (on == calls) {
+            return sent;
+        }
+        CompletableFuture<Long> reply = new CompletableFuture<>();
+        reply.whenComplete((value, error) -> {
+            if (reply.isCancelled()) {
+                on.abandon(sent);
+            }
+        });
+        sent.whenComplete((value, error) -> {
+            CompletableFuture<Void> refreshed = error == null ? null : refreshIfMoved(error);
+            if (refreshed == null) {
+                complete(reply, value, error);
+                return;
+            }
+            refreshed.whenComplete((fresh, failure) -> {
+                // reply's monitor orders this against the caller's giving up
+                synchronized (reply) {
+                    if (reply.isDone()) {
+                        return;
+                    }
+                    RedisCalls next = releaseCalls(hold);
+                    CompletableFuture<Long> again = next.run(script, ScriptOutputType.INTEGER, hold.keys.all(), args);
+                    reply.whenComplete((ignored, cancelled) -> {
+                        if (reply.isCancelled()) {
+                            next.abandon(again);
+                        }
+                    });
+                    again.whenComplete((answer, failed) -> complete(reply, answer, failed));
+                }
+            });
+        });
+        return reply;
+    }
+
+    private static <T> void complete(CompletableFuture<T> future, T value, Throwable error) {
+        if (error == null) {
+            future.complete(value);
+        } else {
+            future.completeExceptionally(error);
+        }
+    }
+
+    /**
+     * Takes the write locks of {@code locks} for the current thread in one script, all or none,
+     * without queueing; null when one was not free or the thread holds one of them already, and
+     * on Cluster when the names are in more than one slot (a script may touch one slot only): the
+     * caller then takes them one by one.
+     */
+    List<Hold> tryWriteLockAll(List<EngineLock> locks, long leaseMillis, boolean renewed) {
+        core.ensureOpen();
+        if (cluster && locks.stream().map(lock -> slotOf(lock.keys().lock())).distinct().count() > 1) {
+            return null;
+        }
+        String owner = core.ownerOfCurrentThread();
+        List<String> keys = new ArrayList<>();
+        for (EngineLock lock : locks) {
+            if (holds.get(lock.keys(), LockMode.WRITE, owner) != null
+                    || holds.get(lock.keys(), LockMode.READ, owner) != null) {
+                return null;
+            }
+            keys.addAll(List.of(lock.keys().all()));
+        }
+        long sent = System.nanoTime();
+        // on the acquisitions' connection, so a guard's WAIT counts it and the undo follows in order
+        RedisCalls acquiring = calls.await(acquisitionCalls(slotOf(locks.get(0).keys().lock())), "multi-lock", null);
+        List<Long> reply;
+        try {
+            reply = acquiring.await(IoThreads.offIo(timer(), () -> acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE,
+                    ScriptOutputType.MULTI, keys.toArray(String[]::new), owner, Long.toString(leaseMillis))),
+                    "multi-lock", null);
+        } catch (RedisUnavailableException e) {
+            // it may still be applied
+            undoAll(acquiring, locks, owner);
+            throw e;
+        } catch (RelockException e) {
+            if (refreshIfMoved(e) != null) {
+                // not run: the caller goes on lock by lock, and each acquisition follows the slot
+                return null;
+            }
+            throw e;
+        }
+        if (reply.get(0) != 1) {
+            return null;
+        }
+        ReplicationGuard guard = replicationGuard();
+        if (guard != null) {
+            long acknowledged;
+            try {
+                acknowledged = acquiring.await(IoThreads.offIo(timer(), () -> acquiring.awaitReplicas(guard)),
+                        "multi-lock", null);
+            } catch (RelockException e) {
+                undoAll(acquiring, locks, owner);
+                throw e;
+            }
+            if (acknowledged < guard.replicas()) {
+                undoAll(acquiring, locks, owner);
+                if (guard.onShortfall() == ReplicationGuard.OnShortfall.FAIL) {
+                    throw new ReplicationShortfallException(locks.get(0).name(), acknowledged, guard.replicas(),
+                            acquiring.address());
+                }
+                // the caller goes on lock by lock, each acquisition guarded by itself
+                return null;
+            }
+        }
+        List<Hold> taken = new ArrayList<>();
+        for (int i = 0; i < locks.size(); i++) {
+            EngineLock lock = locks.get(i);
+            Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
+                    leaseMillis, renewed, sent);
+            track(hold);
+            events.held(hold);
+            taken.add(hold);
+            log.debug("lock '{}' acquired by {} with fencing token {} (multi-lock, one script)",
+                    hold.lockName, owner, hold.fencingToken);
+        }
+        return taken;
+    }
+
+    /** Undoes every fresh hold of {@code owner} on {@code locks}, in order on {@code on}, without waiting. */
+    private void undoAll(RedisCalls on, List<EngineLock> locks, String owner) {
+        IoThreads.offIo(timer(), () -> {
+            for (EngineLock lock : locks) {
+                cleanUpOn(on, LuaScript.WITHDRAW, lock.keys().all(), owner, LockMode.WRITE.kind, "1", graceMillis,
+                        wakeRoute(lock.keys()));
+            }
+        });
+    }
+
+    /** Marks a hold lost and tells the listeners, once. */
+    void reportLost(Hold hold, String reason) {
+        if (hold.lose(reason)) {
+            core.tellLost(hold, reason);
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package dev.relock.internal.single;
+
+import dev.relock.LeaseState;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.lease.LeaseKeeper;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a renewal is on one Redis, for the {@link LeaseKeeper}: a batch is one renew.lua call (the
+ * calls of a pass are pipelined on the client's one connection), one per Cluster slot; a reply of 1
+ * for a hold confirms its lease from the send time, 0 means Redis no longer has it for the owner: lost.
+ *
+ * <p>Deadlines. A hold's lease starts when the request that last set it (acquisition, re-entry or
+ * a renewal Redis confirmed) was <em>sent</em>, so Redis, which starts it on arrival, keeps it at
+ * least that long. The hold's deadline is that start + lease − {@link #driftNanos drift}, on this
+ * JVM's clock: at the deadline a hold whose lease no renewal has extended is reported lost, before
+ * Redis can let anybody else in.
+ *
+ * <p>A renewal in flight at the deadline may still get through: its hold has been reported lost,
+ * so the lock is released by owner at once ({@link SingleServerEngine#releaseLost}) rather than
+ * left to its lease, and nothing is reported twice ({@link Hold#lose} is once only). Whoever hears
+ * of a loss is told through {@link SingleServerEngine#reportLost}, on the keeper thread.
+ */
+final class SingleServerRenewal implements LeaseKeeper.Renewal {
+
+    private static final Logger log = LoggerFactory.getLogger(SingleServerRenewal.class);
+    /** The fixed part of the drift: how late the keeper thread may wake on a loaded machine. */
+    static final long DRIFT_FIXED_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    private final SingleServerEngine client;
+    private final RedisCalls calls;
+
+    SingleServerRenewal(SingleServerEngine client, RedisCalls calls) {
+        this.client = client;
+        this.calls = calls;
+    }
+
+    /**
+     * How much of a lease of {@code leaseMillis} this client does not count on: 1 % of it (Redis's
+     * clock may run faster than this JVM's; NTP slews clocks by 0.05 % at most, 1 % is Redlock's
+     * customary allowance) plus 50 ms (the keeper thread and the holder's listeners may run late: on a
+     * 2-core box at a load average of 16 the check ran within 2 ms of its time, at 30 some runs
+     * were 110 ms late; 1 % + 2 ms was missed by 1 ms), at most a quarter of the lease, so that a
+     * very short explicit lease still counts on three quarters of itself. A stall longer than this
+     * is a pause, which only fencing covers (README). The same allowance as a Redlock client's
+     * default {@code ClockDrift}, which has no cap because Redlock refuses leases it would consume.
+     */
+    static long driftNanos(long leaseMillis) {
+        long lease = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        return Math.min(lease / 4, lease / 100 + DRIFT_FIXED_NANOS);
+    }
+
+    @Override
+    public int batchOf(Hold hold) {
+        return client.slotOf(hold.keys.lock());
+    }
+
+    @Override
+    public long deadlineOf(Hold hold) {
+        return hold.leaseEndNanos() - driftNanos(hold.leaseMillis());
+    }
+
+    @Override
+    public void deadlinePassed(Hold hold) {
+        long driftMillis = TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis()));
+        client.reportLost(hold, hold.renewed()
+                ? "no renewal of its lease of " + hold.leaseMillis() + " ms was confirmed by its deadline (lease minus "
+                        + driftMillis + " ms of drift on this client's clock)"
+                : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held (minus "
+                        + driftMillis + " ms of drift)");
+        if (hold.mode == LockMode.WRITE && client.core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
+            // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
+            // alive, so the write hold would outlive its lease in Redis and keep everyone else out
+            client.releaseLost(hold);
+        }
+    }
+
+    @Override
+    public void send(List<Hold> batch, Executor keeperThread) {
+        // only the keys each hold has (see renew.lua): a write hold's lock hash; a read hold's or permits' hash and zset
+        List<String> keys = new ArrayList<>(batch.size() * 2);
+        String[] args = new String[batch.size() * 3];
+        for (int i = 0; i < batch.size(); i++) {
+            Hold hold = batch.get(i);
+            keys.add(hold.keys.lock());
+            if (hold.mode != LockMode.WRITE) {
+                keys.add(hold.keys.leases());
+            }
+            args[3 * i] = hold.owner;
+            args[3 * i + 1] = Long.toString(hold.leaseMillis());
+            args[3 * i + 2] = hold.mode.kind;
+        }
+        long sent = System.nanoTime();
+        calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
+                .whenCompleteAsync((renewed, error) -> {
+                    if (error != null && batch.size() > 1 && RedisCalls.isSlotMigrating(error)) {
+                        // one hold whose keys are gone keeps a migrating slot's node from running the batch: each
+                        // hold on its own, so those whose keys the node has are renewed
+                        batch.forEach(hold -> send(List.of(hold), keeperThread));
+                        return;
+                    }
+                    if (error != null) {
+                        client.events().renewals(false, batch.size());
+                        log.warn("relock client {}: renewal of {} lease(s) failed; retrying in lease/3: {}",
+                                client.core.clientId(), batch.size(),
+                                calls.failure(error, "lease renewal", null).getMessage());
+                        return;
+                    }
+                    for (int i = 0; i < batch.size(); i++) {
+                        settle(batch.get(i), renewed.get(i) == 1L, sent);
+                    }
+                }, keeperThread);
+    }
+
+    /** One hold's reply: {@code renewed} for a 1. Keeper thread. */
+    private void settle(Hold hold, boolean renewed, long sent) {
+        if (renewed) {
+            if (hold.state() == LeaseState.LOST) {
+                // in flight at the deadline, through after it: the holder has been told, so
+                // the lock must not stay taken by nobody until this lease ends
+                client.releaseLost(hold);
+            } else {
+                client.events().renewals(true, 1);
+                hold.leaseRenewed(sent);
+            }
+        } else if (!hold.releasing()) {
+            client.events().renewals(false, 1);
+            client.reportLost(hold, "Redis no longer had it at renewal (key expired, deleted, flushed or forced open)");
+        }
+    }
+}

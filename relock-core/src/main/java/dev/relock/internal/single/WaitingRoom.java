@@ -1,0 +1,61 @@
+package dev.relock.internal.single;
+
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+/**
+ * The client's queued acquisitions, found by owner id, and the listener that routes wake-up
+ * messages to them (see queue.lua for the messages), from the client's own channel or, with sharded
+ * pub/sub on a Cluster, from the lock channels it listens to, where a message for another client's
+ * owner finds no acquisition here and is dropped.
+ *
+ * <p>An owner waits for at most one lock at a time, so the owner id alone finds its acquisition;
+ * the lock key in the message guards against a stale message for an earlier wait. Messages arrive
+ * on a Lettuce event-loop thread, which must never block: routing only starts the next attempt or
+ * moves a timer.
+ */
+final class WaitingRoom extends RedisPubSubAdapter<String, String> {
+
+    private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
+
+    void enter(String owner, Acquisition acquisition) {
+        byOwner.put(owner, acquisition);
+    }
+
+    void leave(String owner, Acquisition acquisition) {
+        byOwner.remove(owner, acquisition);
+    }
+
+    /** Every queued acquisition now, with its owner. */
+    void forEach(BiConsumer<String, Acquisition> action) {
+        byOwner.forEach(action);
+    }
+
+    /** A wake-up on a lock's own shard channel (sharded pub/sub on a Cluster): the same messages. */
+    @Override
+    public void smessage(String shardChannel, String message) {
+        message(shardChannel, message);
+    }
+
+    @Override
+    public void message(String channel, String message) {
+        String[] parts = message.split("\n");
+        if (parts.length < 3) {
+            return;
+        }
+        Acquisition acquisition = byOwner.get(parts[2]);
+        if (acquisition == null || !acquisition.keys().lock().equals(parts[1])) {
+            return;
+        }
+        if (parts[0].equals("H")) {
+            acquisition.wake();
+        } else if (parts[0].equals("S") && parts.length == 4) {
+            acquisition.checkWithin(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(parts[3])));
+        } else if (parts[0].equals("G") && parts.length == 5) {
+            acquisition.granted(Long.parseLong(parts[4]), Long.parseLong(parts[3]));
+        }
+    }
+}
