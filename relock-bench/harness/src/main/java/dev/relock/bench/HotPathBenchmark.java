@@ -2,8 +2,6 @@ package dev.relock.bench;
 
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
-import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -59,6 +57,8 @@ public class HotPathBenchmark {
     private final SetArgs nxPx = SetArgs.Builder.nx().px(30_000);
     private final String token = UUID.randomUUID().toString();
     private String[] acquireKeys;
+    private String acquireSha;
+    private String releaseSha;
     private String[] releaseKeys;
     private String owner;
 
@@ -77,8 +77,8 @@ public class HotPathBenchmark {
         connection = lettuce.connect(StringCodec.UTF8);
         commands = connection.sync();
         compareAndDelete = commands.scriptLoad(FloorSubject.COMPARE_AND_DELETE);
-        commands.scriptLoad(LuaScript.ACQUIRE.body());
-        commands.scriptLoad(LuaScript.RELEASE.body());
+        acquireSha = commands.scriptLoad(RelockScriptText.ACQUIRE);
+        releaseSha = commands.scriptLoad(RelockScriptText.RELEASE);
         lettuceWithOptions = RedisClient.create(uri);
         lettuceWithOptions.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
@@ -87,9 +87,8 @@ public class HotPathBenchmark {
                 .build());
         connectionWithOptions = lettuceWithOptions.connect(StringCodec.UTF8);
         commandsWithOptions = connectionWithOptions.sync();
-        LockKeys keys = LockKeys.of("jmh-bare", "jmh:scripts");
         // every lock script takes the same five keys (see queue.lua)
-        acquireKeys = new String[] {keys.lock(), keys.fence(), keys.queue(), keys.expiry(), keys.leases()};
+        acquireKeys = RelockScriptText.keysOf("jmh-bare", "jmh:scripts");
         releaseKeys = acquireKeys;
         owner = UUID.randomUUID().toString().replace("-", "") + ":1";
     }
@@ -124,12 +123,12 @@ public class HotPathBenchmark {
     }
 
     private Long scripts(RedisCommands<String, String> commands) {
-        List<Long> reply = commands.evalsha(LuaScript.ACQUIRE.sha(), ScriptOutputType.MULTI, acquireKeys,
+        List<Long> reply = commands.evalsha(acquireSha, ScriptOutputType.MULTI, acquireKeys,
                 owner, "30000", "0", "0", "1000", "jmh-bare:wake:");
         if (reply.get(0) != 1L) {
             throw new IllegalStateException("not acquired: " + reply);
         }
-        return commands.evalsha(LuaScript.RELEASE.sha(), ScriptOutputType.INTEGER, releaseKeys,
+        return commands.evalsha(releaseSha, ScriptOutputType.INTEGER, releaseKeys,
                 owner, "all", "1000", "jmh-bare:wake:");
     }
 

@@ -1,7 +1,5 @@
 package dev.relock.bench;
 
-import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -50,15 +48,16 @@ final class RelockScriptsSubject implements Subject {
         RedisClient redis = RedisClient.create(redisUri);
         StatefulRedisConnection<String, String> connection = redis.connect(StringCodec.UTF8);
         RedisCommands<String, String> commands = connection.sync();
-        commands.scriptLoad(LuaScript.ACQUIRE.body());
-        commands.scriptLoad(LuaScript.RELEASE.body());
+        String acquire = commands.scriptLoad(RelockScriptText.ACQUIRE);
+        String release = commands.scriptLoad(RelockScriptText.RELEASE);
         String clientId = UUID.randomUUID().toString().replace("-", "");
         return new Client() {
             private int next;
 
             @Override
             public synchronized Lock lock(String name) {
-                return new ScriptLock(commands, LockKeys.of(PREFIX, name), clientId + ":" + next++);
+                return new ScriptLock(commands, acquire, release, RelockScriptText.keysOf(PREFIX, name),
+                        clientId + ":" + next++);
             }
 
             @Override
@@ -71,15 +70,18 @@ final class RelockScriptsSubject implements Subject {
 
     private static final class ScriptLock implements Lock {
         private final RedisCommands<String, String> commands;
-        private final String[] acquireKeys;
-        private final String[] releaseKeys;
+        private final String acquire;
+        private final String release;
+        // every lock script takes the same five keys (see queue.lua)
+        private final String[] keys;
         private final String owner;
 
-        ScriptLock(RedisCommands<String, String> commands, LockKeys keys, String owner) {
+        ScriptLock(RedisCommands<String, String> commands, String acquire, String release, String[] keys,
+                String owner) {
             this.commands = commands;
-            // every lock script takes the same five keys (see queue.lua)
-            this.acquireKeys = new String[] {keys.lock(), keys.fence(), keys.queue(), keys.expiry(), keys.leases()};
-            this.releaseKeys = acquireKeys;
+            this.acquire = acquire;
+            this.release = release;
+            this.keys = keys;
             this.owner = owner;
         }
 
@@ -92,17 +94,17 @@ final class RelockScriptsSubject implements Subject {
 
         @Override
         public boolean tryLock() {
-            List<Long> reply = commands.evalsha(LuaScript.ACQUIRE.sha(), ScriptOutputType.MULTI, acquireKeys,
+            List<Long> reply = commands.evalsha(acquire, ScriptOutputType.MULTI, keys,
                     owner, "30000", "0", "0", "1000", PREFIX + ":wake:");
             return reply.get(0) == 1L;
         }
 
         @Override
         public void unlock() {
-            Long left = commands.evalsha(LuaScript.RELEASE.sha(), ScriptOutputType.INTEGER, releaseKeys,
+            Long left = commands.evalsha(release, ScriptOutputType.INTEGER, keys,
                     owner, "all", "1000", PREFIX + ":wake:");
             if (left == null || left != 0L) {
-                throw new IllegalMonitorStateException("not held: " + releaseKeys[0]);
+                throw new IllegalMonitorStateException("not held: " + keys[0]);
             }
         }
 

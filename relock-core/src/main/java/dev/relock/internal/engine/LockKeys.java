@@ -11,7 +11,7 @@ package dev.relock.internal.engine;
  * the same set of keys under {@code <prefix>:{N}:sem}, so a lock and a semaphore may share a name.
  * Two LockKeys are equal when they name the same keys.
  *
- * <p>Public because both engines, each in a package of its own, use it; relock-bench also builds script keys with it.
+ * <p>Public because both engines, each in a package of its own, use it.
  */
 public final class LockKeys {
 

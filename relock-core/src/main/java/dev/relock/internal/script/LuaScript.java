@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * Each file is prepended once, before the files that use it. Immutable; the SHA-1 is the one Redis
  * computes for {@code EVALSHA}.
  *
- * <p>Public because both engines, each in a package of its own, run scripts; tests and relock-bench load them too.
+ * <p>Public because both engines, each in a package of its own, run scripts; tests load them too.
  */
 public final class LuaScript {
 
