@@ -52,7 +52,7 @@ public abstract class SteppedAcquisition {
     private boolean settled;
     private Hold acquired;
     private RuntimeException failure;
-    // set by the first step: a wait without a deadline, or the deadline (System.nanoTime())
+    // set by the first step, guarded by lock: a wait without a deadline, or the deadline (System.nanoTime())
     protected boolean forever;
     protected long deadline;
     // the timer of the next attempt, when it fires (System.nanoTime()); null when none is armed

@@ -42,7 +42,7 @@ public final class LeaseKeeper implements AutoCloseable {
     /** The most holds one renewal call carries. */
     public static final int BATCH = 500;
 
-    /** What an engine does in a pass. Every method runs on the keeper thread. */
+    /** What an engine does in a pass. Every method runs on the keeper thread, but {@link #deadlineOf}: any thread. */
     public interface Renewal {
 
         /** The group of a due hold: holds of one group may share a call (the Cluster slot; 0 where any may). */

@@ -86,7 +86,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Whatever did not end in a held lock is cleaned up on every node by owner, by EVAL in
  *       order on each connection, so it reaches a node after the attempt it undoes, even one that
  *       timed out and is applied later.</li>
- *   <li>{@link #dispatch} orders renewals against releases: the renewer sends a batch, and an
+ *   <li>{@link #dispatch} orders renewals against releases: the lease keeper sends a batch, and an
  *       owner marks a hold releasing and sends its release, each under the lock; a restore (a node
  *       that lost the key takes it back) is sent under it only for a hold still held, so none
  *       reaches a node after the release or the clean-up of a lost hold.</li>
@@ -129,7 +129,7 @@ public final class RedlockEngine implements Engine {
     private final ReentrantLock dispatch = new ReentrantLock();
     // fresh acquisitions under way, failed by close()
     private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
-    private final LeaseKeeper renewer;
+    private final LeaseKeeper leaseKeeper;
     private final RedisConnectionStateListener reconnected;
     private final LockEvents events;
 
@@ -167,17 +167,18 @@ public final class RedlockEngine implements Engine {
             shutDown();
             throw failure;
         }
-        this.renewer = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
+        this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
                 Math.max(1, settings.defaultLease().toMillis() / 3));
-        // after a reconnect the renewer renews at once: the outage already used up part of every validity
+        // after a reconnect the lease keeper renews at once: the outage already used up part of every validity
         this.reconnected = new RedisConnectionStateListener() {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                renewer.renewSoon();
+                leaseKeeper.renewSoon();
             }
         };
         redisClient.addListener(reconnected);
-        log.debug("relock Redlock client {} connected to {} of {} nodes", core.clientId(), connected.yes(), nodes.size());
+        log.debug("relock Redlock client {} connected to {} of {} nodes", core.clientId(), connected.yes(),
+                nodes.size());
     }
 
     /**
@@ -504,14 +505,14 @@ public final class RedlockEngine implements Engine {
     }
 
     /**
-     * Stops the renewer, wakes every waiting thread (they fail with IllegalStateException),
+     * Stops the lease keeper, wakes every waiting thread (they fail with IllegalStateException),
      * releases every hold on every node (waiting at most the command timeout) and closes the
      * connections. Idempotent.
      */
     @Override
     public void close() {
         redisClient.removeListener(reconnected);
-        renewer.close();
+        leaseKeeper.close();
         IllegalStateException closedNow = core.closedException();
         // before the connections close: an attempt in flight is cleaned up on every node
         acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
@@ -545,7 +546,7 @@ public final class RedlockEngine implements Engine {
         resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
-    // ---- for the locks and the renewer of this client ------------------------------------------
+    // ---- for the locks and the lease keeper of this client ------------------------------------------
 
     /** The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps. */
     ScheduledExecutorService timer() {
@@ -576,10 +577,10 @@ public final class RedlockEngine implements Engine {
         return drift;
     }
 
-    /** A new hold joins the table, and the renewer watches its deadline. */
+    /** A new hold joins the table, and the lease keeper watches its deadline. */
     void track(Hold hold) {
         holds.add(hold);
-        renewer.watch(hold);
+        leaseKeeper.watch(hold);
     }
 
     ReleaseSignals signals() {
@@ -754,7 +755,7 @@ public final class RedlockEngine implements Engine {
 
     /**
      * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
-     * stays taken on the nodes for that long (the renewer no longer extends it).
+     * stays taken on the nodes for that long (the lease keeper no longer extends it).
      */
     @Override
     public void release(Hold hold, long delayMillis, boolean byHandle) {
