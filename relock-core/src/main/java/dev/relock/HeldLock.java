@@ -8,9 +8,10 @@ import java.time.Instant;
  * {@link RelockClient#heldLocks()}); no round trip to Redis stands behind it.
  *
  * @param name the lock's or semaphore's name
- * @param kind {@value LockInfo#EXCLUSIVE} for an exclusive lock or the write half of a
- *     read-write lock, {@value LockInfo#SHARED} for its read half, {@value LockInfo#SEMAPHORE}
- *     for permits of a semaphore; a member of a multi-lock is {@value LockInfo#EXCLUSIVE}
+ * @param kind {@link LockKind#EXCLUSIVE} for an exclusive lock or the write half of a
+ *     read-write lock, {@link LockKind#SHARED} for its read half, {@link LockKind#SEMAPHORE}
+ *     for permits of a semaphore; a member of a multi-lock is {@link LockKind#EXCLUSIVE}; never
+ *     {@link LockKind#FREE}
  * @param owner the owner id in Redis: {@code <client id>:<thread id>}, or {@code <client id>:h<n>}
  *     for a handle that any thread may close
  * @param fencingToken the fencing token this hold got at acquisition
@@ -21,5 +22,5 @@ import java.time.Instant;
  * @param renewed whether the lease keeper renews it (false for an explicit lease)
  */
 public record HeldLock(
-        String name, String kind, String owner, long fencingToken, Instant heldSince,
+        String name, LockKind kind, String owner, long fencingToken, Instant heldSince,
         Duration remainingLease, boolean renewed) {}

@@ -6,13 +6,13 @@ import java.util.Map;
 /**
  * What Redis holds for one lock at one moment, for operators' tools.
  *
- * <p>Semaphores are described the same way, with kind {@value #SEMAPHORE}, their holders'
+ * <p>Semaphores are described the same way, with kind {@link LockKind#SEMAPHORE}, their holders'
  * permits as hold counts and their number of permits in {@code permits}.
  *
  * @param name the lock's name
- * @param kind {@value #EXCLUSIVE} when a writer (or the exclusive lock's holder) holds it,
- *     {@value #SHARED} when readers hold it, {@value #FREE} when nobody does, {@value #SEMAPHORE}
- *     for a semaphore
+ * @param kind {@link LockKind#EXCLUSIVE} when a writer (or the exclusive lock's holder) holds it,
+ *     {@link LockKind#SHARED} when readers hold it, {@link LockKind#FREE} when nobody does,
+ *     {@link LockKind#SEMAPHORE} for a semaphore
  * @param holders owner id ({@code <client id>:<thread id>}, or {@code <client id>:h<n>} for a
  *     handle) -> hold count: the one writer, or every reader, or a semaphore's permit holders
  *     with their permits; empty when free. A writer that downgraded is listed as the writer.
@@ -24,13 +24,8 @@ import java.util.Map;
  * @param permits a semaphore's number of permits (-1 when not set); 0 for locks
  */
 public record LockInfo(
-        String name, String kind, Map<String, Integer> holders, long fencingToken,
+        String name, LockKind kind, Map<String, Integer> holders, long fencingToken,
         Duration remainingLease, int waiters, int permits) {
-
-    public static final String EXCLUSIVE = "exclusive";
-    public static final String SHARED = "shared";
-    public static final String FREE = "free";
-    public static final String SEMAPHORE = "semaphore";
 
     public LockInfo {
         holders = Map.copyOf(holders);

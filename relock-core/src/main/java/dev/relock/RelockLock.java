@@ -175,7 +175,13 @@ public interface RelockLock extends Lock {
     /** The lease left on the lock in Redis, whoever holds it; empty if it is not held. */
     Optional<Duration> remainingLease();
 
-    /** The fencing token of the current holder, whoever it is; empty if the lock is not held. */
+    /**
+     * The fencing token to write with: the current thread's own hold's when it holds this lock (no round
+     * trip), even after its lease was lost and somebody else took the lock, so a fenced resource refuses
+     * the late write; otherwise the current holder's, whoever it is, as Redis reports it.
+     *
+     * @return empty if neither this thread nor anybody else holds the lock
+     */
     OptionalLong fencingToken();
 
     /**

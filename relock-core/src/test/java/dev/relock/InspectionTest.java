@@ -49,7 +49,7 @@ class InspectionTest {
 
             LockInfo info = other.inspect("inspect:held");
             assertThat(info.name()).isEqualTo("inspect:held");
-            assertThat(info.kind()).isEqualTo(LockInfo.EXCLUSIVE);
+            assertThat(info.kind()).isEqualTo(LockKind.EXCLUSIVE);
             assertThat(info.holders()).hasSize(1);
             String owner = info.holders().keySet().iterator().next();
             assertThat(owner).startsWith(holder.clientId() + ":");
@@ -99,15 +99,15 @@ class InspectionTest {
             client.lock("sem:pool").lock();
             try (PermitHandle held = pool.acquire(2)) {
                 LockInfo info = client.inspectSemaphore("sem:pool");
-                assertThat(info.kind()).isEqualTo(LockInfo.SEMAPHORE);
+                assertThat(info.kind()).isEqualTo(LockKind.SEMAPHORE);
                 assertThat(info.permits()).isEqualTo(3);
                 assertThat(info.holders()).hasSize(1).containsValue(2);
                 assertThat(info.holders().keySet().iterator().next()).startsWith(client.clientId() + ":h");
                 assertThat(info.remainingLease()).isPositive();
 
                 assertThat(client.list("sem:*")).extracting(LockInfo::name, LockInfo::kind).containsExactly(
-                        org.assertj.core.groups.Tuple.tuple("sem:pool", LockInfo.EXCLUSIVE),
-                        org.assertj.core.groups.Tuple.tuple("sem:pool", LockInfo.SEMAPHORE));
+                        org.assertj.core.groups.Tuple.tuple("sem:pool", LockKind.EXCLUSIVE),
+                        org.assertj.core.groups.Tuple.tuple("sem:pool", LockKind.SEMAPHORE));
             }
             assertThat(client.inspectSemaphore("sem:pool").holders()).isEmpty();
             assertThat(client.inspectSemaphore("sem:unset").permits()).isEqualTo(-1);

@@ -270,7 +270,8 @@ class LostReplyFaultTest {
         lock.unlock();
         // replies come 1.5 s late: the hold's deadline (1 s lease less drift) passes while the re-entry waits
         proxy.replyLatency(Duration.ofMillis(1_500));
-        assertThatThrownBy(lock::lock).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lock::lock).isInstanceOf(LeaseLostException.class)
+                .hasMessageEndingWith("; unlock() the earlier holds first");
         proxy.replyLatency(Duration.ZERO);
         assertThat(lock.isHeldByCurrentThread()).isFalse();
         assertThat(lock.getHoldCount()).as("the earlier hold, lost, until unlocked").isEqualTo(1);

@@ -9,77 +9,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import static org.awaitility.Awaitility.await;
 import org.junit.jupiter.api.Test;
 
-/** All-or-nothing acquisition of several locks, without deadlock between overlapping sets. */
+/** The single-server multi-lock's own mechanics: one script for free locks, readers, a failing member, bad input (the rest is in contract/MultiLockContract). */
 class MultiLockTest extends OneServerTestBase {
-
-    @Test
-    void takesEveryLockWithATokenEach() {
-        RelockMultiLock both = newClient().multiLock("account:b", "account:a");
-        assertThat(both.names()).containsExactly("account:a", "account:b");
-        try (MultiLockHandle held = both.acquire()) {
-            assertThat(held.fencingTokens()).containsOnlyKeys("account:a", "account:b");
-            assertThat(held.isValid()).isTrue();
-            RelockClient other = newClient();
-            assertThat(other.lock("account:a").isLocked()).isTrue();
-            assertThat(other.lock("account:b").isLocked()).isTrue();
-        }
-        assertThat(newClient().lock("account:a").isLocked()).isFalse();
-        assertThat(newClient().lock("account:b").isLocked()).isFalse();
-    }
-
-    @Test
-    void takesNoneWhenOneIsHeldElsewhere() throws Exception {
-        RelockLock blocker = newClient().lock("stock:2");
-        blocker.lock();
-        try {
-            RelockMultiLock all = newClient().multiLock("stock:1", "stock:2", "stock:3");
-            Optional<MultiLockHandle> held =
-                    resultOf(inNewThread("multi", () -> all.tryAcquire(Duration.ofMillis(300))));
-            assertThat(held).isEmpty();
-            assertThat(newClient().lock("stock:1").isLocked()).as("the lock taken first was given back").isFalse();
-            assertThat(newClient().lock("stock:3").isLocked()).isFalse();
-            boolean taken = resultOf(inNewThread("multi-trylock", all::tryLock));
-            assertThat(taken).isFalse();
-            assertThat(newClient().lock("stock:1").isLocked()).isFalse();
-        } finally {
-            blocker.unlock();
-        }
-    }
-
-    @Test
-    void overlappingMultiLocksInOppositeOrdersNeverDeadlock() throws Exception {
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
-        List<CompletableFuture<Integer>> workers = new ArrayList<>();
-        String[][] orders = {{"x", "y", "z"}, {"z", "y", "x"}, {"y", "x"}, {"z", "x"}};
-        for (String[] order : orders) {
-            RelockMultiLock lock = newClient().multiLock(order);
-            workers.add(inNewThread("multi-" + String.join("", order), () -> {
-                int rounds = 0;
-                for (int i = 0; i < 15; i++) {
-                    lock.lock();
-                    try {
-                        if (inside.incrementAndGet() != 1) {
-                            overlaps.incrementAndGet(); // every pair of these sets shares a name
-                        }
-                        rounds++;
-                        inside.decrementAndGet();
-                    } finally {
-                        lock.unlock();
-                    }
-                }
-                return rounds;
-            }));
-        }
-        for (CompletableFuture<Integer> worker : workers) {
-            assertThat(worker.get(60, TimeUnit.SECONDS)).as("no deadlock: every worker finished").isEqualTo(15);
-        }
-        assertThat(overlaps).hasValue(0);
-    }
 
     @Test
     void freeLocksAreTakenInOneScriptCall() throws Exception {

@@ -237,7 +237,7 @@ class ObservabilityTest extends OneServerTestBase {
 
         assertThat(held).extracting(HeldLock::name).containsExactly("held:r", "held:s", "held:x");
         assertThat(held).extracting(HeldLock::kind)
-                .containsExactly(LockInfo.SHARED, LockInfo.SEMAPHORE, LockInfo.EXCLUSIVE);
+                .containsExactly(LockKind.SHARED, LockKind.SEMAPHORE, LockKind.EXCLUSIVE);
         assertThat(held).extracting(HeldLock::renewed).containsExactly(false, true, true);
         assertThat(held).allSatisfy(lock -> {
             assertThat(ownedBy(lock.owner(), client)).isTrue();

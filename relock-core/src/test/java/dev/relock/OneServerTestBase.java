@@ -43,7 +43,7 @@ abstract class OneServerTestBase {
     private RedisClient adminClient;
     private StatefulRedisConnection<String, String> adminConnection;
     private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+    private final TestThreads threads = new TestThreads();
 
     @BeforeAll
     void startRedis() {
@@ -74,15 +74,7 @@ abstract class OneServerTestBase {
             client.close();
         }
         clients.clear();
-        List<String> stillRunning = new ArrayList<>();
-        for (Thread thread : threads) {
-            thread.join(HANG.toMillis());
-            if (thread.isAlive()) {
-                stillRunning.add(thread.getName());
-                thread.interrupt();
-            }
-        }
-        threads.clear();
+        List<String> stillRunning = threads.joinAll(HANG);
         List<String> lockHashes = lockHashes();
         redis.flushAll();
         assertThat(stillRunning).as("test threads still running after their clients closed").isEmpty();
@@ -135,18 +127,7 @@ abstract class OneServerTestBase {
 
     /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        Thread thread = new Thread(() -> {
-            try {
-                result.complete(work.call());
-            } catch (Throwable e) {
-                result.completeExceptionally(e);
-            }
-        }, name);
-        thread.setDaemon(true);
-        threads.add(thread);
-        thread.start();
-        return result;
+        return threads.start(name, work);
     }
 
     /** Waits for a result of {@link #inNewThread} no longer than {@link #HANG}. */

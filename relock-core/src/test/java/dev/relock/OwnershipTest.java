@@ -139,13 +139,29 @@ class OwnershipTest extends OneServerTestBase {
         assertThatThrownBy(held::unlock).isInstanceOf(LeaseLostException.class);
         assertThat(held.getHoldCount()).isEqualTo(1);
         assertThat(held.isHeldByCurrentThread()).isFalse();
-        assertThatThrownBy(held::lock).as("no re-entry into a lost hold").isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(held::lock).as("no re-entry into a lost hold").isInstanceOf(LeaseLostException.class)
+                .hasMessageEndingWith("; unlock() the earlier holds first");
         assertThatThrownBy(held::unlock).isInstanceOf(LeaseLostException.class);
         assertThat(held.getHoldCount()).isZero();
         assertThatThrownBy(held::unlock).isExactlyInstanceOf(IllegalMonitorStateException.class);
         // afterwards the thread may take the lock afresh
         assertThat(held.tryLock()).isTrue();
         held.unlock();
+    }
+
+    @Test
+    void aReEntryThatFindsTheLockForcedOpenThrowsAndTheEarlierHoldMustBeUnlocked() {
+        // the default 30 s lease: no renewal comes before the re-entry, the re-entry finds the loss
+        RelockLock held = newClient().lock("forced-then-reentered");
+        held.lock();
+        assertThat(newClient().lock("forced-then-reentered").forceUnlock()).isTrue();
+
+        assertThatThrownBy(held::lock).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("no longer had it at re-entry")
+                .hasMessageEndingWith("; unlock() the earlier holds first");
+        assertThat(held.getHoldCount()).isEqualTo(1);
+        assertThatThrownBy(held::unlock).isInstanceOf(LeaseLostException.class);
+        assertThat(held.getHoldCount()).isZero();
     }
 
     @Test

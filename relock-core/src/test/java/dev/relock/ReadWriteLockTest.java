@@ -245,7 +245,7 @@ class ReadWriteLockTest extends OneServerTestBase {
 
         await().atMost(HANG).until(() -> newClient().inspect("reader-crash").holders().size() == 1);
         LockInfo info = newClient().inspect("reader-crash");
-        assertThat(info.kind()).isEqualTo(LockInfo.SHARED);
+        assertThat(info.kind()).isEqualTo(LockKind.SHARED);
         assertThat(info.holders().keySet()).allMatch(owner -> ownedBy(owner, aliveClient));
         assertThat(alive.readLock().isHeldByCurrentThread()).isTrue();
         alive.readLock().unlock();
@@ -259,7 +259,9 @@ class ReadWriteLockTest extends OneServerTestBase {
         LockHandle firstRead = lock.readLock().acquire();
         LockHandle secondRead = resultOf(inNewThread("reader-2", () -> other.readLock().acquire()));
         assertThat(secondRead.fencingToken()).isGreaterThan(firstRead.fencingToken());
-        assertThat(lock.readLock().fencingToken()).hasValue(secondRead.fencingToken());
+        assertThat(lock.readLock().fencingToken()).as("a reader's own token").hasValue(firstRead.fencingToken());
+        assertThat(newClient().readWriteLock("fenced-doc").readLock().fencingToken()).as("the highest reader's, seen from outside")
+                .hasValue(secondRead.fencingToken());
         firstRead.close();
         secondRead.close();
         try (LockHandle write = lock.writeLock().acquire()) {
@@ -277,10 +279,10 @@ class ReadWriteLockTest extends OneServerTestBase {
         RelockReadWriteLock readWrite = newClient().readWriteLock("one-doc");
         exclusive.lock();
         assertThat(resultOf(inNewThread("reader", () -> readWrite.readLock().tryLock()))).isFalse();
-        assertThat(newClient().inspect("one-doc").kind()).isEqualTo(LockInfo.EXCLUSIVE);
+        assertThat(newClient().inspect("one-doc").kind()).isEqualTo(LockKind.EXCLUSIVE);
         exclusive.unlock();
         readWrite.readLock().lock();
-        assertThat(newClient().inspect("one-doc").kind()).isEqualTo(LockInfo.SHARED);
+        assertThat(newClient().inspect("one-doc").kind()).isEqualTo(LockKind.SHARED);
         assertThat(resultOf(inNewThread("exclusive", () -> client.lock("one-doc").tryLock()))).isFalse();
         readWrite.readLock().unlock();
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -51,7 +52,8 @@ final class LockReport {
             for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
                 holders.add(shortOwner(holder.getKey()) + times + holder.getValue());
             }
-            String kind = lock.kind().equals(LockInfo.SEMAPHORE) ? lock.kind() + "/" + lock.permits() : lock.kind();
+            String kind = lock.kind() == LockKind.SEMAPHORE
+                    ? lock.kind().label() + "/" + lock.permits() : lock.kind().label();
             rows.add(new String[] {
                 lock.name(), kind, String.join(",", holders), Durations.format(lock.remainingLease()),
                 Long.toString(lock.fencingToken()), Integer.toString(lock.waiters())});
@@ -79,8 +81,8 @@ final class LockReport {
     void details(LockInfo lock) {
         StringBuilder text = new StringBuilder();
         line(text, "name", lock.name());
-        line(text, "kind", lock.kind());
-        if (lock.kind().equals(LockInfo.SEMAPHORE)) {
+        line(text, "kind", lock.kind().label());
+        if (lock.kind() == LockKind.SEMAPHORE) {
             line(text, "permits", lock.permits() < 0 ? "not set" : Integer.toString(lock.permits()));
         }
         line(text, "state", lock.isHeld() ? "held" : "not held");
@@ -113,7 +115,7 @@ final class LockReport {
             for (LockInfo lock : locks) {
                 json.writeStartObject();
                 json.writeStringField("name", lock.name());
-                json.writeStringField("kind", lock.kind());
+                json.writeStringField("kind", lock.kind().label());
                 if (withHeld) {
                     json.writeBooleanField("held", lock.isHeld());
                 }
@@ -128,7 +130,7 @@ final class LockReport {
                 json.writeNumberField("leaseMillis", Durations.millis(lock.remainingLease()));
                 json.writeNumberField("fencingToken", lock.fencingToken());
                 json.writeNumberField("waiters", lock.waiters());
-                if (lock.kind().equals(LockInfo.SEMAPHORE)) {
+                if (lock.kind() == LockKind.SEMAPHORE) {
                     json.writeNumberField("permits", lock.permits());
                 }
                 json.writeEndObject();

@@ -1,6 +1,7 @@
 package dev.relock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.testredis.RedisServer;
@@ -215,6 +216,10 @@ class ExecCommandTest {
     @ParameterizedTest(name = "SIG{0}")
     @ValueSource(strings = {"TERM", "INT"})
     void signalIsForwardedToTheCommandAndTheLockReleasedAfterIt(String signal) throws Exception {
+        // a process started in the background by a shell without job control ignores SIGINT, and so do the JVMs
+        // and shells it starts: then neither relock nor a trap in COMMAND can see it (POSIX), whatever relock does
+        assumeFalse(signal.equals("INT") && sigintIgnoredHere(),
+                "SIGINT is ignored by this build's processes (started in the background without job control)");
         Path started = dir.resolve("started");
         Path marker = dir.resolve("marker");
         // the child traps the signal, notes it, ends its own sleep and exits 3
@@ -313,5 +318,15 @@ class ExecCommandTest {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    /** Whether this JVM ignores SIGINT (bit 1 of SigIgn in /proc/self/status), as its children then do too. */
+    private static boolean sigintIgnoredHere() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1)) != 0;
+            }
+        }
+        return false;
     }
 }

@@ -71,7 +71,7 @@ class InspectionCommandsTest {
             Map<String, Object> lock = objects.get(1);
             assertThat(lock).containsOnlyKeys("name", "kind", "holders", "leaseMillis", "fencingToken", "waiters")
                     .containsEntry("fencingToken", orders.token()).containsEntry("waiters", 1L);
-            assertThat((String) lock.get("kind")).isNotBlank();
+            assertThat(lock).containsEntry("kind", "exclusive");
             assertThat((Long) lock.get("leaseMillis")).isBetween(1L, 30_000L);
             String owner = singleOwner(lock);
             String billingOwner = singleOwner(objects.get(0));
@@ -82,9 +82,9 @@ class InspectionCommandsTest {
             assertThat(lines).hasSize(3);
             assertThat(lines.get(0)).matches("NAME +KIND +HOLDERS +LEASE LEFT +TOKEN +WAITERS");
             // sorted by name; the owner shortened to 8 hex digits of its client id and its thread id
-            assertThat(lines.get(1)).matches("billing +\\S+ +" + shortOwner(billingOwner) + "[×x]1 +\\d+(\\.\\d)?s +"
-                    + billing.token() + " +0");
-            assertThat(lines.get(2)).matches("orders:42 +\\S+ +" + shortOwner(owner) + "[×x]1 +\\d+(\\.\\d)?s +"
+            assertThat(lines.get(1)).matches("billing +exclusive +" + shortOwner(billingOwner)
+                    + "[×x]1 +\\d+(\\.\\d)?s +" + billing.token() + " +0");
+            assertThat(lines.get(2)).matches("orders:42 +exclusive +" + shortOwner(owner) + "[×x]1 +\\d+(\\.\\d)?s +"
                     + orders.token() + " +1");
 
             Launcher.Result filtered = Launcher.run("list", "--redis", redis.uri(), "--pattern", "orders:*");
@@ -119,7 +119,7 @@ class InspectionCommandsTest {
             assertThat(text.exitCode()).as(text.describe()).isZero();
             assertThat(text.stdout().lines()).contains("name: report", "state: held", "holder: " + owner + " (1 hold)",
                     "fencing token: " + report.token(), "waiters: 0");
-            assertThat(text.stdout()).containsPattern("(?m)^kind: \\S+$")
+            assertThat(text.stdout()).containsPattern("(?m)^kind: exclusive$")
                     .containsPattern("(?m)^lease left: \\d+(\\.\\d)?s \\(\\d+ ms\\)$");
             assertThat(report.release().exitCode()).isZero();
         }

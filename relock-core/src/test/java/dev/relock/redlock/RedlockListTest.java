@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.relock.LockHandle;
 import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import java.time.Duration;
@@ -36,9 +37,9 @@ class RedlockListTest extends RedlockTestBase {
 
             List<LockInfo> listed = client.list("list:*");
             assertThat(listed).extracting(LockInfo::name).containsExactly("list:a", "list:b");
-            assertThat(listed.get(0).kind()).isEqualTo(LockInfo.EXCLUSIVE);
+            assertThat(listed.get(0).kind()).isEqualTo(LockKind.EXCLUSIVE);
             assertThat(listed.get(0).fencingToken()).isEqualTo(a.fencingToken());
-            assertThat(listed.get(1).kind()).isEqualTo(LockInfo.SHARED);
+            assertThat(listed.get(1).kind()).isEqualTo(LockKind.SHARED);
             assertThat(listed.get(1).holders()).hasSize(2);
             assertThat(client.list("*")).extracting(LockInfo::name).containsExactly("list:a", "list:b", "unlisted");
             assertThat(client.list("list:?")).extracting(LockInfo::name).containsExactly("list:a", "list:b");

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.LockHandle;
-import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.RelockReadWriteLock;
@@ -50,7 +50,7 @@ class RedlockReadWriteLockTest extends RedlockTestBase {
 
         LockHandle read1 = mine.readLock().acquire();
         LockHandle read2 = theirs.readLock().tryAcquire(HANG).orElseThrow();
-        assertThat(first.inspect("doc").kind()).isEqualTo(LockInfo.SHARED);
+        assertThat(first.inspect("doc").kind()).isEqualTo(LockKind.SHARED);
         assertThat(first.inspect("doc").holders()).hasSize(2);
         assertThat(writer.tryLock()).isFalse();
         assertThat(writerClient.lock("doc").tryLock(100, TimeUnit.MILLISECONDS))
@@ -156,43 +156,6 @@ class RedlockReadWriteLockTest extends RedlockTestBase {
     }
 
     @Test
-    void reentryDowngradeAndRefusedUpgradeFollowTheStandaloneRules() throws Exception {
-        RelockClient client = newClient();
-        RelockReadWriteLock lock = client.readWriteLock("rules");
-        RelockLock read = lock.readLock();
-        RelockLock write = lock.writeLock();
-
-        read.lock();
-        read.lock();
-        assertThat(read.getHoldCount()).isEqualTo(2);
-        assertThatThrownBy(write::tryLock).isInstanceOf(IllegalMonitorStateException.class)
-                .hasMessageContaining("rules").hasMessageContaining("upgrad");
-        assertThatThrownBy(() -> write.tryAcquire(Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalMonitorStateException.class);
-        read.unlock();
-        assertThat(read.isHeldByCurrentThread()).isTrue();
-        read.unlock();
-        assertThat(read.isHeldByCurrentThread()).isFalse();
-        assertThatThrownBy(read::unlock).isInstanceOf(IllegalMonitorStateException.class)
-                .hasMessageContaining("read lock 'rules'");
-
-        // downgrade: the writer takes the read lock, then gives up the write lock
-        write.lock();
-        read.lock();
-        write.unlock();
-        assertThat(read.isHeldByCurrentThread()).isTrue();
-        assertThat(client.inspect("rules").kind()).isEqualTo(LockInfo.SHARED);
-        RelockLock otherWriter = newClient().readWriteLock("rules").writeLock();
-        assertThat(otherWriter.tryLock()).as("the downgraded reader still keeps writers out").isFalse();
-        RelockLock otherReader = newClient().readWriteLock("rules").readLock();
-        assertThat(otherReader.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        otherReader.unlock();
-        read.unlock();
-        assertThat(otherWriter.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        otherWriter.unlock();
-    }
-
-    @Test
     void aReadLeaseIsRenewedByMajorityAndItsLossIsReported() throws Exception {
         RelockClient client = newClient(b -> b.defaultLease(Duration.ofMillis(900)).commandTimeout(COMMAND_TIMEOUT));
         RelockLock read = client.readWriteLock("renewed").readLock();
@@ -288,7 +251,7 @@ class RedlockReadWriteLockTest extends RedlockTestBase {
         Optional<LockHandle> held = read.tryAcquire(Duration.ZERO);
         assertThat(held).isPresent();
         assertThat(newClient().readWriteLock("forced").writeLock().forceUnlock()).isTrue();
-        assertThat(client.inspect("forced").kind()).isEqualTo(LockInfo.FREE);
+        assertThat(client.inspect("forced").kind()).isEqualTo(LockKind.FREE);
         await().atMost(HANG).until(() -> held.get().state() == dev.relock.LeaseState.LOST);
     }
 }

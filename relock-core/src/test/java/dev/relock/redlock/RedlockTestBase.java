@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relock.LeaseLost;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
+import dev.relock.TestThreads;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +38,7 @@ abstract class RedlockTestBase {
     final List<RedisServer> nodes = new ArrayList<>();
     final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
     private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+    private final TestThreads threads = new TestThreads();
 
     abstract int nodeCount();
 
@@ -59,15 +60,7 @@ abstract class RedlockTestBase {
             client.close();
         }
         clients.clear();
-        List<String> stillRunning = new ArrayList<>();
-        for (Thread thread : threads) {
-            thread.join(HANG.toMillis());
-            if (thread.isAlive()) {
-                stillRunning.add(thread.getName());
-                thread.interrupt();
-            }
-        }
-        threads.clear();
+        List<String> stillRunning = threads.joinAll(HANG);
         lost.clear();
         List<String> lockHashes = new ArrayList<>();
         for (RedisServer node : nodes) {
@@ -137,18 +130,7 @@ abstract class RedlockTestBase {
 
     /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        Thread thread = new Thread(() -> {
-            try {
-                result.complete(work.call());
-            } catch (Throwable e) {
-                result.completeExceptionally(e);
-            }
-        }, name);
-        thread.setDaemon(true);
-        threads.add(thread);
-        thread.start();
-        return result;
+        return threads.start(name, work);
     }
 
     static <T> T resultOf(CompletableFuture<T> future) throws Exception {

@@ -229,4 +229,28 @@ class RedlockTurnTest extends RedlockTestBase {
         return nodes.stream().mapToLong(node -> Long.parseLong(node.execute("ZCARD", "relock:{" + name + "}:queue")))
                 .min().orElse(0);
     }
+
+    /**
+     * A writer that wins by majority while a minority refused it (there the turn was another writer's)
+     * waits no more on that minority: before, its mark (1.5 leases for lock()), its place and soon the
+     * turn stayed there, keeping new readers out and counting as a waiter in inspect.
+     */
+    @Test
+    void aWriterThatWonByMajorityLeavesNoWaitingMarkWhereItWasRefused() throws Exception {
+        RelockClient client = newClient();
+        RedisServer refusing = nodes.get(0);
+        // the turn on one node belongs to a writer that never comes: that node refuses everybody else
+        refusing.execute("HSET", "relock:{won}:expiry", "~g|next", "absent:1", "~g|until", "99999999999999");
+        try (LockHandle held = client.lock("won").acquire()) {
+            String owner = client.heldLocks().get(0).owner();
+            // the attempt is answered once a majority holds; the fourth node's reply may still be on its way
+            await().atMost(HANG).untilAsserted(() -> {
+                assertThat(nodesHolding("won")).as("nodes holding").isEqualTo(4);
+                assertThat(refusing.execute("HEXISTS", "relock:{won}:expiry", owner)).as("mark").isEqualTo("0");
+                assertThat(refusing.execute("ZSCORE", "relock:{won}:queue", owner)).as("place").isNull();
+            });
+            assertThat(client.inspect("won").waiters()).isZero();
+        }
+        refusing.execute("DEL", "relock:{won}:expiry");
+    }
 }

@@ -1,5 +1,6 @@
 package dev.relock.internal.engine;
 
+import dev.relock.LeaseLostException;
 import dev.relock.LockInfo;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
@@ -37,12 +38,18 @@ public interface Engine {
 
     /**
      * One more hold of a held lock by its owner: checks that the lease is still there and extends it to
-     * {@code leaseMillis} where that is longer.
+     * {@code leaseMillis} where that is longer. The lock has found {@code held} not lost before it calls this.
      *
      * @return {@code held}, its count one up
-     * @throws dev.relock.LeaseLostException if the hold was lost, or Redis no longer has it
+     * @throws LeaseLostException made by {@link #lostAtReentry} if Redis no longer has it, or the hold is lost
+     *     meanwhile
      */
     Hold reenter(Hold held, long leaseMillis, boolean renewed);
+
+    /** The exception of a re-entry into {@code held} once it is lost: each earlier hold must still be unlocked. */
+    static LeaseLostException lostAtReentry(Hold held) {
+        return new LeaseLostException(held.lockName, held.lostReason() + "; unlock() the earlier holds first");
+    }
 
     /**
      * Gives up one hold of {@code hold}; when it is the owner's last and {@code delayMillis} is positive, the

@@ -205,6 +205,12 @@ public final class EngineClient implements RelockClient {
         return ownerOfThread.get();
     }
 
+    /**
+     * The lease argument of the acquiring methods (locks, multi-locks, semaphores) that asks for
+     * {@link #defaultLeaseMillis()}, renewed by the lease keeper; any other is an explicit lease in ms.
+     */
+    public static final long RENEWED = 0;
+
     public long defaultLeaseMillis() {
         return settings.defaultLease().toMillis();
     }

@@ -21,9 +21,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class EngineLock implements RelockLock {
 
-    /** The lease argument of {@link #acquire(long, boolean, long, boolean)} for the client's renewed lease. */
-    static final long RENEWED = 0;
-
     private final EngineClient client;
     private final Engine engine;
     private final String name;
@@ -55,7 +52,7 @@ public final class EngineLock implements RelockLock {
      *
      * @param waitNanos how long to wait; zero or less tries once without waiting
      * @param forever wait without a deadline
-     * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
+     * @param leaseMillis an explicit lease, or {@link EngineClient#RENEWED} for the client's renewed lease
      * @param interruptible whether an interrupt ends the wait with InterruptedException
      * @return the hold, or null if the wait ended first
      */
@@ -65,11 +62,14 @@ public final class EngineLock implements RelockLock {
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring " + describe(mode, name));
         }
-        boolean renewed = leaseMillis == RENEWED;
+        boolean renewed = leaseMillis == EngineClient.RENEWED;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
         String owner = client.ownerOfCurrentThread();
         Hold held = client.holds().get(keys, mode, owner);
         if (held != null) {
+            if (held.state() == LeaseState.LOST) {
+                throw Engine.lostAtReentry(held);
+            }
             return engine.reenter(held, lease, renewed);
         }
         if (mode == LockMode.WRITE && client.holds().get(keys, LockMode.READ, owner) != null) {
@@ -93,18 +93,18 @@ public final class EngineLock implements RelockLock {
     /**
      * A fresh acquisition owned by the handle it will make, not by a thread: never a re-entry.
      *
-     * @param leaseMillis an explicit lease, or {@link #RENEWED} for the client's renewed lease
+     * @param leaseMillis an explicit lease, or {@link EngineClient#RENEWED} for the client's renewed lease
      */
     private SteppedAcquisition handleOwned(long leaseMillis) {
         client.ensureOpen();
-        boolean renewed = leaseMillis == RENEWED;
+        boolean renewed = leaseMillis == EngineClient.RENEWED;
         return engine.acquisition(name, keys, mode, client.newHolderId(),
                 renewed ? client.defaultLeaseMillis() : leaseMillis, renewed);
     }
 
     @Override
     public void lock() {
-        acquireUninterruptibly(RENEWED);
+        acquireUninterruptibly(EngineClient.RENEWED);
     }
 
     @Override
@@ -114,13 +114,13 @@ public final class EngineLock implements RelockLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        acquire(Long.MAX_VALUE, true, RENEWED, true);
+        acquire(Long.MAX_VALUE, true, EngineClient.RENEWED, true);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return acquire(0, false, RENEWED, false) != null;
+            return acquire(0, false, EngineClient.RENEWED, false) != null;
         } catch (InterruptedException e) {
             throw new AssertionError("a single attempt does not park", e);
         }
@@ -129,7 +129,7 @@ public final class EngineLock implements RelockLock {
     @Override
     public boolean tryLock(long wait, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
-        return acquire(unit.toNanos(wait), false, RENEWED, true) != null;
+        return acquire(unit.toNanos(wait), false, EngineClient.RENEWED, true) != null;
     }
 
     @Override
@@ -140,13 +140,13 @@ public final class EngineLock implements RelockLock {
 
     @Override
     public LockHandle acquire() {
-        return handleOf(acquireUninterruptibly(RENEWED));
+        return handleOf(acquireUninterruptibly(EngineClient.RENEWED));
     }
 
     @Override
     public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        return handle(acquire(Durations.saturatedNanos(wait), false, RENEWED, true));
+        return handle(acquire(Durations.saturatedNanos(wait), false, EngineClient.RENEWED, true));
     }
 
     @Override
@@ -159,13 +159,13 @@ public final class EngineLock implements RelockLock {
 
     @Override
     public CompletionStage<LockHandle> acquireAsync() {
-        return handleOwned(RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
+        return handleOwned(EngineClient.RENEWED).startAsync(Long.MAX_VALUE, true, this::handleOf, null);
     }
 
     @Override
     public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
         Objects.requireNonNull(wait, "wait");
-        return handleOwned(RENEWED).startAsync(Durations.saturatedNanos(wait), false,
+        return handleOwned(EngineClient.RENEWED).startAsync(Durations.saturatedNanos(wait), false,
                 hold -> Optional.of(handleOf(hold)), Optional.empty());
     }
 
@@ -258,6 +258,12 @@ public final class EngineLock implements RelockLock {
 
     @Override
     public OptionalLong fencingToken() {
+        Hold hold = currentThreadsHold();
+        if (hold != null) {
+            // the token this thread fences with, even if its lease was lost meanwhile: asking Redis would
+            // hand it the next holder's token, which a fenced resource accepts
+            return OptionalLong.of(hold.fencingToken);
+        }
         // the largest token among the lock's current holders; inspect reports 0 for a free lock
         long token = client.inspect(name).fencingToken();
         return token == 0 ? OptionalLong.empty() : OptionalLong.of(token);

@@ -7,7 +7,8 @@ package dev.relock.internal.engine;
  * <p>Escaping keeps the tag intact whatever the name: '%', '{' and '}' become %25, %7B and %7D, so
  * the first '}' after the prefix's ':{' always closes the tag, and {@link #nameOf} can undo it.
  *
- * <p>What each key holds is described in queue.lua, beside the scripts. A semaphore named N has
+ * <p>What each key holds, the same on both engines, is described in common.lua beside the scripts
+ * (what only one engine adds: queue.lua, redlock/acquire.lua). A semaphore named N has
  * the same set of keys under {@code <prefix>:{N}:sem}, so a lock and a semaphore may share a name.
  * Two LockKeys are equal when they name the same keys.
  *
@@ -64,12 +65,12 @@ public final class LockKeys {
         return key(":fence");
     }
 
-    /** Zset of waiters in arrival order. */
+    /** Zset of waiters, by when their wait began. */
     public String queue() {
         return key(":queue");
     }
 
-    /** Hash waiter -> deadline of its queue entry. */
+    /** Hash waiter -> until when it counts as waiting; '~g|' fields hand the lock over to a waiter. */
     public String expiry() {
         return key(":expiry");
     }
@@ -81,7 +82,7 @@ public final class LockKeys {
     }
 
     /**
-     * The keys in the order every lock script takes them (see queue.lua). The array may be shared
+     * The keys in the order every single-server lock script takes them (see queue.lua). The array may be shared
      * with other callers: never write to it.
      */
     public String[] all() {

@@ -30,12 +30,10 @@ import java.util.function.LongFunction;
  */
 public final class OrderedMultiLock implements RelockMultiLock {
 
-    private static final long RENEWED = 0;
-
     private final List<RelockLock> locks;
     private final List<String> names;
     private final LockEvents events;
-    // all locks at once for the current thread (lease, or RENEWED): their holds, or null when
+    // all locks at once for the current thread (lease, or EngineClient.RENEWED): their holds, or null when
     // that is not possible; and the handle of one such hold
     private final LongFunction<List<Hold>> atOnce;
     private final Function<Hold, LockHandle> handleOfHold;
@@ -44,7 +42,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
      * A multi-lock that first tries {@code atOnce}, then one by one.
      *
      * @param locks the member locks, already in their global order (by lock key)
-     * @param atOnce given an explicit lease in ms, or 0 for the client's renewed lease: the holds of every
+     * @param atOnce given an explicit lease in ms, or {@link EngineClient#RENEWED}: the holds of every
      *     lock taken at once for the current thread, or null when that is not possible
      * @param handleOfHold the handle of one hold {@code atOnce} took
      */
@@ -157,7 +155,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private void lockUnobserved() {
-        if (atOnce(RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED) != null) {
             return;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -176,7 +174,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring multi-lock " + names);
         }
-        if (atOnce(RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED) != null) {
             return;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -192,7 +190,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private boolean tryLockUnobserved() {
-        if (atOnce(RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED) != null) {
             return true;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -212,7 +210,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private boolean tryLockUnobserved(long wait, TimeUnit unit) throws InterruptedException {
-        if (atOnce(RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED) != null) {
             return true;
         }
         long deadline = System.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
@@ -238,7 +236,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private MultiLockHandle acquireUnobserved() {
-        List<Hold> atOnce = atOnce(RENEWED);
+        List<Hold> atOnce = atOnce(EngineClient.RENEWED);
         if (atOnce != null) {
             return handleOf(atOnce);
         }
@@ -257,7 +255,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     private Optional<MultiLockHandle> tryAcquireUnobserved(Duration wait, Duration lease)
             throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        long leaseMillis = RENEWED;
+        long leaseMillis = EngineClient.RENEWED;
         if (lease != null) {
             if (lease.isZero() || lease.isNegative()) {
                 throw new IllegalArgumentException("lease of multi-lock " + names + " must be positive: " + lease);

@@ -1,6 +1,6 @@
 package dev.relock.internal.metrics;
 
-import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.LockMode;
 import io.lettuce.core.api.StatefulConnection;
@@ -41,12 +41,12 @@ public interface LockEvents {
         return MicrometerLockEvents.create(instrumentation, connection, address);
     }
 
-    /** The kind of a hold in this mode, as {@link LockInfo} names kinds. */
-    static String kindOf(LockMode mode) {
+    /** The kind of a hold in this mode; its label is the hold's {@code kind} tag. */
+    static LockKind kindOf(LockMode mode) {
         return switch (mode) {
-            case WRITE -> LockInfo.EXCLUSIVE;
-            case READ -> LockInfo.SHARED;
-            case PERMITS -> LockInfo.SEMAPHORE;
+            case WRITE -> LockKind.EXCLUSIVE;
+            case READ -> LockKind.SHARED;
+            case PERMITS -> LockKind.SEMAPHORE;
         };
     }
 

@@ -1,6 +1,6 @@
 package dev.relock.internal.metrics;
 
-import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.RelockObservationContext;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.LockMode;
@@ -62,8 +62,8 @@ final class MicrometerLockEvents implements LockEvents {
     private final Map<StatefulConnection<?, ?>, String> otherNodes = new HashMap<>();
     // kind -> group -> meters; the kinds are fixed, the groups as many as metricsGroup makes
     private final Map<String, Map<String, GroupMeters>> byKindAndGroup = Map.of(
-            LockInfo.EXCLUSIVE, new ConcurrentHashMap<>(), LockInfo.SHARED, new ConcurrentHashMap<>(),
-            LockInfo.SEMAPHORE, new ConcurrentHashMap<>(), MULTI, new ConcurrentHashMap<>());
+            LockKind.EXCLUSIVE.label(), new ConcurrentHashMap<>(), LockKind.SHARED.label(), new ConcurrentHashMap<>(),
+            LockKind.SEMAPHORE.label(), new ConcurrentHashMap<>(), MULTI, new ConcurrentHashMap<>());
 
     private MicrometerLockEvents(MeterRegistry meters, ObservationRegistry observations,
             Function<String, String> groupOfName, StatefulConnection<?, ?> connection, String node) {
@@ -112,8 +112,7 @@ final class MicrometerLockEvents implements LockEvents {
 
     @Override
     public Wait waitStarted(LockMode mode, String name) {
-        String kind = LockEvents.kindOf(mode);
-        return new MeteredWait(name, meters(kind, group(name)));
+        return new MeteredWait(name, meters(LockEvents.kindOf(mode).label(), group(name)));
     }
 
     @Override
@@ -130,7 +129,7 @@ final class MicrometerLockEvents implements LockEvents {
 
     @Override
     public void held(Hold hold) {
-        hold.observedBy(new MeteredHold(hold, meters(LockEvents.kindOf(hold.mode), group(hold.lockName))));
+        hold.observedBy(new MeteredHold(hold, meters(LockEvents.kindOf(hold.mode).label(), group(hold.lockName))));
     }
 
     @Override

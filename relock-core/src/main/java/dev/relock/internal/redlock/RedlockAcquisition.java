@@ -86,6 +86,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // the id, send time and replies of the latest attempt sent, which a clean-up names and follows
     private String attemptId;
     private long attemptSent;
+    /** An attempt id {@link RedlockEngine#nextAttemptId} never issues: release.lua then removes no hold. */
+    private static final String NO_ATTEMPT = "-";
+
     private List<CompletableFuture<List<Object>>> attemptReplies;
     // the release announcement expected for the current attempt and the wait after it; completes
     // with the owner id of the waiting writer whose turn it is, or ""
@@ -292,11 +295,18 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long sent = System.nanoTime();
         attemptSent = sent;
         attemptId = client.nextAttemptId();
-        Poll<List<Object>> poll = client.sendToAllInOrder(
-                mode == LockMode.READ ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
-                reply -> (Long) reply.get(0) == 1L, owner, Long.toString(leaseMillis), Long.toString(markMillis()),
-                waitedMicros(), attemptId, Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS), place);
+        String lease = Long.toString(leaseMillis);
+        String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
+        // a reader has no mark, no wait and no place: acquire-read.lua takes neither the queue nor their arguments
+        boolean reader = mode == LockMode.READ;
+        Poll<List<Object>> poll = client.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
+                ScriptOutputType.MULTI,
+                reader ? new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()}
+                        : new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
+                reply -> (Long) reply.get(0) == 1L,
+                reader ? new String[] {owner, lease, attemptId, proposal}
+                        : new String[] {owner, lease, Long.toString(markMillis()), waitedMicros(), attemptId, proposal,
+                                place});
         attemptReplies = poll.replies();
         inFlight = true;
         attempted = true;
@@ -418,9 +428,25 @@ final class RedlockAcquisition extends SteppedAcquisition {
             finish(null, client.core.closedException());
             return;
         }
+        if (markMillisSent() && !grantedByEveryNode()) {
+            // a node that refused this attempt keeps this writer as waiting there (its mark keeps new readers
+            // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
+            // it waits no more. An attempt id never issued leaves the holds this attempt took alone.
+            client.cleanUpAttempt(keys, member, true, NO_ATTEMPT, "0", "0", "", attemptReplies);
+        }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
                 mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
         finish(hold, null);
+    }
+
+    /** Whether every node has answered the latest attempt with a grant. */
+    private boolean grantedByEveryNode() {
+        for (CompletableFuture<List<Object>> reply : attemptReplies) {
+            if (!reply.isDone() || reply.isCompletedExceptionally() || (Long) reply.join().get(0) != 1L) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

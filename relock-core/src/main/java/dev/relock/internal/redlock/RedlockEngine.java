@@ -4,6 +4,7 @@ import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
 import dev.relock.LeaseState;
 import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
@@ -250,11 +251,11 @@ public final class RedlockEngine implements Engine {
     /** Re-entries are counted in the JVM only; a longer explicit lease is granted by a majority first. */
     @Override
     public Hold reenter(Hold held, long lease, boolean renewed) {
-        if (held.state() == LeaseState.LOST || held.leaseEndedBy(System.nanoTime())) {
+        if (held.leaseEndedBy(System.nanoTime())) {
             if (held.state() == LeaseState.HELD) {
                 reportLost(held, "its lease (minus clock drift) ran out while it was held");
             }
-            throw new LeaseLostException(held.lockName, held.lostReason() + "; unlock() the earlier holds first");
+            throw Engine.lostAtReentry(held);
         }
         long sent = System.nanoTime();
         long start = sent - drift.nanosFor(lease);
@@ -281,7 +282,7 @@ public final class RedlockEngine implements Engine {
         }
         if (poll.no() > nodes.size() - majority) {
             reportLost(held, "a majority of the nodes no longer had it at re-entry");
-            throw new LeaseLostException(held.lockName, held.lostReason() + "; unlock() the earlier holds first");
+            throw Engine.lostAtReentry(held);
         }
         throw unavailable("re-entry", held.lockName, poll);
     }
@@ -442,7 +443,7 @@ public final class RedlockEngine implements Engine {
                     long pttl = (Long) answer.get(0);
                     leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
                 }
-                return new LockInfo(name, LockInfo.EXCLUSIVE, Map.of(entry.getKey(), 1), token,
+                return new LockInfo(name, LockKind.EXCLUSIVE, Map.of(entry.getKey(), 1), token,
                         majorityLease(leases), waiters, 0);
             }
         }
@@ -472,9 +473,9 @@ public final class RedlockEngine implements Engine {
             }
             Map<String, Integer> holders = new HashMap<>();
             nodesByReader.keySet().forEach(reader -> holders.put(reader, 1));
-            return new LockInfo(name, LockInfo.SHARED, holders, token, majorityLease(leases), waiters, 0);
+            return new LockInfo(name, LockKind.SHARED, holders, token, majorityLease(leases), waiters, 0);
         }
-        return new LockInfo(name, LockInfo.FREE, Map.of(), 0, Duration.ZERO, waiters, 0);
+        return new LockInfo(name, LockKind.FREE, Map.of(), 0, Duration.ZERO, waiters, 0);
     }
 
     /** The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds it. */

@@ -15,8 +15,9 @@ import java.util.regex.Pattern;
 /**
  * One Lua script of relock, read once from the resources beside its class. A line
  * {@code -- uses <file>.lua} in a script prepends that file's functions, from the resources beside
- * this class, for scripts of every package: {@code common.lua} (the server's clock) and
- * {@code queue.lua} (the single-server lock's layout and helpers, which itself uses common.lua).
+ * this class, for scripts of every package: {@code common.lua} (what both engines' scripts share: what
+ * each key holds, the server's clock, fencing tokens, readers' leases) and {@code queue.lua} (the
+ * single-server lock's layout, queue and wake-ups, which itself uses common.lua).
  * Each file is prepended once, before the files that use it. Immutable; the SHA-1 is the one Redis
  * computes for {@code EVALSHA}.
  *

@@ -81,6 +81,7 @@ final class Acquisition extends SteppedAcquisition {
     static final int MAX_REDIRECTS = 5;
 
     private final SingleServerEngine client;
+    private final ModeScripts scripts;
     private final String[] extraArgs;
     private final LongFunction<RuntimeException> refusal;
     // guarded by lock: the connection of the last attempt, which its WAIT and withdrawals follow, so
@@ -118,7 +119,7 @@ final class Acquisition extends SteppedAcquisition {
     private boolean listening;
 
     /**
-     * @param extraArgs arguments after the six every acquire script takes
+     * @param extraArgs the acquire script's arguments after the wake-up route
      * @param refusal the exception for a negative reply code (the script's reason to refuse),
      *     given the code
      */
@@ -126,6 +127,7 @@ final class Acquisition extends SteppedAcquisition {
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
         super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
         this.client = client;
+        this.scripts = ModeScripts.of(mode);
         this.extraArgs = extraArgs;
         this.refusal = refusal;
         this.calls = client.calls();
@@ -341,15 +343,6 @@ final class Acquisition extends SteppedAcquisition {
         hasCheckBy = false;
         long waitMillis = !queued ? 0
                 : forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
-        boolean offer = takesGrants && queued;
-        String[] args = new String[6 + extraArgs.length + (offer ? 1 : 0)];
-        args[0] = owner;
-        args[1] = Long.toString(leaseMillis);
-        args[2] = "0";
-        args[3] = Long.toString(waitMillis);
-        args[4] = client.graceMillis();
-        args[5] = client.wakeRoute(keys);
-        System.arraycopy(extraArgs, 0, args, 6, extraArgs.length);
         CompletableFuture<RedisCalls> route = client.acquisitionCalls(client.slotOf(keys.lock()));
         if (!route.isDone() || route.isCompletedExceptionally()) {
             // the guard's connection to the slot's master is being opened (or could not be)
@@ -358,9 +351,9 @@ final class Acquisition extends SteppedAcquisition {
         }
         calls = route.join();
         attemptId = client.nextAttemptId();
-        if (offer) {
-            args[6] = Long.toString(attemptId);
-        }
+        // a queued writer's attempt offers to take a grant on release, for this attempt's id
+        String[] args = scripts.acquireArgs(owner, leaseMillis, 0, waitMillis, client.graceMillis(),
+                client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
         grantWaiting = false;
         long sent = System.nanoTime();
         attemptSentNanos = sent;
@@ -443,7 +436,7 @@ final class Acquisition extends SteppedAcquisition {
 
     private CompletableFuture<List<Long>> send(String[] args) {
         try {
-            return calls.runTimed(mode.acquire, ScriptOutputType.MULTI, keys.all(), args);
+            return calls.runTimed(scripts.acquire, ScriptOutputType.MULTI, keys.all(), args);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -529,8 +522,8 @@ final class Acquisition extends SteppedAcquisition {
         // attempt's id
         attemptId = 0;
         grantWaiting = false;
-        return client.cleanUpOn(calls, mode.withdraw, keys.all(),
-                owner, mode.kind, undoFreshHold ? "1" : "0", client.graceMillis(), client.wakeRoute(keys));
+        return client.cleanUpOn(calls, scripts.withdraw, keys.all(),
+                scripts.withdrawArgs(owner, undoFreshHold, client.graceMillis(), client.wakeRoute(keys)));
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.relock.internal.single;
 import dev.relock.PermitHandle;
 import dev.relock.RelockSemaphore;
 import dev.relock.internal.engine.Durations;
+import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.EngineLock;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldHandle;
@@ -42,12 +43,12 @@ final class RedisSemaphore implements RelockSemaphore {
         if (permits < 0) {
             throw new IllegalArgumentException("permits of semaphore '" + name + "' must not be negative: " + permits);
         }
-        return admin("set", permits) == 1;
+        return change("set", permits) == 1;
     }
 
     @Override
     public int addPermits(int delta) {
-        long total = admin("add", delta);
+        long total = change("add", delta);
         if (total == -3) {
             throw notSet();
         }
@@ -60,7 +61,7 @@ final class RedisSemaphore implements RelockSemaphore {
 
     @Override
     public int availablePermits() {
-        long available = admin("available", 0);
+        long available = admin("available");
         if (available == -3 && !isSet()) {
             throw notSet();
         }
@@ -69,13 +70,13 @@ final class RedisSemaphore implements RelockSemaphore {
 
     @Override
     public PermitHandle acquire(int permits) throws InterruptedException {
-        return acquire(permits, 0, true, 0);
+        return acquire(permits, 0, true, EngineClient.RENEWED);
     }
 
     @Override
     public Optional<PermitHandle> tryAcquire(int permits, Duration wait) throws InterruptedException {
         Objects.requireNonNull(wait, "wait");
-        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, 0));
+        return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, EngineClient.RENEWED));
     }
 
     @Override
@@ -86,13 +87,14 @@ final class RedisSemaphore implements RelockSemaphore {
 
     @Override
     public CompletionStage<PermitHandle> acquireAsync(int permits) {
-        return acquisition(permits, 0).startAsync(Long.MAX_VALUE, true, hold -> new Permits(client, hold, permits), null);
+        return acquisition(permits, EngineClient.RENEWED)
+                .startAsync(Long.MAX_VALUE, true, hold -> new Permits(client, hold, permits), null);
     }
 
     @Override
     public CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait) {
         Objects.requireNonNull(wait, "wait");
-        return tryAcquireAsync(permits, wait, 0);
+        return tryAcquireAsync(permits, wait, EngineClient.RENEWED);
     }
 
     @Override
@@ -106,7 +108,7 @@ final class RedisSemaphore implements RelockSemaphore {
                 hold -> Optional.of(new Permits(client, hold, permits)), Optional.empty());
     }
 
-    /** @param leaseMillis an explicit lease, or 0 for the client's renewed lease */
+    /** @param leaseMillis an explicit lease, or {@link EngineClient#RENEWED} */
     private PermitHandle acquire(int permits, long waitNanos, boolean forever, long leaseMillis)
             throws InterruptedException {
         Acquisition acquisition = acquisition(permits, leaseMillis);
@@ -124,7 +126,7 @@ final class RedisSemaphore implements RelockSemaphore {
                     + "' must be positive: " + permits);
         }
         client.core.ensureOpen();
-        boolean renewed = leaseMillis == 0;
+        boolean renewed = leaseMillis == EngineClient.RENEWED;
         long lease = renewed ? client.core.defaultLeaseMillis() : leaseMillis;
         return new Acquisition(client, name, keys, LockMode.PERMITS, client.core.newHolderId(), lease, renewed,
                 new String[] {Integer.toString(permits)}, code -> {
@@ -147,11 +149,16 @@ final class RedisSemaphore implements RelockSemaphore {
         return Math.max(1, lease.toMillis());
     }
 
-    private long admin(String operation, long number) {
+    /** permits-admin.lua's 'set' or 'add', which may let waiters in. */
+    private long change(String operation, long number) {
+        return admin(operation, Long.toString(number), client.graceMillis(), client.wakeRoute(keys));
+    }
+
+    /** Runs permits-admin.lua; {@code args[0]} is the operation. */
+    private long admin(String... args) {
         client.core.ensureOpen();
         return client.calls().await(client.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
-                keys.all(), operation, Long.toString(number), client.graceMillis(), client.wakeRoute(keys)),
-                operation + " permits", name);
+                keys.all(), args), args[0] + " permits", name);
     }
 
     private boolean isSet() {

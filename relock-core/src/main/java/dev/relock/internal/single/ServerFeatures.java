@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  *     act on string keys, and relock's locks are hashes with queues and fences (README, "Newer
  *     server commands")
  *
- * <p>Public for tests and diagnostics ({@link #of}).
+ * <p>Public because tests and diagnostics outside this package ask a client what its server offers ({@link #of}).
  */
 public record ServerFeatures(boolean shardedPubSub, boolean waitAof, boolean conditionalDelete) {
 

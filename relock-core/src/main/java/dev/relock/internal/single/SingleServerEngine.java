@@ -4,6 +4,7 @@ import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
 import dev.relock.LeaseState;
 import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
@@ -375,23 +376,20 @@ public final class SingleServerEngine implements Engine {
     public Hold reenter(Hold held, long lease, boolean renewed) {
         String name = held.lockName;
         LockKeys keys = held.keys;
-        if (held.state() == LeaseState.LOST) {
-            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
-        }
         long sent = System.nanoTime();
+        ModeScripts scripts = ModeScripts.of(held.mode);
         List<Long> reply = calls.await(IoThreads.offIo(timer(),
-                () -> calls.<List<Long>>run(held.mode.acquire, ScriptOutputType.MULTI, keys.all(),
-                        held.owner, Long.toString(lease), Integer.toString(held.holds()), "0", graceMillis,
-                        wakeRoute(keys))),
+                () -> calls.<List<Long>>run(scripts.acquire, ScriptOutputType.MULTI, keys.all(),
+                        scripts.acquireArgs(held.owner, lease, held.holds(), 0, graceMillis, wakeRoute(keys)))),
                 "re-entry", name);
         if (reply.get(0) < 0) {
             reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");
-            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+            throw Engine.lostAtReentry(held);
         }
         if (held.state() == LeaseState.LOST) {
             // told lost while the re-entry was on its way (its deadline passed): the hold is being released by
             // owner, whatever Redis said; the re-entry's count in Redis goes with it
-            throw new LeaseLostException(name, held.lostReason() + "; unlock() the earlier holds first");
+            throw Engine.lostAtReentry(held);
         }
         held.reenter(lease, renewed, sent);
         return held;
@@ -431,7 +429,7 @@ public final class SingleServerEngine implements Engine {
     @Override
     public RelockMultiLock multiLock(List<EngineLock> locks) {
         return new OrderedMultiLock(locks, events, leaseMillis -> {
-            boolean renewed = leaseMillis == 0;
+            boolean renewed = leaseMillis == EngineClient.RENEWED;
             return tryWriteLockAll(locks, renewed ? core.defaultLeaseMillis() : leaseMillis, renewed);
         }, hold -> new HoldHandle(core.releaseOfHandles(), hold));
     }
@@ -479,12 +477,12 @@ public final class SingleServerEngine implements Engine {
         List<LockInfo> locks = new ArrayList<>();
         for (CompletableFuture<LockInfo> info : found) {
             LockInfo lock = calls.await(info, "list", null);
-            if (lock != null && (lock.isHeld() || lock.kind().equals(LockInfo.SEMAPHORE))) {
+            if (lock != null && (lock.isHeld() || lock.kind() == LockKind.SEMAPHORE)) {
                 locks.add(lock);
             }
         }
         locks.sort(Comparator.comparing(LockInfo::name)
-                .thenComparing(info -> info.kind().equals(LockInfo.SEMAPHORE)));
+                .thenComparing(info -> info.kind() == LockKind.SEMAPHORE));
         return locks;
     }
 
@@ -498,7 +496,7 @@ public final class SingleServerEngine implements Engine {
                     for (int i = 3; i + 1 < reply.size(); i += 2) {
                         holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
                     }
-                    return new LockInfo(name, LockInfo.SEMAPHORE, holders, 0,
+                    return new LockInfo(name, LockKind.SEMAPHORE, holders, 0,
                             Duration.ofMillis((Long) reply.get(2)), ((Long) reply.get(1)).intValue(),
                             ((Long) reply.get(0)).intValue());
                 });
@@ -515,18 +513,18 @@ public final class SingleServerEngine implements Engine {
                     String writer = (String) reply.get(2);
                     Map<String, Integer> holders = new LinkedHashMap<>();
                     long token;
-                    String kind;
+                    LockKind kind;
                     if (!writer.isEmpty()) {
                         holders.put(writer, ((Long) reply.get(3)).intValue());
                         token = (Long) reply.get(4);
-                        kind = LockInfo.EXCLUSIVE;
+                        kind = LockKind.EXCLUSIVE;
                     } else {
                         token = 0;
                         for (int i = 5; i + 2 < reply.size(); i += 3) {
                             holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
                             token = Math.max(token, (Long) reply.get(i + 2));
                         }
-                        kind = holders.isEmpty() ? LockInfo.FREE : LockInfo.SHARED;
+                        kind = holders.isEmpty() ? LockKind.FREE : LockKind.SHARED;
                     }
                     Duration lease = holders.isEmpty() ? Duration.ZERO
                             : pttl == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, pttl));
@@ -551,8 +549,8 @@ public final class SingleServerEngine implements Engine {
         waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
         for (Hold hold : holds.all()) {
             hold.beginRelease();
-            releases.add(calls.run(hold.mode.release, ScriptOutputType.INTEGER, hold.keys.all(),
-                    hold.owner, "all", graceMillis, wakeRoute(hold.keys)));
+            releases.add(calls.run(ModeScripts.of(hold.mode).release, ScriptOutputType.INTEGER, hold.keys.all(),
+                    releaseArgs(hold, "all")));
             hold.released();
             holds.remove(hold);
         }
@@ -751,10 +749,10 @@ public final class SingleServerEngine implements Engine {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
             // cannot keep the lock alive
             String[] args = last && delayMillis > 0
-                    ? new String[] {hold.owner, hold.mode.kind, Long.toString(delayMillis), wakeRoute(hold.keys)}
-                    : new String[] {hold.owner, last ? "all" : Integer.toString(hold.holds() - 1), graceMillis,
-                            wakeRoute(hold.keys)};
-            LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : hold.mode.release;
+                    ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
+                            wakeRoute(hold.keys)}
+                    : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
+            LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
             left = calls.await(IoThreads.offIo(timer(), () -> sendRelease(hold, script, args)), "release",
                     hold.lockName);
         } catch (RelockException e) {
@@ -818,8 +816,13 @@ public final class SingleServerEngine implements Engine {
 
     /** Sends the owner's release of every hold of {@code hold}'s lock, from any thread (see {@link IoThreads}). */
     private void releaseInOrder(Hold hold) {
-        IoThreads.offIo(timer(), () -> cleanUpOn(releaseCalls(hold), hold.mode.release, hold.keys.all(), hold.owner,
-                "all", graceMillis, wakeRoute(hold.keys)));
+        IoThreads.offIo(timer(), () -> cleanUpOn(releaseCalls(hold), ModeScripts.of(hold.mode).release,
+                hold.keys.all(), releaseArgs(hold, "all")));
+    }
+
+    /** The arguments of {@code hold}'s release script; {@code keeps}: the holds the owner keeps, or "all". */
+    private String[] releaseArgs(Hold hold, String keeps) {
+        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys));
     }
 
     /**
@@ -966,8 +969,8 @@ public final class SingleServerEngine implements Engine {
     private void undoAll(RedisCalls on, List<EngineLock> locks, String owner) {
         IoThreads.offIo(timer(), () -> {
             for (EngineLock lock : locks) {
-                cleanUpOn(on, LuaScript.WITHDRAW, lock.keys().all(), owner, LockMode.WRITE.kind, "1", graceMillis,
-                        wakeRoute(lock.keys()));
+                cleanUpOn(on, ModeScripts.WRITE.withdraw, lock.keys().all(),
+                        ModeScripts.WRITE.withdrawArgs(owner, true, graceMillis, wakeRoute(lock.keys())));
             }
         });
     }

@@ -96,7 +96,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             }
             args[3 * i] = hold.owner;
             args[3 * i + 1] = Long.toString(hold.leaseMillis());
-            args[3 * i + 2] = hold.mode.kind;
+            args[3 * i + 2] = ModeScripts.of(hold.mode).kind;
         }
         long sent = System.nanoTime();
         calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)

@@ -1,10 +1,11 @@
 /**
  * The engine for one Redis: standalone, Sentinel (Lettuce follows the master) and Cluster (routing by slot,
  * sharded wake-up channels, a replication guard's connection per master). It owns the connections, the
- * single-server scripts' calls ({@link dev.relock.internal.single.RedisCalls}), the acquisition state machine
- * with its FIFO queue and grants on release ({@link dev.relock.internal.single.Acquisition}), semaphores,
- * wake-ups (the waiting room and shard channels) and what a renewal is on one server. Only
- * {@link dev.relock.internal.single.SingleServerEngine}'s factories and {@link
- * dev.relock.internal.single.ServerFeatures} are used from outside.
+ * single-server scripts of each lock mode with their arguments ({@link dev.relock.internal.single.ModeScripts})
+ * and their calls ({@link dev.relock.internal.single.RedisCalls}), the acquisition state machine with its FIFO
+ * queue and grants on release ({@link dev.relock.internal.single.Acquisition}), semaphores, wake-ups (the
+ * waiting room and shard channels) and what a renewal is on one server. Used from outside: {@link
+ * dev.relock.internal.single.SingleServerEngine}'s factories, {@link dev.relock.internal.single.ServerFeatures}
+ * and {@code RedisCalls}, through which the Redlock engine runs its scripts too.
  */
 package dev.relock.internal.single;

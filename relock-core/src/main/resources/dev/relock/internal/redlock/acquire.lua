@@ -1,23 +1,20 @@
 -- redlock/acquire.lua: takes the write (exclusive) side of a Redlock lock on ONE node, if nobody
 -- else holds it there, writer or reader. The client sends it to every node at once and holds the
 -- lock only when a majority said 1.
+-- uses common.lua
 --
--- State on each node (the standalone lock's layout, so inspect.lua reads it too):
---   lock    hash  '~writer' -> owner id, '~token' -> the writer's fencing token, <owner> -> 1,
---                 '~attempt' -> the id of the writer's latest attempt that got a 1 here;
---                 'r|'<owner> -> 1, 't|'<owner> -> token and 'a|'<owner> -> latest attempt id
---                 for each reader
---                 (re-entries are counted in the client, never here); PTTL >= the longest lease
---   readers zset  reading owner -> server time in ms when its read lease ends here
---   fence   string: the highest fencing token this node handed out or was told of (kept 24 h)
---   waiting hash  waiting writer's owner id -> server time in ms until which new readers keep out
---                 (writer preference: refreshed by each attempt of a waiting writer);
---                 '~g|next' -> the waiting writer whose turn it is after a release (release.lua),
---                 '~g|until' -> server time in ms when that turn ends
---   queue   zset  waiting writer's owner id -> its place: when its wait began, in microseconds (ARGV[7],
---                 or this node's time when it queued the writer minus ARGV[4]): the order of turns
+-- State on each node: the keys of common.lua (so inspect.lua reads it too), with
+--   lock    hash  <owner> -> 1 and 'r|'<owner> -> 1 (re-entries are counted in the client, never
+--                 here); '~attempt' -> the id of the writer's latest attempt that got a 1 here,
+--                 'a|'<owner> -> a reader's latest such attempt id
+--   fence   string: also raised to the tokens this node is told of (fence.lua, restore.lua)
+--   expiry  hash  only writers wait: its deadline is the writer's mark, which keeps new readers
+--                 out (writer preference) and gives it turns; '~g|next' -> the waiting writer whose
+--                 turn it is after a release (release.lua), '~g|until' -> when that turn ends
+--   queue   zset  only writers wait: the place, when its wait began (ARGV[7], or this node's
+--                 time when it queued the writer minus ARGV[4]), orders the turns
 --
--- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] waiting, KEYS[5] queue
+-- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers, KEYS[4] expiry, KEYS[5] queue
 -- ARGV[1] owner id, ARGV[2] lease in ms
 -- ARGV[3] when refused, keep new readers out for this many ms and keep a place in the queue ('0':
 --         a single try, no mark, no place)
@@ -49,9 +46,9 @@
 -- of this node's clock counts as 0: nodes then hand out their own counters or times, which
 -- differ, and the client writes the largest back. So no node hands out a token more than 1 s
 -- ahead of its own clock, and a node that restarted empty after being down longer than that
--- hands out more than any token it handed out before (if its clock did not step back).
--- uses common.lua (server_time)
-local lock, fence, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+-- hands out more than any token it handed out before (if its clock did not step back). See
+-- next_token in common.lua.
+local lock, fence, readers, expiry, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease, mark, waited = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
 local writer = redis.call('HGET', lock, '~writer')
@@ -65,14 +62,8 @@ if writer == owner then
 end
 local now_ms, now_us = server_time()
 local holder
-if not writer and redis.call('ZCARD', readers) > 0 then
-  -- readers whose lease ended here are gone; a live one keeps the writer out
-  for _, ended in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
-    redis.call('ZREM', readers, ended)
-    redis.call('HDEL', lock, 'r|' .. ended, 't|' .. ended, 'a|' .. ended)
-  end
-  if redis.call('ZCARD', readers) > 0 then holder = '~readers' end
-end
+-- readers whose lease ended here are gone; a live one keeps the writer out
+if not writer and live_readers(lock, readers, now_ms) > 0 then holder = '~readers' end
 local pttl
 if not holder and (writer or redis.call('EXISTS', lock) == 1) then
   holder = writer or ''
@@ -80,13 +71,13 @@ end
 if holder then
   pttl = redis.call('PTTL', lock)
 else
-  local turn = redis.call('HGET', waiting, '~g|next')
+  local turn = redis.call('HGET', expiry, '~g|next')
   if turn and turn ~= owner then
-    local left = tonumber(redis.call('HGET', waiting, '~g|until') or '0') - now_ms
+    local left = tonumber(redis.call('HGET', expiry, '~g|until') or '0') - now_ms
     if left > 0 then
       holder, pttl = turn, left
     else
-      redis.call('HDEL', waiting, '~g|next', '~g|until')
+      redis.call('HDEL', expiry, '~g|next', '~g|until')
       redis.call('ZREM', queue, turn)
     end
   end
@@ -94,8 +85,8 @@ end
 if holder then
   local place = ''
   if mark > 0 then
-    redis.call('HSET', waiting, owner, now_ms + mark)
-    if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
+    redis.call('HSET', expiry, owner, now_ms + mark)
+    if redis.call('PTTL', expiry) < mark then redis.call('PEXPIRE', expiry, mark) end
     if ARGV[7] ~= '' then
       redis.call('ZADD', queue, ARGV[7], owner)
     else
@@ -106,15 +97,11 @@ if holder then
   end
   return {0, pttl, holder, place}
 end
-redis.call('HDEL', waiting, owner, '~g|next', '~g|until')
+redis.call('HDEL', expiry, owner, '~g|next', '~g|until')
 redis.call('ZREM', queue, owner)
 
 -- a proposal more than 1 s ahead of this node's clock is not taken (a client whose clock runs ahead)
-local proposal = tonumber(ARGV[6])
-if proposal > now_us + 1000000 then proposal = 0 end
-local token = math.max(tonumber(redis.call('GET', fence) or '0') + 1, proposal, now_us)
-local text = string.format('%d', token)
-redis.call('SET', fence, text, 'PX', 86400000)
+local token, text = next_token(fence, now_us, tonumber(ARGV[6]))
 redis.call('HSET', lock, '~writer', owner, '~token', text, owner, '1', '~attempt', ARGV[5])
 redis.call('PEXPIRE', lock, lease)
 return {1, token}

@@ -1,6 +1,7 @@
 -- redlock/fence.lua: writes back the fencing token a Redlock acquisition settled on (the maximum
 -- of its majority's tokens), so that every later majority contains a node that knows it and
 -- hands out a larger one.
+-- uses common.lua
 --
 -- KEYS[1] lock, KEYS[2] fence (see acquire.lua)
 -- ARGV[1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
@@ -10,12 +11,10 @@
 local lock, fence = KEYS[1], KEYS[2]
 local member, token = ARGV[1], ARGV[2]
 
-if tonumber(redis.call('GET', fence) or '0') < tonumber(token) then
-  redis.call('SET', fence, token, 'PX', 86400000)
-end
-if string.sub(member, 1, 2) == 'r|' then
+raise_fence(fence, token)
+if is_reader(member) then
   if redis.call('HEXISTS', lock, member) == 1 then
-    redis.call('HSET', lock, 't|' .. string.sub(member, 3), token)
+    redis.call('HSET', lock, 't|' .. owner_of(member), token)
   end
 elseif redis.call('HGET', lock, '~writer') == member then
   redis.call('HSET', lock, '~token', token)

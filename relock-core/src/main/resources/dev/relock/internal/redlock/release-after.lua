@@ -2,31 +2,30 @@
 -- node, but the hold stays taken there until a delay from now and then frees itself (its lease
 -- is set to the delay; the client no longer renews it). Nothing is announced: waiters find the
 -- lock free by its lease, as for a holder that went away.
+-- uses common.lua
 --
--- KEYS[1] lock, KEYS[2] readers, KEYS[3] waiting, KEYS[4] queue (see acquire.lua)
+-- KEYS[1] lock, KEYS[2] readers, KEYS[3] expiry, KEYS[4] queue (see acquire.lua)
 -- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold
 -- ARGV[2] the delay in ms (> 0)
 -- Returns 1 when the member's hold here now ends after the delay, 0 when it held nothing here.
--- uses common.lua (server_time)
 local lock, readers = KEYS[1], KEYS[2]
 local member, delay = ARGV[1], tonumber(ARGV[2])
 
+-- guarded: a lock key of another type holds nothing of the member's here (0), it is no failure
 local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
 if not ok then return 0 end
 -- a writer that holds the lock waits nowhere: its place and mark left on a node that refused it go
-if string.sub(member, 1, 2) ~= 'r|' then
+if not is_reader(member) then
   redis.call('HDEL', KEYS[3], member)
   redis.call('ZREM', KEYS[4], member)
   if redis.call('HGET', KEYS[3], '~g|next') == member then redis.call('HDEL', KEYS[3], '~g|next', '~g|until') end
 end
-if string.sub(member, 1, 2) == 'r|' then
-  local owner = string.sub(member, 3)
+if is_reader(member) then
+  local owner = owner_of(member)
   if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner) then return 0 end
   local now_ms = server_time()
   redis.call('ZADD', readers, now_ms + delay, owner)
-  for _, key in ipairs({lock, readers}) do
-    if redis.call('PTTL', key) < delay then redis.call('PEXPIRE', key, delay) end
-  end
+  extend(lock, readers, delay)
   return 1
 end
 if writer ~= member then return 0 end

@@ -1,7 +1,8 @@
 -- redlock/release.lua: gives up one owner's write or read hold of a Redlock lock on ONE node
 -- (sent to every node; also the clean-up of an attempt that did not end in a hold).
+-- uses common.lua
 --
--- KEYS[1] lock, KEYS[2] readers, KEYS[3] waiting, KEYS[4] queue (see acquire.lua)
+-- KEYS[1] lock, KEYS[2] readers, KEYS[3] expiry, KEYS[4] queue (see acquire.lua)
 -- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold ('' when forced)
 -- ARGV[2] the channel on which releases are announced
 -- ARGV[3] '1' to delete the lock whoever holds it (an operator's forced unlock), else '0'
@@ -24,22 +25,21 @@
 -- ended. Then, or when a writer stopped waiting, publishes on the channel the lock key followed by
 -- the owner id whose turn it is (nothing after the key's closing '}' when it is nobody's), so
 -- waiting clients try again. Returns 1 if a hold was removed, 0 if not.
--- uses common.lua (server_time)
-local lock, readers, waiting, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, readers, expiry, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local member, channel, grace, attempt = ARGV[1], ARGV[2], tonumber(ARGV[5]), ARGV[6]
 
 -- Gives the turn to the first writer in the queue whose mark has not ended, dropping those whose
 -- mark has; returns its owner id, or '' when nobody waits.
 local function pass_turn()
-  redis.call('HDEL', waiting, '~g|next', '~g|until')
+  redis.call('HDEL', expiry, '~g|next', '~g|until')
   if redis.call('EXISTS', queue) == 0 then return '' end
   local now_ms = server_time()
   while true do
     local first = redis.call('ZRANGE', queue, 0, 0)[1]
     if not first then return '' end
-    if tonumber(redis.call('HGET', waiting, first) or '0') > now_ms then
-      redis.call('HSET', waiting, '~g|next', first, '~g|until', now_ms + grace)
-      if redis.call('PTTL', waiting) < grace then redis.call('PEXPIRE', waiting, grace) end
+    if tonumber(redis.call('HGET', expiry, first) or '0') > now_ms then
+      redis.call('HSET', expiry, '~g|next', first, '~g|until', now_ms + grace)
+      if redis.call('PTTL', expiry) < grace then redis.call('PEXPIRE', expiry, grace) end
       return first
     end
     redis.call('ZREM', queue, first)
@@ -48,12 +48,13 @@ end
 
 if ARGV[3] == '1' then
   if redis.call('EXISTS', lock) == 0 then return 0 end
-  redis.call('DEL', lock, readers, waiting, queue)
+  redis.call('DEL', lock, readers, expiry, queue)
   redis.call('PUBLISH', channel, lock)
   return 1
 end
-if string.sub(member, 1, 2) == 'r|' then
-  local owner = string.sub(member, 3)
+if is_reader(member) then
+  local owner = owner_of(member)
+  -- guarded: a lock key of another type holds nothing of the member's here (0), it is no failure
   local ok, holds = pcall(redis.call, 'HGET', lock, member)
   if not ok or not holds then return 0 end
   if attempt ~= '' and redis.call('HGET', lock, 'a|' .. owner) ~= attempt then return 0 end
@@ -65,6 +66,7 @@ if string.sub(member, 1, 2) == 'r|' then
   end
   return 1
 end
+-- guarded as for a reader: a lock key of another type is no hold (0); a waiting writer's stop still applies
 local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
 if ok and writer == member and attempt ~= '' and redis.call('HGET', lock, '~attempt') ~= attempt then
   -- a later attempt of the same owner holds it here now: only a waiting writer's stop applies
@@ -73,10 +75,10 @@ end
 if not ok or writer ~= member then
   if ARGV[4] == '1' then
     -- a writer that gives up waiting lets the readers it kept out, or the next writer, try again
-    local unmarked, removed = pcall(redis.call, 'HDEL', waiting, member)
+    local unmarked, removed = pcall(redis.call, 'HDEL', expiry, member)
     local left = redis.call('ZREM', queue, member)
-    if redis.call('HGET', waiting, '~g|next') == member then
-      redis.call('HDEL', waiting, '~g|next', '~g|until')
+    if redis.call('HGET', expiry, '~g|next') == member then
+      redis.call('HDEL', expiry, '~g|next', '~g|until')
       redis.call('PUBLISH', channel, lock .. (redis.call('EXISTS', lock) == 0 and pass_turn() or ''))
     elseif (unmarked and removed == 1) or left == 1 then
       redis.call('PUBLISH', channel, lock)
@@ -86,12 +88,12 @@ if not ok or writer ~= member then
 end
 -- the owner's own read hold (a downgrade) stays
 redis.call('HDEL', lock, '~writer', '~token', '~attempt', member)
-redis.call('HDEL', waiting, member)
+redis.call('HDEL', expiry, member)
 if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   local now_ms, now_us = server_time()
   local mark = tonumber(ARGV[8])
-  redis.call('HSET', waiting, member, now_ms + mark)
-  if redis.call('PTTL', waiting) < mark then redis.call('PEXPIRE', waiting, mark) end
+  redis.call('HSET', expiry, member, now_ms + mark)
+  if redis.call('PTTL', expiry) < mark then redis.call('PEXPIRE', expiry, mark) end
   local place = (ARGV[9] or '') ~= '' and ARGV[9] or string.format('%d', now_us - tonumber(ARGV[7]))
   redis.call('ZADD', queue, 'NX', place, member)
   if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end

@@ -1,6 +1,7 @@
 -- redlock/renew.lua: extends the leases of many Redlock holds on ONE node (the renewer's batch,
 -- or one hold whose re-entry asked for a longer lease). A hold stays held while a majority of
 -- nodes answer 1; the client counts the answers of all nodes.
+-- uses common.lua
 --
 -- For hold i (1-based):
 --   KEYS[2i - 1] its lock hash, KEYS[2i] the lock's readers (see acquire.lua)
@@ -12,7 +13,6 @@
 --      restarted empty);
 --   -1 another owner holds it here in a way that excludes the member (or a key of another type).
 -- It never takes a free node back: that is restore.lua's job, and only once a majority said 1.
--- uses common.lua (server_time)
 local now_ms = server_time()
 local renewed = {}
 for i = 1, #ARGV / 2 do
@@ -22,14 +22,12 @@ for i = 1, #ARGV / 2 do
   local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
   if not ok then
     renewed[i] = -1
-  elseif string.sub(member, 1, 2) == 'r|' then
-    local owner = string.sub(member, 3)
+  elseif is_reader(member) then
+    local owner = owner_of(member)
     local ends = tonumber(redis.call('ZSCORE', readers, owner) or '0')
     if ends > now_ms and redis.call('HEXISTS', lock, member) == 1 then
       if ends < now_ms + lease then redis.call('ZADD', readers, now_ms + lease, owner) end
-      for _, key in ipairs({lock, readers}) do
-        if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
-      end
+      extend(lock, readers, lease)
       renewed[i] = 1
     elseif writer and writer ~= owner then
       renewed[i] = -1

@@ -3,17 +3,17 @@
 -- confirmed the hold in the same renewal, so nobody can hold the lock against it meanwhile (a
 -- majority of writers, or of readers against a writer); it restores the lock's redundancy and
 -- never counts as a renewal.
+-- uses common.lua
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] readers (see acquire.lua)
 -- ARGV[1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
 -- ARGV[2] lease in ms, ARGV[3] the hold's fencing token
 -- Returns 1 if the hold is the member's here now, 0 if the node was not free for it.
--- uses common.lua (server_time)
 local lock, fence, readers = KEYS[1], KEYS[2], KEYS[3]
 local member, lease, token = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
-if string.sub(member, 1, 2) == 'r|' then
-  local owner = string.sub(member, 3)
+if is_reader(member) then
+  local owner = owner_of(member)
   local writer = redis.call('HGET', lock, '~writer')
   if (writer and writer ~= owner) or (not writer and redis.call('EXISTS', lock) == 1
       and redis.call('ZCARD', readers) == 0) then
@@ -22,9 +22,7 @@ if string.sub(member, 1, 2) == 'r|' then
   local now_ms = server_time()
   redis.call('HSET', lock, member, '1', 't|' .. owner, token)
   redis.call('ZADD', readers, now_ms + lease, owner)
-  for _, key in ipairs({lock, readers}) do
-    if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
-  end
+  extend(lock, readers, lease)
 else
   if redis.call('EXISTS', lock) == 1 then
     return 0
@@ -32,7 +30,5 @@ else
   redis.call('HSET', lock, '~writer', member, '~token', token, member, '1')
   redis.call('PEXPIRE', lock, lease)
 end
-if tonumber(redis.call('GET', fence) or '0') < tonumber(token) then
-  redis.call('SET', fence, token, 'PX', 86400000)
-end
+raise_fence(fence, token)
 return 1

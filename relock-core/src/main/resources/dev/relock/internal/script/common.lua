@@ -1,5 +1,23 @@
 -- common.lua: functions every script family shares, single-server and Redlock; prepended to every
--- script with a line "uses common.lua" (LuaScript does this once, at load). Not run on its own.
+-- script with a line "uses common.lua" (LuaScript does this once, at load, before the files that
+-- use it). Not run on its own.
+--
+-- The keys of a lock named N (LockKeys builds them), all in the hash tag {N}. Each suffix means
+-- the same on one Redis as on every Redlock node; queue.lua and redlock/acquire.lua list what
+-- only their engine keeps in them.
+--   <prefix>:{N}          hash  '~writer' -> the write holder's owner id, '~token' -> its fencing
+--                               token, <owner> -> its holds; 'r|'<owner> -> a reader's holds,
+--                               't|'<owner> -> that reader's token; PTTL >= the longest lease
+--   <prefix>:{N}:fence    string: the last (highest) fencing token handed out (kept 24 h)
+--   <prefix>:{N}:readers  zset  reading owner -> server time in ms when its read lease ends
+--   <prefix>:{N}:queue    zset  waiting member -> when its wait began, server time in us; the
+--                               lowest waits longest
+--   <prefix>:{N}:expiry   hash  waiting member -> server time in ms until which it counts as
+--                               waiting (each of its attempts moves it on; a crashed waiter's
+--                               entry lapses); fields starting '~g|' are the hand-over to a
+--                               waiter, never waiters: a grant offer (queue.lua) or the turn
+--                               (redlock/acquire.lua)
+-- A member is <owner> for a writer, 'r|'<owner> for a reader.
 
 -- The server's clock in ms and in us; the only clock the scripts trust.
 local function server_time()
@@ -8,3 +26,58 @@ local function server_time()
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
+local function is_reader(member)
+  return string.sub(member, 1, 2) == 'r|'
+end
+
+local function owner_of(member)
+  if is_reader(member) then return string.sub(member, 3) end
+  return member
+end
+
+-- Fencing tokens: max(last + 1, server time in us, proposal), so they keep rising even after the
+-- fence key is lost (restart without persistence, failover, 24 h without use). A proposal (a
+-- Redlock client's, optional) counts only when at most 1 s ahead of the server's clock, so no
+-- server hands out a token more than 1 s ahead of its own clock. Returns the token as a number
+-- and as the decimal text the scripts store.
+-- One SET ... GET in the usual case (the clock has moved on since the last token); a second SET
+-- only when tokens come faster than the clock's microseconds or the clock went back.
+local function next_token(fence, now_us, proposal)
+  local floor = now_us
+  if proposal and proposal > floor and proposal <= now_us + 1000000 then floor = proposal end
+  local text = string.format('%d', floor)
+  local last = tonumber(redis.call('SET', fence, text, 'PX', 86400000, 'GET') or '0')
+  if last < floor then return floor, text end
+  text = string.format('%d', last + 1)
+  redis.call('SET', fence, text, 'PX', 86400000)
+  return last + 1, text
+end
+
+-- Raises the fence to token (decimal text) if it is lower: a token settled elsewhere (Redlock's
+-- majority) is known here, so this server hands out a larger one next.
+local function raise_fence(fence, token)
+  if tonumber(redis.call('GET', fence) or '0') < tonumber(token) then
+    redis.call('SET', fence, token, 'PX', 86400000)
+  end
+end
+
+-- Keeps the lock's keys alive for at least ms more.
+local function extend(lock, readers, ms)
+  if redis.call('PTTL', lock) < ms then redis.call('PEXPIRE', lock, ms) end
+  if redis.call('PTTL', readers) < ms and redis.call('EXISTS', readers) == 1 then
+    redis.call('PEXPIRE', readers, ms)
+  end
+end
+
+-- Drops the readers whose lease has ended, with their fields ('a|', the attempt id, is a Redlock
+-- node's only); returns how many live readers are left.
+local function live_readers(lock, readers, now_ms)
+  -- one command when nobody reads, the usual case
+  if redis.call('ZCARD', readers) == 0 then return 0 end
+  local ended = redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)
+  for _, owner in ipairs(ended) do
+    redis.call('ZREM', readers, owner)
+    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'a|' .. owner)
+  end
+  return redis.call('ZCARD', readers)
+end

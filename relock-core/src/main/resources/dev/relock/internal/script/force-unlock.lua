@@ -2,7 +2,8 @@
 -- woken. The former holders find out at their next renewal or release.
 -- uses queue.lua
 --
--- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
+-- KEYS[1] lock, KEYS[2] fence (not read here), KEYS[3] queue, KEYS[4] expiry,
+-- KEYS[5] readers (see queue.lua)
 -- ARGV[1] handoff grace in ms
 -- ARGV[2] wake-up route (see queue.lua)
 -- Returns 1 when the lock was held, 0 when it was not.

@@ -1,4 +1,5 @@
 -- inspect.lua: one consistent look at a lock, for operators' tools. Changes nothing.
+-- uses common.lua
 --
 -- KEYS[1] lock, KEYS[2] expiry, KEYS[3] readers (see queue.lua)
 -- Returns {pttl, live_waiters, writer, writer_holds, writer_token,
@@ -7,8 +8,7 @@
 --   writer: the write holder's owner id, '' when none (then writer_holds = writer_token = 0)
 --   readers: only those whose lease has not ended
 local lock, expiry, readers = KEYS[1], KEYS[2], KEYS[3]
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_ms = server_time()
 
 local writer = redis.call('HGET', lock, '~writer')
 local result = {redis.call('PTTL', lock), 0, '', 0, 0}

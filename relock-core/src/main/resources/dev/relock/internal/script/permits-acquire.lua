@@ -4,11 +4,11 @@
 -- KEYS[1] sem, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] leases (see queue.lua)
 -- ARGV[1] holder id (new for every acquisition)
 -- ARGV[2] lease in ms (> 0)
--- ARGV[3] unused ('0'): permits are never re-entered
--- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
--- ARGV[5] handoff grace in ms
--- ARGV[6] wake-up route (see queue.lua)
--- ARGV[7] n, the number of permits (> 0)
+-- ARGV[3] how much longer the caller will wait, in ms; '0' = try once, do not queue
+-- ARGV[4] handoff grace in ms
+-- ARGV[5] wake-up route (see queue.lua)
+-- ARGV[6] n, the number of permits (> 0)
+-- (no hold count, unlike acquire.lua: permits are never re-entered)
 -- Returns {1, token, available}  acquired; available = permits left
 --         {0, retry_ms}          not acquired; try again after retry_ms unless woken before
 --         {-3}                   the semaphore has no number of permits set
@@ -16,9 +16,10 @@
 local sem, fence, queue, expiry, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local holder = ARGV[1]
 local lease = tonumber(ARGV[2])
-local wait = tonumber(ARGV[4])
-local grace = tonumber(ARGV[5])
-local n = tonumber(ARGV[7])
+local wait = tonumber(ARGV[3])
+local grace = tonumber(ARGV[4])
+local route = ARGV[5]
+local n = tonumber(ARGV[6])
 
 local limit = redis.call('HGET', sem, '~limit')
 if not limit then return {-3} end
@@ -46,13 +47,13 @@ if used + n <= limit and (head == nil or head == holder) then
   end
   if used + n < limit then
     -- permits are left: the next waiter may fit too
-    hand_off(sem, queue, expiry, now_ms, grace, ARGV[6], false)
+    hand_off(sem, queue, expiry, now_ms, grace, route, false)
   end
   return {1, token, limit - used - n}
 end
 
 if dropped and used < limit then
-  hand_off(sem, queue, expiry, now_ms, grace, ARGV[6], false)
+  hand_off(sem, queue, expiry, now_ms, grace, route, false)
 end
 local retry
 local first_end = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]

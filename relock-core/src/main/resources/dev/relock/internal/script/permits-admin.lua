@@ -1,11 +1,13 @@
 -- permits-admin.lua: set, change or read the number of permits of a semaphore.
 -- uses queue.lua
 --
--- KEYS[1] sem, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] leases (see queue.lua)
+-- KEYS[1] sem, KEYS[2] fence (not read here), KEYS[3] queue, KEYS[4] expiry,
+-- KEYS[5] leases (see queue.lua)
 -- ARGV[1] 'set'       set the number of permits to ARGV[2] unless it is set already
 --         'add'       add ARGV[2] (may be negative) to the number of permits
 --         'available' read how many permits are free now
--- ARGV[2] the number for 'set' and 'add'
+-- for 'set' and 'add' only ('available' takes none of them):
+-- ARGV[2] the number
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up route (see queue.lua)
 -- Returns for 'set': 1 when set, 0 when it was set already

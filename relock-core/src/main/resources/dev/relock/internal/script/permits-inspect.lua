@@ -1,12 +1,12 @@
 -- permits-inspect.lua: one consistent look at a semaphore, for operators' tools. Changes nothing.
+-- uses common.lua
 --
 -- KEYS[1] sem, KEYS[2] expiry, KEYS[3] leases (see queue.lua)
 -- Returns {limit, live_waiters, longest_lease_left_ms, holder1, permits1, holder2, permits2, ...}
 --   limit: the number of permits, -1 when none is set
 --   holders: only those whose lease has not ended
 local sem, expiry, leases = KEYS[1], KEYS[2], KEYS[3]
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_ms = server_time()
 
 local limit = tonumber(redis.call('HGET', sem, '~limit') or '-1')
 local result = {limit, 0, 0}

@@ -1,21 +1,20 @@
--- queue.lua: functions shared by the lock scripts; prepended to every script whose header says
--- "uses queue.lua" (LuaScript does this once, at load). Not run on its own.
+-- queue.lua: the single-server lock's layout and the functions its scripts share (the FIFO queue,
+-- wake-ups, grants on release); prepended to every script whose header says "uses queue.lua"
+-- (LuaScript does this once, at load). Not run on its own.
 -- uses common.lua
 --
--- A lock named N has these keys, all in the hash tag {N}:
---   lock     hash  '~writer' -> the owner holding the write (exclusive) lock
---                  '~token'  -> that writer's fencing token
---                  <owner>   -> the writer's hold count
---                  'r|'<owner> -> a reader's hold count, 't|'<owner> -> that reader's token
---                  PTTL = the longest lease among the holders
---   fence    string: the last fencing token handed out for N (kept 24 h)
---   queue    zset  waiting member -> arrival time in us of server time; lowest waits longest.
---                  A member is <owner> for a writer, 'r|'<owner> for a reader.
---   expiry   hash  waiting member -> server time in ms after which its entry counts as dead;
---                  '~g|'<owner> -> '<server ms> <lease ms> <attempt id>' of a waiting writer that
---                  takes a grant on release (see grant_head): when its latest attempt ran, the
---                  lease it asks for, and the id its client gave that attempt
---   readers  zset  reading owner -> server time in ms when its lease ends
+-- The keys of a lock are common.lua's. A script on one lock takes all five, in this order
+-- (LockKeys.all(): one array per lock), whether it reads them all or not; only the inspect
+-- scripts, and renew.lua with its many holds, take just the keys they read:
+--   lock     hash  as in common.lua; <owner> -> the writer's hold count, 'r|'<owner> -> a
+--                  reader's hold count (re-entries are counted here too); '~granted' -> the
+--                  owner of a grant on release its client may not have seen yet (see grant_head)
+--   fence    string (common.lua)
+--   queue    zset  (common.lua) both writers and readers wait here
+--   expiry   hash  (common.lua) '~g|'<owner> -> '<server ms> <lease ms> <attempt id>' of a
+--                  waiting writer that takes a grant on release (see grant_head): when its latest
+--                  attempt ran, the lease it asks for, and the id its client gave that attempt
+--   readers  zset  (common.lua)
 -- A semaphore named N keeps the same keys under {N}:sem, its leases zset being named 'leases':
 --   lock     hash  '~limit' -> the number of permits (set once; no TTL), '~used' -> permits out,
 --                  <holder>  -> permits held by that holder (one holder per acquisition)
@@ -35,15 +34,6 @@
 --                      clients whose threads wait for the lock subscribe to it meanwhile.
 --   Only the second has a '{': key prefixes may not contain one.
 
-local function is_reader(member)
-  return string.sub(member, 1, 2) == 'r|'
-end
-
-local function owner_of(member)
-  if is_reader(member) then return string.sub(member, 3) end
-  return member
-end
-
 -- An owner is '<client id>:<thread or handle id>'; client ids are hex and never contain ':'.
 local function client_of(member)
   return string.match(owner_of(member), '^[^:]+')
@@ -58,39 +48,6 @@ local function wake_up(route, member, message)
   else
     redis.call('PUBLISH', route .. client_of(member), message)
   end
-end
-
--- Fencing tokens: max(last + 1, server time in us), so they keep rising even after the fence
--- key is lost (restart without persistence, failover, 24 h without use).
--- One SET ... GET in the usual case (the clock has moved on since the last token); a second SET
--- only when tokens come faster than the clock's microseconds or the clock went back.
-local function next_token(fence, now_us)
-  local text = string.format('%d', now_us)
-  local last = tonumber(redis.call('SET', fence, text, 'PX', 86400000, 'GET') or '0')
-  if last < now_us then return now_us, text end
-  text = string.format('%d', last + 1)
-  redis.call('SET', fence, text, 'PX', 86400000)
-  return last + 1, text
-end
-
--- Keeps the lock's keys alive for at least ms more.
-local function extend(lock, readers, ms)
-  if redis.call('PTTL', lock) < ms then redis.call('PEXPIRE', lock, ms) end
-  if redis.call('PTTL', readers) < ms and redis.call('EXISTS', readers) == 1 then
-    redis.call('PEXPIRE', readers, ms)
-  end
-end
-
--- Drops the readers whose lease has ended; returns how many live readers are left.
-local function live_readers(lock, readers, now_ms)
-  -- one command when nobody reads, the usual case
-  if redis.call('ZCARD', readers) == 0 then return 0 end
-  local ended = redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)
-  for _, owner in ipairs(ended) do
-    redis.call('ZREM', readers, owner)
-    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
-  end
-  return redis.call('ZCARD', readers)
 end
 
 -- Returns the permits of semaphore holders whose lease has ended; returns the permits out now.

@@ -3,8 +3,8 @@
 -- waiter at the head of the queue is told to try again when the delay is over.
 -- uses queue.lua
 --
--- KEYS[1] lock (a semaphore's hash for 's'), KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry,
--- KEYS[5] readers (a semaphore's leases for 's') (see queue.lua)
+-- KEYS[1] lock (a semaphore's hash for 's'), KEYS[2] fence (not read here), KEYS[3] queue,
+-- KEYS[4] expiry, KEYS[5] readers (a semaphore's leases for 's') (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] 'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
 -- ARGV[3] the delay in ms (> 0)
@@ -25,6 +25,7 @@ elseif kind == 'r' then
   redis.call('ZADD', leases, now_ms + delay, owner)
   extend(lock, leases, delay)
 else
+  -- read only as a type guard: a semaphore key of another type fails (WRONGTYPE) before any write
   redis.call('HGET', lock, '~limit')
   live_permits(lock, leases, now_ms)
   if not redis.call('HGET', lock, owner) then return -1 end

@@ -2,7 +2,8 @@
 -- leaves a lock no writer holds, the next waiters get their turn.
 -- uses queue.lua
 --
--- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
+-- KEYS[1] lock, KEYS[2] fence (not read here), KEYS[3] queue, KEYS[4] expiry,
+-- KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] the read holds the owner keeps (its own count less one, >= 1), written absolute as in
 --         release.lua; 'all' to give up every read hold of the owner

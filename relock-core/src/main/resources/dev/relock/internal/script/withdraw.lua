@@ -3,7 +3,8 @@
 -- it never took.
 -- uses queue.lua
 --
--- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
+-- KEYS[1] lock, KEYS[2] fence (not read here), KEYS[3] queue, KEYS[4] expiry,
+-- KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] 'w' for a writer, 'r' for a reader
 -- ARGV[3] '1' to also undo the owner's hold when it holds exactly once (an acquire that timed

@@ -39,6 +39,7 @@ public class RelockLocksEndpoint {
      * One held lock, as JSON shows it; the fields are those of {@link HeldLock}, the lease in
      * milliseconds.
      *
+     * @param kind the kind's lower-case label ({@link dev.relock.LockKind#label()}), not the enum's name
      * @param remainingLeaseMillis the lease left when asked, in milliseconds
      * @param renewed whether the lease keeper renews the lease
      */
@@ -46,7 +47,7 @@ public class RelockLocksEndpoint {
             long remainingLeaseMillis, boolean renewed) {
 
         static HeldLockDescriptor of(HeldLock lock) {
-            return new HeldLockDescriptor(lock.name(), lock.kind(), lock.owner(), lock.fencingToken(),
+            return new HeldLockDescriptor(lock.name(), lock.kind().label(), lock.owner(), lock.fencingToken(),
                     lock.heldSince(), lock.remainingLease().toMillis(), lock.renewed());
         }
     }
