@@ -9,8 +9,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -107,5 +109,68 @@ class SentinelFailoverTest extends SentinelTestBase {
                     h.close();
                     return true;
                 }).orElse(false));
+    }
+
+    /**
+     * SENTINEL FAILOVER promotes the replica without stopping the old master: until the sentinels make it a replica
+     * of the new one, it takes the writes of clients still connected to it, and its resync then drops them. Fresh
+     * holds taken there meanwhile are lost, and their holders are told; with the replication guard none is handed
+     * out (the old master's replica is gone, so nothing acknowledges).
+     */
+    @ParameterizedTest(name = "replication guard: {0}")
+    @ValueSource(booleans = {false, true})
+    void holdsTakenOnTheOldMasterDuringAPlannedFailoverAreLostWithoutTheGuardAndTheirHoldersTold(boolean guarded)
+            throws InterruptedException {
+        List<LeaseLost> lost = new CopyOnWriteArrayList<>();
+        RelockClient client = newClient(b -> (guarded ? b.replicationGuard(1, Duration.ofMillis(300)) : b)
+                .defaultLease(LEASE).leaseLostListener(lost::add));
+        RedisServer before = group.master();
+        List<LockHandle> taken = new CopyOnWriteArrayList<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread taking = new Thread(() -> {
+            for (int i = 0; !stop.get(); i++) {
+                try {
+                    client.lock("probe-" + i).tryAcquire(Duration.ZERO).ifPresent(taken::add);
+                } catch (RelockException e) {
+                    // the failover under way: the next name is tried
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "taking-fresh-locks");
+        taking.start();
+        try {
+            await().atMost(FAILOVER).until(() -> taken.size() >= 10);
+            RedisServer after = group.failover();
+            // the window ends once the old master follows the new one and the client took a hold there
+            await().atMost(FAILOVER).until(() -> before.execute("INFO", "replication").contains("role:slave"));
+            int takenSoFar = taken.size();
+            await().atMost(FAILOVER).until(() -> taken.size() > takenSoFar + 10);
+            stop.set(true);
+            taking.join(FAILOVER.toMillis());
+
+            List<LockHandle> missing = taken.stream().filter(hold -> !hasLock(after, hold.name())).toList();
+            if (guarded) {
+                assertThat(missing).as("guarded holds the new master lacks").isEmpty();
+            } else {
+                assertThat(missing).as("holds the new master lacks, of %d taken", taken.size()).isNotEmpty();
+                await("every holder of a lost hold told").atMost(FAILOVER)
+                        .until(() -> missing.stream().allMatch(hold -> hold.state() == LeaseState.LOST));
+                assertThat(lost).extracting(LeaseLost::lockName)
+                        .containsAll(missing.stream().map(LockHandle::name).toList());
+            }
+        } finally {
+            stop.set(true);
+            taking.join(FAILOVER.toMillis());
+            for (LockHandle hold : taken) {
+                if (hold.state() == LeaseState.HELD) {
+                    try {
+                        hold.close();
+                    } catch (RelockException e) {
+                        // lost meanwhile: nothing left to release
+                    }
+                }
+            }
+        }
     }
 }

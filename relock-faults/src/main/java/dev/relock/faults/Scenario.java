@@ -1,0 +1,120 @@
+package dev.relock.faults;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * One row of the campaign: the lock servers, a fault, how often it is injected, and what the README claims of it.
+ *
+ * @param name the row's name in docs/RELIABILITY.md
+ * @param claim what the README's guarantees table says of this fault, in short
+ * @param safe whether the README calls exclusion kept under it: then the verdict needs 0 untold
+ *     overlaps; in every scenario it needs 0 stale fenced writes accepted
+ * @param periodMillis the mean time between two injections (each is jittered by the seeded random);
+ *     0 for no faults
+ * @param servers starts the lock servers (before the workers)
+ * @param fault what one injection does
+ * @param injectedBy the class and method that inject the fault ({@code "OneServer#flushAll"}), for the report's link
+ * @param <S> the kind of lock servers
+ */
+record Scenario<S extends LockServers>(String name, String claim, boolean safe, long periodMillis,
+        Supplier<S> servers, Fault<S> fault, String injectedBy) {
+
+    /** One injection, on the campaign's thread; may block while the fault lasts. */
+    @FunctionalInterface
+    interface Fault<S> {
+        /** Injects once; returns a short description for the history ("killed w3"), "" when nothing was done. */
+        String inject(S servers, Campaign.Run run) throws Exception;
+    }
+
+    /** The file of the class that injects the fault, relative to the repository's root. */
+    String injectorSource() {
+        String type = injectedBy.contains("#") ? injectedBy.substring(0, injectedBy.indexOf('#')) : injectedBy;
+        return "relock-faults/src/main/java/dev/relock/faults/" + type + ".java";
+    }
+
+    /** The scenarios of this campaign, in report order. */
+    static List<Scenario<?>> all() {
+        return List.of(
+                new Scenario<>("none (baseline)", "exclusive; fencing tokens rise", true, 0,
+                        OneServer::plain, (servers, run) -> "", "Campaign"),
+                new Scenario<>("client kill -9", "kept: nobody gets in before the killed holder's lease ran out",
+                        true, 3_500, OneServer::plain, (servers, run) -> run.killAWorker(), "Campaign#killAWorker"),
+                new Scenario<>("holder SIGSTOP past the lease",
+                        "broken while it is frozen; its stale write is refused and it is told when resumed",
+                        false, 3_000, OneServer::plain, (servers, run) -> run.pauseTheHolderPastTheLease(),
+                        "Campaign#pauseTheHolderPastTheLease"),
+                new Scenario<>("client–Redis black hole past the lease",
+                        "kept: the holder is told at its deadline, before anybody else gets in", true, 3_000,
+                        OneServer::proxied, OneServer::blackholeAWorkerPastTheLease,
+                        "OneServer#blackholeAWorkerPastTheLease"),
+                new Scenario<>("reply lost, connection reset or closed",
+                        "kept: a command run twice or with its reply lost neither doubles nor loses a hold", true, 3_000,
+                        OneServer::proxiedWithCallerClients, OneServer::loseAReplyAndReset,
+                        "OneServer#loseAReplyAndReset"),
+                new Scenario<>("replies late past commandTimeout",
+                        "kept: calls fail within the timeout; a holder whose renewals time out is told at its deadline",
+                        true, 2_500, OneServer::proxied, OneServer::delayRepliesPastTheTimeout,
+                        "OneServer#delayRepliesPastTheTimeout"),
+                new Scenario<>("Redis frozen (SIGSTOP) past the lease",
+                        "kept: the holder is told its lease ran out before anybody else gets in", true, 4_000,
+                        OneServer::plain, OneServer::pauseRedisPastTheLease, "OneServer#pauseRedisPastTheLease"),
+                new Scenario<>("Redis restart without persistence",
+                        "broken until the holder's next renewal; fencing refuses the stale write", false, 3_000,
+                        OneServer::plain, OneServer::restartEmpty, "OneServer#restartEmpty"),
+                new Scenario<>("Redis restart delayed past the lease",
+                        "kept: every holder was told at its deadline before Redis came back", true, 4_000,
+                        OneServer::plain, OneServer::restartEmptyAfterTheLease, "OneServer#restartEmptyAfterTheLease"),
+                new Scenario<>("Redis FLUSHALL", "as a restart without persistence", false, 3_000,
+                        OneServer::plain, OneServer::flushAll, "OneServer#flushAll"),
+                new Scenario<>("Redis SCRIPT FLUSH", "kept: the client loads its scripts again", true, 1_000,
+                        OneServer::plain, OneServer::scriptFlush, "OneServer#scriptFlush"),
+                new Scenario<>("eviction (allkeys-random)",
+                        "broken until the holder's next renewal; fencing refuses the stale write", false, 2_000,
+                        OneServer::evicting, OneServer::fillPastMaxmemory, "OneServer#fillPastMaxmemory"),
+                new Scenario<>("Redis restart with appendfsync always",
+                        "kept: every hold survives the restart", true, 3_000, OneServer::appendFsyncAlways,
+                        OneServer::restart, "OneServer#restart"),
+                new Scenario<>("Sentinel planned failover",
+                        "broken for holds taken on the old master after the promotion, until the sentinels demote it "
+                                + "(it takes writes meanwhile, lost then); the holder is told at its next renewal; "
+                                + "fencing refuses whichever of the two writers has the lower token", false, 2_500, SentinelServers::unguarded,
+                        SentinelServers::plannedFailover, "SentinelServers#plannedFailover"),
+                new Scenario<>("Sentinel planned failover, replication guard",
+                        "kept: a hold is handed out only once the replica has it", true, 2_500,
+                        SentinelServers::guarded, SentinelServers::plannedFailover, "SentinelServers#plannedFailover"),
+                new Scenario<>("Sentinel master killed",
+                        "broken for an acquisition the replica missed; the holder is told at its next renewal, "
+                                + "fencing refuses its stale write", false, 500, SentinelServers::unguarded,
+                        SentinelServers::killTheMaster, "SentinelServers#killTheMaster"),
+                new Scenario<>("Sentinel master killed, replication guard",
+                        "kept: a hold is handed out only once the replica has it; 0 lost", true, 500,
+                        SentinelServers::guarded, SentinelServers::killTheMaster, "SentinelServers#killTheMaster"),
+                new Scenario<>("Cluster failover", "kept: the client follows the promoted replica", true, 3_600,
+                        ClusterServers::threeShards, ClusterServers::failoverTheLocksShard,
+                        "ClusterServers#failoverTheLocksShard"),
+                new Scenario<>("Cluster slot migration",
+                        "kept: scripts answered TRYAGAIN while the slot is split are sent again, holds are renewed "
+                                + "through the migration, the client follows ASK and MOVED", true, 2_000,
+                        ClusterServers::threeShards, ClusterServers::migrateTheLocksSlot,
+                        "ClusterServers#migrateTheLocksSlot"),
+                new Scenario<>("Redlock: 1 of 5 nodes killed",
+                        "kept: a majority is still up, locking goes on; the node comes back empty after 1–3 s", true,
+                        2_000, RedlockNodes::allUp, RedlockNodes::killOneNode, "RedlockNodes#killOneNode"),
+                new Scenario<>("Redlock: 2 of 5 nodes killed",
+                        "kept: a majority is still up, locking goes on; the nodes come back empty after 1–3 s", true,
+                        2_000, RedlockNodes::allUp, RedlockNodes::killTwoNodes, "RedlockNodes#killTwoNodes"),
+                new Scenario<>("Redlock: 3 of 5 restarted empty at once",
+                        "broken until the holder's next renewal; fencing (tokens by majority follow the server clocks)"
+                                + " refuses the stale write", false, 3_000, RedlockNodes::allUp,
+                        RedlockNodes::restartAMajorityAtOnce, "RedlockNodes#restartAMajorityAtOnce"),
+                new Scenario<>("Redlock: 3 of 5 restarted empty after the lease",
+                        "kept: every holder was told at its deadline before a majority was back", true, 4_000,
+                        RedlockNodes::allUp, RedlockNodes::restartAMajorityAfterTheLease,
+                        "RedlockNodes#restartAMajorityAfterTheLease"),
+                new Scenario<>("Redlock: 2 of 5 down, 1 of the other 3 restarted empty",
+                        "kept: every majority needs both nodes that keep the hold until it is released or its holder"
+                                + " told", true, 2_000, RedlockNodes::twoDownForTheRun,
+                        RedlockNodes::restartOneOfABareMajority, "RedlockNodes#restartOneOfABareMajority"));
+    }
+}
