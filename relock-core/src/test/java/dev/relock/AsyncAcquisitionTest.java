@@ -99,19 +99,6 @@ class AsyncAcquisitionTest extends OneServerTestBase {
     }
 
     @Test
-    void cancellingAWaitingAcquisitionWithdrawsIt() throws Exception {
-        RelockLock holder = newClient().lock("async-cancel");
-        RelockLock waiter = newClient().lock("async-cancel");
-        LockHandle held = holder.acquire();
-        CompletableFuture<LockHandle> waiting = waiter.acquireAsync().toCompletableFuture();
-        await().atMost(HANG).until(() -> queue("async-cancel").size() == 1);
-        assertThat(waiting.cancel(false)).isTrue();
-        await().atMost(HANG).until(() -> queue("async-cancel").isEmpty());
-        held.close();
-        assertThat(holder.isLocked()).as("nobody took it after the cancel").isFalse();
-    }
-
-    @Test
     void cancellingRightAwayLeavesNoHoldBehind() throws Exception {
         RelockLock lock = newClient().lock("async-cancel-race");
         int acquiredAnyway = 0;

@@ -19,12 +19,6 @@ class BadInputTest extends OneServerTestBase {
 
     // ---- lock names -------------------------------------------------------------------------
 
-    @Test
-    void nullNameIsRejected() {
-        RelockClient client = newClient();
-        assertThatThrownBy(() -> client.lock(null)).isInstanceOf(NullPointerException.class);
-    }
-
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "\t\n", "\u2003"})
     void blankNamesAreRejected(String blank) {

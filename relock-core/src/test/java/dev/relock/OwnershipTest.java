@@ -165,13 +165,6 @@ class OwnershipTest extends OneServerTestBase {
     }
 
     @Test
-    void forceUnlockOfAFreeLockReportsFalse() {
-        RelockLock lock = newClient().lock("never-held");
-        assertThat(lock.forceUnlock()).isFalse();
-        assertThat(lock.isLocked()).isFalse();
-    }
-
-    @Test
     void forceUnlockWakesTheNextWaiter() throws Exception {
         RelockLock held = newClient().lock("forced-with-waiter");
         RelockLock waiting = newClient().lock("forced-with-waiter");

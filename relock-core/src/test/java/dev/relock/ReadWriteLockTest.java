@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,35 +16,6 @@ import org.junit.jupiter.api.Test;
 
 /** The read-write lock across clients: sharing, exclusion, writer preference, leases, fencing. */
 class ReadWriteLockTest extends OneServerTestBase {
-
-    @Test
-    void readersOfDifferentClientsHoldTheLockAtTheSameTime() throws Exception {
-        RelockReadWriteLock first = newClient().readWriteLock("shared-doc");
-        RelockReadWriteLock second = newClient().readWriteLock("shared-doc");
-        CountDownLatch firstIn = new CountDownLatch(1);
-        CountDownLatch secondIn = new CountDownLatch(1);
-        CompletableFuture<Boolean> firstReader = inNewThread("reader-1", () -> {
-            first.readLock().lock();
-            try {
-                firstIn.countDown();
-                // still holding while the other reader gets in: proof that they overlap
-                return secondIn.await(HANG.toMillis(), TimeUnit.MILLISECONDS);
-            } finally {
-                first.readLock().unlock();
-            }
-        });
-        firstIn.await();
-        CompletableFuture<Boolean> secondReader = inNewThread("reader-2", () -> {
-            boolean in = second.readLock().tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS);
-            if (in) {
-                secondIn.countDown();
-                second.readLock().unlock();
-            }
-            return in;
-        });
-        assertThat(resultOf(secondReader)).as("second reader got in while the first held").isTrue();
-        assertThat(resultOf(firstReader)).isTrue();
-    }
 
     @Test
     void writersExcludeReadersAndWritersUnderContention() throws Exception {
@@ -98,41 +68,6 @@ class ReadWriteLockTest extends OneServerTestBase {
         assertThat(violations).as("a writer overlapped with a reader or another writer").hasValue(0);
         assertThat(writes).hasValue(30);
         assertThat(mostReadersInside.get()).as("readers ran concurrently at least once").isGreaterThanOrEqualTo(2);
-    }
-
-    @Test
-    void aWaitingWriterHoldsBackNewReadersButNotReentrantOnes() throws Exception {
-        RelockReadWriteLock holderLock = newClient().readWriteLock("writer-first");
-        RelockReadWriteLock writerLock = newClient().readWriteLock("writer-first");
-        RelockReadWriteLock lateReaderLock = newClient().readWriteLock("writer-first");
-
-        holderLock.readLock().lock();
-        CountDownLatch writerIn = new CountDownLatch(1);
-        CountDownLatch writerMayLeave = new CountDownLatch(1);
-        CompletableFuture<Void> writer = inNewThread("writer", () -> {
-            writerLock.writeLock().lock();
-            writerIn.countDown();
-            writerMayLeave.await();
-            writerLock.writeLock().unlock();
-            return null;
-        });
-        await().atMost(HANG).until(() -> queue("writer-first").size() == 1);
-
-        assertThat(resultOf(inNewThread("late-reader", () -> lateReaderLock.readLock().tryLock(300, TimeUnit.MILLISECONDS))))
-                .as("a new reader behind a waiting writer").isFalse();
-        assertThat(holderLock.readLock().tryLock()).as("the reader already in may re-enter").isTrue();
-        holderLock.readLock().unlock();
-
-        holderLock.readLock().unlock();
-        assertThat(writerIn.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("writer got in after the reader left").isTrue();
-        assertThat(resultOf(inNewThread("reader-during-write", () -> lateReaderLock.readLock().tryLock()))).isFalse();
-        writerMayLeave.countDown();
-        resultOf(writer);
-        assertThat(resultOf(inNewThread("reader-after-write", () -> {
-            boolean in = lateReaderLock.readLock().tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS);
-            lateReaderLock.readLock().unlock();
-            return in;
-        }))).isTrue();
     }
 
     @Test
@@ -270,21 +205,6 @@ class ReadWriteLockTest extends OneServerTestBase {
                 assertThat(downgraded.fencingToken()).isGreaterThan(write.fencingToken());
             }
         }
-    }
-
-    @Test
-    void theExclusiveLockIsTheWriteHalf() throws Exception {
-        RelockClient client = newClient();
-        RelockLock exclusive = client.lock("one-doc");
-        RelockReadWriteLock readWrite = newClient().readWriteLock("one-doc");
-        exclusive.lock();
-        assertThat(resultOf(inNewThread("reader", () -> readWrite.readLock().tryLock()))).isFalse();
-        assertThat(newClient().inspect("one-doc").kind()).isEqualTo(LockKind.EXCLUSIVE);
-        exclusive.unlock();
-        readWrite.readLock().lock();
-        assertThat(newClient().inspect("one-doc").kind()).isEqualTo(LockKind.SHARED);
-        assertThat(resultOf(inNewThread("exclusive", () -> client.lock("one-doc").tryLock()))).isFalse();
-        readWrite.readLock().unlock();
     }
 
     @Test

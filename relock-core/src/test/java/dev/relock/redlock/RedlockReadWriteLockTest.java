@@ -69,22 +69,6 @@ class RedlockReadWriteLockTest extends RedlockTestBase {
                 .isGreaterThan(read1.fencingToken()).isGreaterThan(read2.fencingToken());
     }
 
-    @Test
-    void aWriterKeepsReadersOfOtherClientsOutAndWakesThemAtRelease() throws Exception {
-        RelockLock writer = newClient().readWriteLock("w").writeLock();
-        RelockLock reader = newClient().readWriteLock("w").readLock();
-        LockHandle written = writer.acquire();
-        assertThat(reader.tryLock()).isFalse();
-        assertThat(reader.tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
-        CompletableFuture<Boolean> waitingReader = inNewThread("reader", () -> {
-            try (LockHandle held = reader.tryAcquire(HANG).orElseThrow()) {
-                return held.state() == dev.relock.LeaseState.HELD;
-            }
-        });
-        written.close();
-        assertThat(resultOf(waitingReader)).isTrue();
-    }
-
     @ParameterizedTest(name = "{0} of 5 nodes killed")
     @ValueSource(ints = {1, 2})
     void exclusionHoldsWhileAMinorityIsDown(int killed) throws Exception {
