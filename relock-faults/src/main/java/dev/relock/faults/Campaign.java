@@ -68,7 +68,7 @@ public final class Campaign {
                 continue;
             }
             Path dir = Files.createDirectories(work.resolve(scenario.name().replaceAll("[^A-Za-z0-9]+", "-")));
-            Run run = new Run(scenario, dir, seconds, new Random(random.nextLong()));
+            Run run = new Run(scenario, dir, seconds * scenario.lengthFactor(), new Random(random.nextLong()));
             Findings findings = run.execute();
             System.out.printf("%-40s %s%n", scenario.name(), findings.summary());
             rows.add(new ReliabilityReport.Row(scenario, run.servers.describe(), findings));

@@ -15,10 +15,22 @@ import java.util.function.Supplier;
  * @param servers starts the lock servers (before the workers)
  * @param fault what one injection does
  * @param injectedBy the class and method that inject the fault ({@code "OneServer#flushAll"}), for the report's link
+ * @param lengthFactor how many times the campaign's seconds per scenario this one runs (1 for most): where each fault
+ *     leaves the lock unavailable for seconds, a longer run still injects it often and collects 10,000 sections
  * @param <S> the kind of lock servers
  */
 record Scenario<S extends LockServers>(String name, String claim, boolean safe, long periodMillis,
-        Supplier<S> servers, Fault<S> fault, String injectedBy) {
+        Supplier<S> servers, Fault<S> fault, String injectedBy, int lengthFactor) {
+
+    Scenario(String name, String claim, boolean safe, long periodMillis, Supplier<S> servers, Fault<S> fault,
+            String injectedBy) {
+        this(name, claim, safe, periodMillis, servers, fault, injectedBy, 1);
+    }
+
+    /** This scenario, run {@code factor} times the campaign's seconds per scenario. */
+    Scenario<S> lasting(int factor) {
+        return new Scenario<>(name, claim, safe, periodMillis, servers, fault, injectedBy, factor);
+    }
 
     /** One injection, on the campaign's thread; may block while the fault lasts. */
     @FunctionalInterface
@@ -87,9 +99,12 @@ record Scenario<S extends LockServers>(String name, String claim, boolean safe, 
                         "broken for an acquisition the replica missed; the holder is told at its next renewal, "
                                 + "fencing refuses its stale write", false, 500, SentinelServers::unguarded,
                         SentinelServers::killTheMaster, "SentinelServers#killTheMaster"),
+                // guarded acquisitions wait for a replica, so each kill leaves the lock unavailable until the killed
+                // master is back as the new one's replica (about 6 s): twice the run, for 20 kills and 10,000 sections
                 new Scenario<>("Sentinel master killed, replication guard",
-                        "kept: a hold is handed out only once the replica has it; 0 lost", true, 500,
-                        SentinelServers::guarded, SentinelServers::killTheMaster, "SentinelServers#killTheMaster"),
+                        "kept: a hold is handed out only once the replica has it; 0 lost", true, 5_000,
+                        SentinelServers::guarded, SentinelServers::killTheMaster, "SentinelServers#killTheMaster")
+                        .lasting(2),
                 new Scenario<>("Cluster failover", "kept: the client follows the promoted replica", true, 3_600,
                         ClusterServers::threeShards, ClusterServers::failoverTheLocksShard,
                         "ClusterServers#failoverTheLocksShard"),
