@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The fault campaign (issue 15): for each {@link Scenario}, three {@link FaultWorker} processes loop
@@ -88,7 +89,8 @@ public final class Campaign {
         private final Path dir;
         private final long seconds;
         private final Random random;
-        private final List<WorkerProcess> workers = new ArrayList<>();
+        // copy-on-write: the shutdown hook reads it while a fault may replace a worker
+        private final List<WorkerProcess> workers = new CopyOnWriteArrayList<>();
         private LockServers servers;
         private Resources resources;
         private HistoryWriter history;

@@ -117,6 +117,10 @@ final class WorkerProcess {
     }
 
     private void signal(String name) throws IOException, InterruptedException {
+        if (!process.isAlive()) {
+            // ended and reaped: its pid may be another process's by now, which must not be signalled
+            return;
+        }
         Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
         if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
             throw new IOException("kill -" + name + " " + process.pid() + " failed");

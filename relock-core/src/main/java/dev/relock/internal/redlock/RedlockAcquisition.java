@@ -86,9 +86,6 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // the id, send time and replies of the latest attempt sent, which a clean-up names and follows
     private String attemptId;
     private long attemptSent;
-    /** An attempt id {@link RedlockEngine#nextAttemptId} never issues: release.lua then removes no hold. */
-    private static final String NO_ATTEMPT = "-";
-
     private List<CompletableFuture<List<Object>>> attemptReplies;
     // the release announcement expected for the current attempt and the wait after it; completes
     // with the owner id of the waiting writer whose turn it is, or ""
@@ -428,25 +425,15 @@ final class RedlockAcquisition extends SteppedAcquisition {
             finish(null, client.core.closedException());
             return;
         }
-        if (markMillisSent() && !grantedByEveryNode()) {
+        if (markMillisSent()) {
             // a node that refused this attempt keeps this writer as waiting there (its mark keeps new readers
             // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
-            // it waits no more. An attempt id never issued leaves the holds this attempt took alone.
-            client.cleanUpAttempt(keys, member, true, NO_ATTEMPT, "0", "0", "", attemptReplies);
+            // it waits no more
+            client.stopWaitingWhereRefused(keys, member, attemptReplies, hold);
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
                 mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
         finish(hold, null);
-    }
-
-    /** Whether every node has answered the latest attempt with a grant. */
-    private boolean grantedByEveryNode() {
-        for (CompletableFuture<List<Object>> reply : attemptReplies) {
-            if (!reply.isDone() || reply.isCompletedExceptionally() || (Long) reply.join().get(0) != 1L) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**

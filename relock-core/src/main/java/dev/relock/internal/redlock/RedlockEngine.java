@@ -99,6 +99,8 @@ public final class RedlockEngine implements Engine {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockEngine.class);
     private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** An attempt id {@link #nextAttemptId} never issues: release.lua then removes no hold. */
+    private static final String NO_ATTEMPT = "-";
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockEngine.class, "acquire.lua");
     static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockEngine.class, "acquire-read.lua");
@@ -687,6 +689,39 @@ public final class RedlockEngine implements Engine {
                 cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
             }
         }
+    }
+
+    /**
+     * After a writer won by majority: where a node refused its attempt (or did not answer it), the writer's mark,
+     * place and turn go there (release.lua as a writer that stops waiting, with {@link #NO_ATTEMPT}, so no hold is
+     * removed). Where the refusal is in, the clean-up is sent at once: before the holder can release, so before
+     * any later attempt of the same owner. Where the reply is still out, it is sent once the reply is in, and only
+     * if {@code hold} is still held then: its release stops the wait on every node anyway, and a clean-up that
+     * followed the owner's next attempt would undo that attempt's wait (liveness only: no hold is removed).
+     * Without waiting.
+     */
+    void stopWaitingWhereRefused(LockKeys keys, String member, List<CompletableFuture<List<Object>>> replies,
+            Hold hold) {
+        for (int i = 0; i < nodes.size(); i++) {
+            RedlockNode node = nodes.get(i);
+            CompletableFuture<List<Object>> reply = replies.get(i);
+            if (reply.isDone()) {
+                if (!isGrant(reply)) {
+                    cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", "");
+                }
+                continue;
+            }
+            // on the event executors, never an I/O thread
+            CompletableFuture<Long> cleanedUp = reply.handle((answer, error) -> null).thenComposeAsync(answered ->
+                    isGrant(reply) || hold.state() != LeaseState.HELD ? CompletableFuture.completedFuture(0L)
+                            : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", ""), timer());
+            pendingCleanUps.add(cleanedUp);
+            cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
+        }
+    }
+
+    private static boolean isGrant(CompletableFuture<List<Object>> reply) {
+        return !reply.isCompletedExceptionally() && (Long) reply.join().get(0) == 1L;
     }
 
     private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
