@@ -107,10 +107,19 @@ final class WorkerProcess {
         signal("CONT");
     }
 
-    /** Waits for the worker to end by itself; kills it when it has not within {@code bound}. */
+    /**
+     * Waits for the worker to end by itself; when it has not within {@code bound}, it is stuck: its threads are
+     * dumped to its {@code .out} file (SIGQUIT), then it is killed.
+     */
     boolean awaitEnd(Duration bound) throws InterruptedException {
         if (process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS)) {
             return true;
+        }
+        try {
+            signal("QUIT");
+            process.waitFor(2, TimeUnit.SECONDS); // the JVM writes the dump and goes on running
+        } catch (IOException e) {
+            // no dump: the kill still ends it
         }
         kill();
         return false;

@@ -8,8 +8,11 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What every acquisition state machine shares, whatever it sends and to how many servers: what is asked
@@ -29,6 +32,8 @@ import java.util.function.Function;
  * <p>Public because both engines' acquisitions, each in a package of its own, extend it.
  */
 public abstract class SteppedAcquisition {
+
+    private static final Logger log = LoggerFactory.getLogger(SteppedAcquisition.class);
 
     // not synchronized: a virtual thread that enters never pins its carrier
     protected final ReentrantLock lock = new ReentrantLock();
@@ -85,12 +90,21 @@ public abstract class SteppedAcquisition {
      * @return the hold, registered with the client, or null if the wait ended first
      */
     public final Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
+        // when the outcome is overdue: the wait's end, plus what the attempt then in flight may take to be answered
+        long overdueAt = forever ? 0
+                : System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 4) + settlingNanos();
         start(waitNanos, forever);
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    return outcome.get();
+                    if (forever || overdueAt == 0) {
+                        return outcome.get();
+                    }
+                    return outcome.get(Math.max(0, overdueAt - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    overdueAt = 0;
+                    giveUpOverdue();
                 } catch (InterruptedException e) {
                     if (interruptible && cancel()) {
                         throw e;
@@ -107,6 +121,46 @@ public abstract class SteppedAcquisition {
             }
         }
     }
+
+    /**
+     * The outcome of a wait with a deadline has not come by then and {@link #settlingNanos} more: a bug of the state
+     * machine (an event lost, no timer armed). Said loudly, with the state, and ended as a cancel would end it, so
+     * the caller returns as its wait promised.
+     */
+    private void giveUpOverdue() {
+        String state;
+        try {
+            state = lock.tryLock(1, TimeUnit.SECONDS) ? describeLocked() : "(its lock is held by another thread)";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            state = "(interrupted while reading it)";
+        }
+        log.error("{} '{}' by {}: the wait ended {} ms ago and the acquisition has not; giving it up. This is a bug"
+                + " in relock, please report it with this line; state: {}", mode.description, name, owner,
+                TimeUnit.NANOSECONDS.toMillis(settlingNanos()), state);
+        cancel();
+        settle();
+    }
+
+    /** {@link #lock} held by the caller, who also releases it: the state for {@link #giveUpOverdue}'s message. */
+    private String describeLocked() {
+        try {
+            return "decided=" + decided + ", settled=" + settled + ", timer="
+                    + (timer == null ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
+                            + " ms" + (timer.isDone() ? " (fired)" : "")) + ", " + describe();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The subclass's state, for a diagnosis. Lock held. */
+    protected abstract String describe();
+
+    /**
+     * How long after the wait's end the outcome may still take, at most: the command timeout of the attempt in flight
+     * then, and of the clean-up or check that follows it. A generous bound, never a performance goal.
+     */
+    protected abstract long settlingNanos();
 
     /**
      * Starts acquiring and returns at once. Completing (or cancelling) the returned future cancels the

@@ -488,6 +488,28 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
     }
 
+    @Override
+    protected long settlingNanos() {
+        // at the wait's end an attempt may be in flight, then its token write-back
+        return 2 * client.timeoutNanos() + TimeUnit.SECONDS.toNanos(1);
+    }
+
+    @Override
+    protected String describe() {
+        StringBuilder replies = new StringBuilder();
+        if (attemptReplies != null) {
+            for (CompletableFuture<List<Object>> reply : attemptReplies) {
+                replies.append(!reply.isDone() ? 'p' : reply.isCompletedExceptionally() ? 'x' : 'a');
+            }
+        }
+        return "once=" + once + ", inFlight=" + inFlight + ", attempted=" + attempted + ", generation=" + generation
+                + ", splitting=" + splitting + ", splits=" + splits + ", unavailableBackoffMs="
+                + TimeUnit.NANOSECONDS.toMillis(unavailableBackoff) + ", signal="
+                + (signal == null ? "none" : signal.isDone() ? "done" : "pending") + ", place=" + place
+                + ", lastAttemptMsAgo=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - attemptSent)
+                + ", replies(pending/answered/failed)=" + replies;
+    }
+
     // ---- reading the answers ------------------------------------------------------------------
 
     /**

@@ -538,6 +538,21 @@ final class Acquisition extends SteppedAcquisition {
         }
     }
 
+    @Override
+    protected long settlingNanos() {
+        // at the wait's end an attempt may be in flight, then each of up to MAX_REDIRECTS MOVED replies costs a
+        // topology refresh and the attempt again, and a guard's WAIT follows the attempt that took the lock
+        long nanos = (2L * MAX_REDIRECTS + 2) * client.commandTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        return guard == null ? nanos : nanos + guard.timeout().toNanos();
+    }
+
+    @Override
+    protected String describe() {
+        return "queued=" + queued + ", inFlight=" + (inFlight == null ? "none" : inFlight.isDone() ? "done" : "pending")
+                + ", woken=" + woken + ", attemptId=" + attemptId + ", grantWaiting=" + grantWaiting
+                + ", listening=" + listening + ", redirects=" + redirects + ", backoff=" + backoff;
+    }
+
     private static long ceilMillis(long nanos) {
         return (nanos + 999_999) / 1_000_000;
     }

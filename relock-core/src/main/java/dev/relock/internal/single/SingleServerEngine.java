@@ -699,6 +699,11 @@ public final class SingleServerEngine implements Engine {
                 : CompletableFuture.failedFuture(error));
     }
 
+    /** How long one command may take before it fails with a timeout. */
+    Duration commandTimeout() {
+        return settings.commandTimeout();
+    }
+
     /** The replication guard of every fresh acquisition, or null. */
     ReplicationGuard replicationGuard() {
         return settings.replicationGuard();
