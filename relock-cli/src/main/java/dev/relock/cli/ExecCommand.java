@@ -114,7 +114,7 @@ public final class ExecCommand implements Callable<Integer> {
     ConnectionOptions connection;
 
     @Option(names = "--wait", paramLabel = "DURATION",
-            description = "How long to wait for the lock: 500ms, 2s, 1m, 1h; 0 tries once. Default: forever."
+            description = "How long to wait for the lock: 500ms, 2s, 1m, 1h, or plain seconds as flock -w: 5; 0 tries once. Default: forever."
                     + " Redis failures meanwhile are retried until then.")
     Duration wait;
 
