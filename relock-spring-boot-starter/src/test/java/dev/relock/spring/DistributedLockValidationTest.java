@@ -6,6 +6,8 @@ import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.boot.RelockContextTestBase;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /** A {@link DistributedLock} that cannot work stops the start-up with a message naming the method. */
 class DistributedLockValidationTest extends RelockContextTestBase {
@@ -68,6 +70,20 @@ class DistributedLockValidationTest extends RelockContextTestBase {
         }
     }
 
+    public static class MonoResult {
+        @DistributedLock(name = "#p0")
+        public Mono<String> run(String id) {
+            return Mono.just(id);
+        }
+    }
+
+    public static class FluxResult {
+        @DistributedLock(name = "#p0")
+        public Flux<String> run(String id) {
+            return Flux.just(id);
+        }
+    }
+
     @Test
     void aBadExpressionIsReportedWithItsMethod() {
         assertStartUpFails(BadExpression.class, "name is not a SpEL expression");
@@ -107,6 +123,16 @@ class DistributedLockValidationTest extends RelockContextTestBase {
     @Test
     void anAsynchronousResultIsReported() {
         assertStartUpFails(AsyncResult.class, "returns java.util.concurrent.CompletableFuture");
+    }
+
+    /**
+     * Mono and Flux are Publishers only through Reactor's CorePublisher: the check missed them, the app started, and
+     * two calls ran the Mono's work at once (issue 17).
+     */
+    @Test
+    void aMonoOrFluxResultIsReported() {
+        assertStartUpFails(MonoResult.class, "returns reactor.core.publisher.Mono");
+        assertStartUpFails(FluxResult.class, "returns reactor.core.publisher.Flux");
     }
 
     private void assertStartUpFails(Class<?> beanClass, String problem) {

@@ -7,6 +7,9 @@ import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -159,16 +162,33 @@ final class LockedMethod {
     }
 
     private static void rejectAsyncReturnType(Class<?> type) {
-        Set<Class<?>> supertypes = new HashSet<>(ClassUtils.getAllInterfacesForClassAsSet(type));
-        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-            supertypes.add(c);
-        }
-        for (Class<?> supertype : supertypes) {
+        for (Class<?> supertype : allSupertypes(type)) {
             if (ASYNC_TYPE_NAMES.contains(supertype.getName())) {
                 throw new IllegalArgumentException("it returns " + type.getName() + ", whose work may go on after "
                         + "the method returns and the lock is released; lock inside the asynchronous work instead");
             }
         }
+    }
+
+    /**
+     * {@code type}, its superclasses and every interface any of them extends, however indirectly: Reactor's
+     * {@code Mono} is a {@code Publisher} only through {@code CorePublisher}, which Spring's
+     * {@code ClassUtils.getAllInterfacesForClassAsSet} does not follow.
+     */
+    private static Set<Class<?>> allSupertypes(Class<?> type) {
+        Set<Class<?>> seen = new HashSet<>();
+        Deque<Class<?>> pending = new ArrayDeque<>();
+        pending.add(type);
+        while (!pending.isEmpty()) {
+            Class<?> next = pending.poll();
+            if (seen.add(next)) {
+                if (next.getSuperclass() != null) {
+                    pending.add(next.getSuperclass());
+                }
+                pending.addAll(Arrays.asList(next.getInterfaces()));
+            }
+        }
+        return seen;
     }
 
     private static Expression parseName(String text, Method method) {
