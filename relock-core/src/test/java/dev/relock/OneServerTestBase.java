@@ -120,11 +120,6 @@ abstract class OneServerTestBase {
         return admin().zrange(queueKey(name), 0, -1);
     }
 
-    /** The owner ids of a client's threads start with its client id and a colon. */
-    static boolean ownedBy(String owner, RelockClient client) {
-        return owner.startsWith(client.clientId() + ":");
-    }
-
     /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
         return threads.start(name, work);

@@ -361,7 +361,7 @@ class RedisClusterTest {
         int threadsPerClient = 2;
         int rounds = 40;
         String name = nameOn(cluster.masters().get(1), "contended-");
-        MutualExclusionTest.Contention contention = new MutualExclusionTest.Contention();
+        Contention contention = new Contention();
         long[] counter = {0};
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int c = 0; c < clients; c++) {

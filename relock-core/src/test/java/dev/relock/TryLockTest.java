@@ -1,134 +1,16 @@
 package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
-import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** tryLock and tryAcquire: a lost race is a value, the wait is honoured, a release wakes a waiter at once. */
+/**
+ * tryLock against a waiter queued in Redis by hand, as acquire.lua queues one (the rest of tryLock and
+ * tryAcquire, on every topology, is in contract/LockContract).
+ */
 class TryLockTest extends OneServerTestBase {
-
-    @Test
-    void tryLockWithoutWaitFailsWhileHeldElsewhereAndSucceedsWhenFree() {
-        RelockLock holder = newClient().lock("busy");
-        RelockLock other = newClient().lock("busy");
-
-        assertThat(holder.tryLock()).isTrue();
-        try {
-            assertThat(other.tryLock()).isFalse();
-            assertThat(other.getHoldCount()).isZero();
-            assertThat(queue("busy")).as("a try without wait does not queue").isEmpty();
-        } finally {
-            holder.unlock();
-        }
-        assertThat(other.tryLock()).isTrue();
-        other.unlock();
-    }
-
-    @Test
-    void tryLockWithWaitGivesUpAfterItsWaitAndLeavesTheQueue() throws Exception {
-        RelockLock holder = newClient().lock("timed-out");
-        RelockClient otherClient = newClient();
-        RelockLock other = otherClient.lock("timed-out");
-        holder.lock();
-        try {
-            long start = System.nanoTime();
-            assertThat(other.tryLock(300, TimeUnit.MILLISECONDS)).isFalse();
-            long elapsed = millisSince(start);
-            assertThat(elapsed).isGreaterThanOrEqualTo(300).isLessThan(300 + 3_000);
-            // the withdrawal is sent without waiting for its reply
-            await().atMost(HANG).until(() -> queue("timed-out").isEmpty());
-            assertThat(other.getHoldCount()).isZero();
-        } finally {
-            holder.unlock();
-        }
-    }
-
-    @Test
-    void negativeOrZeroWaitTriesOnceWithoutQueueing() throws Exception {
-        RelockLock holder = newClient().lock("once");
-        RelockLock other = newClient().lock("once");
-        holder.lock();
-        try {
-            long start = System.nanoTime();
-            assertThat(other.tryLock(-1, TimeUnit.SECONDS)).isFalse();
-            assertThat(other.tryLock(0, TimeUnit.SECONDS)).isFalse();
-            assertThat(other.tryLock(Long.MIN_VALUE, TimeUnit.NANOSECONDS)).isFalse();
-            assertThat(other.tryAcquire(Duration.ofSeconds(-5))).isEmpty();
-            assertThat(millisSince(start)).as("four single attempts").isLessThan(3_000);
-            assertThat(queue("once")).isEmpty();
-        } finally {
-            holder.unlock();
-        }
-        assertThat(other.tryLock(-1, TimeUnit.SECONDS)).as("a single attempt on a free lock").isTrue();
-        other.unlock();
-    }
-
-    @Test
-    void tryAcquireReturnsAHandleOrEmpty() throws Exception {
-        RelockLock lock = newClient().lock("optional");
-        RelockLock other = newClient().lock("optional");
-
-        Optional<LockHandle> first = lock.tryAcquire(Duration.ofSeconds(1));
-        assertThat(first).isPresent();
-        LockHandle held = first.orElseThrow();
-        try {
-            assertThat(held.name()).isEqualTo("optional");
-            assertThat(held.isValid()).isTrue();
-            assertThat(held.state()).isEqualTo(LeaseState.HELD);
-            assertThat(lock.fencingToken()).hasValue(held.fencingToken());
-            assertThat(held.whenLost().toCompletableFuture()).isNotDone();
-
-            assertThat(other.tryAcquire(Duration.ofMillis(100))).isEmpty();
-            assertThat(other.tryAcquire(Duration.ZERO)).isEmpty();
-            assertThat(other.tryAcquire(Duration.ofMillis(100), Duration.ofSeconds(5))).isEmpty();
-        } finally {
-            held.close();
-        }
-        assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
-        assertThat(held.whenLost().toCompletableFuture()).as("released, never lost").isNotDone();
-        assertThat(lock.isLocked()).isFalse();
-
-        try (LockHandle next = other.tryAcquire(Duration.ZERO).orElseThrow()) {
-            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
-        }
-    }
-
-    @Test
-    void hugeWaitsDoNotOverflow() throws Exception {
-        RelockLock lock = newClient().lock("forever");
-        assertThat(lock.tryLock(Long.MAX_VALUE, TimeUnit.DAYS)).isTrue();
-        lock.unlock();
-        Optional<LockHandle> handle = lock.tryAcquire(ChronoUnit.FOREVER.getDuration());
-        assertThat(handle).isPresent();
-        handle.orElseThrow().close();
-        assertThat(lock.tryAcquire(ChronoUnit.FOREVER.getDuration(), ChronoUnit.FOREVER.getDuration())).hasValueSatisfying(
-                h -> {
-                    assertThat(lock.remainingLease()).hasValueSatisfying(
-                            left -> assertThat(left).isGreaterThan(Duration.ofDays(365)));
-                    h.close();
-                });
-
-        // and a waiter with an endless wait is still woken by a release
-        RelockLock other = newClient().lock("forever");
-        lock.lock();
-        CompletableFuture<Boolean> waiter = inNewThread("endless-waiter", () -> {
-            boolean got = other.tryLock(Long.MAX_VALUE, TimeUnit.NANOSECONDS);
-            if (got) {
-                other.unlock();
-            }
-            return got;
-        });
-        await().atMost(HANG).until(() -> queue("forever").size() == 1);
-        lock.unlock();
-        assertThat(waiter.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-    }
 
     @Test
     void tryLockDoesNotJumpAQueuedWaiter() throws Exception {

@@ -1,7 +1,6 @@
 package dev.relock.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.relock.LeaseLost;
 import dev.relock.RelockClient;
@@ -87,12 +86,12 @@ abstract class ContractBase {
             assertThat(leftKeys).as("lock hashes, queues or keys without expiry left after every client closed")
                     .isEmpty();
             // a closed connection's subscriptions end when the server notices the close
-            await().atMost(HANG).untilAsserted(() -> {
+            Polling.soon().untilAsserted(() -> {
                 for (RedisServer server : servers) {
                     assertThat(subscriptions(server)).as("relock channels still subscribed on " + server).isEmpty();
                 }
             });
-            await().atMost(HANG).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
+            Polling.soon().untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
                     .filteredOn(Thread::isAlive)
                     .extracting(Thread::getName)
                     .as("lease keeper threads of closed clients")

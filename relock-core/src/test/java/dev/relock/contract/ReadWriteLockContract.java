@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.LeaseLostException;
 import dev.relock.LockHandle;
+import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.RelockReadWriteLock;
@@ -14,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +34,11 @@ abstract class ReadWriteLockContract extends ContractBase {
         LockHandle secondRead = resultOf(inNewThread("second-reader",
                 () -> second.tryAcquire(HANG).orElseThrow(() -> new AssertionError("no second reader"))));
         assertThat(writerClient.inspect("doc").holders()).as("two readers at once").hasSize(2);
+        assertThat(secondRead.fencingToken()).as("readers draw from the one counter too")
+                .isGreaterThan(firstRead.fencingToken());
+        assertThat(first.fencingToken()).as("a reader's own token").hasValue(firstRead.fencingToken());
+        assertThat(writerClient.readWriteLock("doc").readLock().fencingToken()).as("the highest reader's, seen from outside")
+                .hasValue(secondRead.fencingToken());
         assertThat(writer.tryLock(200, TimeUnit.MILLISECONDS)).as("a writer while two read").isFalse();
         firstRead.close();
         assertThat(writer.tryLock()).as("a writer while one still reads").isFalse();
@@ -76,6 +85,7 @@ abstract class ReadWriteLockContract extends ContractBase {
         AtomicInteger readersInside = new AtomicInteger();
         AtomicInteger writersInside = new AtomicInteger();
         AtomicInteger violations = new AtomicInteger();
+        AtomicInteger writeSections = new AtomicInteger();
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int c = 0; c < 3; c++) {
             RelockReadWriteLock lock = newClient().readWriteLock("mixed");
@@ -91,6 +101,9 @@ abstract class ReadWriteLockContract extends ContractBase {
                             if (writes ? writersNow != 1 || readersNow != 0 : writersNow != 0) {
                                 violations.incrementAndGet();
                             }
+                            if (writes) {
+                                writeSections.incrementAndGet();
+                            }
                             Thread.yield();
                             (writes ? writersInside : readersInside).decrementAndGet();
                         } finally {
@@ -105,6 +118,49 @@ abstract class ReadWriteLockContract extends ContractBase {
             worker.get(2 * HANG.toMillis(), TimeUnit.MILLISECONDS);
         }
         assertThat(violations).as("a writer inside with anyone else").hasValue(0);
+        assertThat(writeSections).as("write sections").hasValue(3 * 8);
+    }
+
+    @Test
+    void aWriterGetsInDespiteReadersThatNeverLeaveTheLockFree() throws Exception {
+        AtomicBoolean written = new AtomicBoolean();
+        List<CompletableFuture<Integer>> readers = new ArrayList<>();
+        for (int c = 0; c < 2; c++) {
+            RelockClient client = newClient();
+            for (int t = 0; t < 2; t++) {
+                readers.add(inNewThread("reader-" + c + "-" + t, () -> {
+                    RelockLock read = client.readWriteLock("busy").readLock();
+                    int reads = 0;
+                    while (!written.get()) {
+                        read.lock();
+                        try {
+                            reads++;
+                            Thread.sleep(20); // on purpose: readers overlap, so the lock is never free
+                        } finally {
+                            read.unlock();
+                        }
+                    }
+                    return reads;
+                }));
+            }
+        }
+        RelockClient writerClient = newClient();
+        await().atMost(HANG).until(() -> writerClient.inspect("busy").isHeld());
+        try {
+            assertThat(resultOf(inNewThread("writer", () -> {
+                RelockLock write = writerClient.readWriteLock("busy").writeLock();
+                boolean in = write.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS);
+                if (in) {
+                    write.unlock();
+                }
+                return in;
+            }))).as("the writer got in while readers kept coming").isTrue();
+        } finally {
+            written.set(true);
+        }
+        for (CompletableFuture<Integer> reader : readers) {
+            assertThat(resultOf(reader)).as("reads of one reader").isPositive();
+        }
     }
 
     @Test
@@ -145,9 +201,15 @@ abstract class ReadWriteLockContract extends ContractBase {
         read.lock();
         read.lock();
         assertThat(read.getHoldCount()).isEqualTo(2);
+        assertThat(write.getHoldCount()).isZero();
+        long asked = System.nanoTime();
+        assertThatThrownBy(write::lock).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("rules").hasMessageContaining("upgrad");
         assertThatThrownBy(write::tryLock).isInstanceOf(IllegalMonitorStateException.class)
                 .hasMessageContaining("rules").hasMessageContaining("upgrad");
+        assertThatThrownBy(() -> write.tryLock(5, TimeUnit.SECONDS)).isInstanceOf(IllegalMonitorStateException.class);
         assertThatThrownBy(() -> write.tryAcquire(Duration.ofSeconds(1))).isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(millisSince(asked)).as("ms until four upgrades were refused: at once, not after a wait").isLessThan(5_000);
         read.unlock();
         read.unlock();
         assertThat(read.isHeldByCurrentThread()).isFalse();
@@ -155,18 +217,71 @@ abstract class ReadWriteLockContract extends ContractBase {
                 .hasMessageContaining("read lock 'rules'");
 
         write.lock();
-        read.lock();
+        write.lock();
+        assertThat(write.getHoldCount()).isEqualTo(2);
         write.unlock();
+        assertThat(write.isHeldByCurrentThread()).as("after one of two unlocks").isTrue();
+        long writeToken = write.fencingToken().orElseThrow();
+        read.lock();
+        assertThat(read.fencingToken().orElseThrow()).as("the downgrade's read token").isGreaterThan(writeToken);
+        RelockLock otherReader = newClient().readWriteLock("rules").readLock();
+        assertThat(otherReader.tryLock()).as("another reader while the downgrading writer still writes").isFalse();
+        write.unlock();
+        assertThat(write.isHeldByCurrentThread()).isFalse();
         assertThat(read.isHeldByCurrentThread()).as("downgraded").isTrue();
-        assertThat(String.valueOf(client.inspect("rules").kind())).isEqualTo("shared");
+        assertThat(client.inspect("rules").kind()).isEqualTo(LockKind.SHARED);
         RelockLock otherWriter = newClient().readWriteLock("rules").writeLock();
         assertThat(otherWriter.tryLock()).as("the downgraded reader still keeps writers out").isFalse();
-        RelockLock otherReader = newClient().readWriteLock("rules").readLock();
-        assertThat(otherReader.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(otherReader.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("readers share with the downgraded one")
+                .isTrue();
         otherReader.unlock();
         read.unlock();
         assertThat(otherWriter.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         otherWriter.unlock();
+
+        if (!deployment().forceUnlockUnderReadersIsReported()) {
+            return;
+        }
+        // an operator opens the lock under two readers: each finds out at its unlock
+        read.lock();
+        otherReader.lock();
+        assertThat(otherWriter.forceUnlock()).isTrue();
+        assertThat(client.inspect("rules").isHeld()).isFalse();
+        assertThatThrownBy(otherReader::unlock).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(read::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("rules");
+    }
+
+    @Test
+    void explicitLeasesOfADeadReaderAndOfADowngradedWriteHoldEndWhileTheOtherHoldsLiveOn() throws Exception {
+        // a reader nobody renews, as if its process had died, beside a live one
+        RelockClient aliveClient = newClient();
+        RelockLock alive = aliveClient.readWriteLock("reader-crash").readLock();
+        RelockLock dead = newClient().readWriteLock("reader-crash").readLock();
+        alive.lock();
+        assertThat(resultOf(inNewThread("dead-reader", () -> dead.tryLock(0, 500, TimeUnit.MILLISECONDS)))).isTrue();
+        assertThat(aliveClient.inspect("reader-crash").holders()).hasSize(2);
+        // a writer that downgraded: an explicit write lease beside a renewed read hold (issue 12, part 3: the read
+        // hold's renewals kept the write hold in Redis after its lease was reported lost, and other readers out)
+        RelockReadWriteLock downgraded = newClient(b -> b.defaultLease(Duration.ofMillis(900))).readWriteLock("downgraded");
+        RelockLock otherReader = newClient().readWriteLock("downgraded").readLock();
+        assertThat(downgraded.writeLock().tryLock(0, 500, TimeUnit.MILLISECONDS)).isTrue();
+        downgraded.readLock().lock();
+
+        await().atMost(HANG).until(() -> aliveClient.inspect("reader-crash").holders().size() == 1);
+        LockInfo info = aliveClient.inspect("reader-crash");
+        assertThat(info.kind()).isEqualTo(LockKind.SHARED);
+        assertThat(info.holders().keySet()).allMatch(owner -> owner.startsWith(aliveClient.clientId() + ":"));
+        assertThat(alive.isHeldByCurrentThread()).isTrue();
+        alive.unlock();
+        assertThat(aliveClient.inspect("reader-crash").isHeld()).isFalse();
+
+        await().atMost(HANG).until(() -> lost.stream().anyMatch(event -> event.lockName().equals("downgraded")));
+        assertThat(otherReader.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("another reader once the write lease ran out")
+                .isTrue();
+        otherReader.unlock();
+        assertThat(downgraded.readLock().isHeldByCurrentThread()).as("the read hold lives on").isTrue();
+        assertThatThrownBy(downgraded.writeLock()::unlock).isInstanceOf(LeaseLostException.class);
+        downgraded.readLock().unlock();
     }
 
     @Test

@@ -49,6 +49,16 @@ abstract class RedlockDeployment extends Deployment {
     }
 
     @Override
+    boolean forceUnlockUnderReadersIsReported() {
+        return false;
+    }
+
+    @Override
+    boolean servesCloseArrivalsInExactOrder() {
+        return false;
+    }
+
+    @Override
     boolean countsWaitingReaders() {
         return false;
     }

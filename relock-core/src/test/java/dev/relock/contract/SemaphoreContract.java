@@ -2,12 +2,17 @@ package dev.relock.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.LeaseLostException;
+import dev.relock.LeaseState;
+import dev.relock.LockInfo;
+import dev.relock.LockKind;
 import dev.relock.PermitHandle;
 import dev.relock.RelockClient;
+import dev.relock.RelockLock;
 import dev.relock.RelockSemaphore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,9 +34,29 @@ abstract class SemaphoreContract extends ContractBase {
         RelockClient client = newClient();
         if (deployment().servesSemaphores()) {
             RelockSemaphore semaphore = client.semaphore("served");
-            assertThat(semaphore.trySetPermits(1)).isTrue();
-            assertThat(semaphore.availablePermits()).isEqualTo(1);
-            assertThat(client.inspectSemaphore("served").permits()).isEqualTo(1);
+            assertThatThrownBy(semaphore::availablePermits).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("trySetPermits");
+            assertThatThrownBy(() -> semaphore.acquire(1)).isInstanceOf(IllegalStateException.class);
+            assertThat(client.inspectSemaphore("served").permits()).as("permits of a semaphore never set").isEqualTo(-1);
+            assertThat(semaphore.trySetPermits(2)).isTrue();
+            assertThat(semaphore.trySetPermits(5)).as("set a second time").isFalse();
+            assertThat(semaphore.addPermits(3)).isEqualTo(5);
+            assertThat(semaphore.addPermits(-1)).isEqualTo(4);
+            assertThatThrownBy(() -> semaphore.addPermits(-5)).isInstanceOf(IllegalStateException.class);
+            assertThat(semaphore.availablePermits()).isEqualTo(4);
+            assertThat(client.inspectSemaphore("served").permits()).isEqualTo(4);
+
+            assertThatThrownBy(() -> semaphore.trySetPermits(-1)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> semaphore.acquire(0)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("positive");
+            assertThatThrownBy(() -> semaphore.tryAcquire(-1, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> semaphore.tryAcquire(5, Duration.ofSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fewer than 5");
+            assertThatThrownBy(() -> semaphore.tryAcquire(1, Duration.ZERO, Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> client.semaphore(" ")).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> client.semaphore(null)).isInstanceOf(NullPointerException.class);
+            assertThat(semaphore.availablePermits()).as("after the refused calls").isEqualTo(4);
         } else {
             assertThatThrownBy(() -> client.semaphore("refused")).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("semaphores");
@@ -46,6 +71,7 @@ abstract class SemaphoreContract extends ContractBase {
         assertThat(newClient().semaphore("pool").trySetPermits(3)).isTrue();
         AtomicInteger out = new AtomicInteger();
         AtomicInteger mostOut = new AtomicInteger();
+        AtomicInteger acquisitions = new AtomicInteger();
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int c = 0; c < 3; c++) {
             RelockSemaphore semaphore = newClient().semaphore("pool");
@@ -55,6 +81,7 @@ abstract class SemaphoreContract extends ContractBase {
                     for (int i = 0; i < 8; i++) {
                         try (PermitHandle held = semaphore.acquire(permits)) {
                             mostOut.accumulateAndGet(out.addAndGet(permits), Math::max);
+                            acquisitions.incrementAndGet();
                             Thread.yield();
                             out.addAndGet(-permits);
                         }
@@ -66,8 +93,36 @@ abstract class SemaphoreContract extends ContractBase {
         for (CompletableFuture<Void> worker : workers) {
             worker.get(4 * HANG.toMillis(), TimeUnit.MILLISECONDS);
         }
+        assertThat(acquisitions).hasValue(3 * 2 * 8);
         assertThat(mostOut.get()).as("most permits out at once").isBetween(1, 3);
         assertThat(newClient().semaphore("pool").availablePermits()).isEqualTo(3);
+    }
+
+    @Test
+    void holdersOfTwoClientsReachTheBoundButNeverPassItAndAnOperatorSeesThem() throws Exception {
+        assumeThat(deployment().servesSemaphores()).isTrue();
+        RelockClient client = newClient();
+        RelockSemaphore semaphore = client.semaphore("sem:pool");
+        semaphore.trySetPermits(3);
+        RelockLock sameName = client.lock("sem:pool");
+        sameName.lock();
+        try (PermitHandle two = semaphore.acquire(2);
+                PermitHandle one = newClient().semaphore("sem:pool").acquire(1)) {
+            assertThat(semaphore.availablePermits()).isZero();
+            assertThat(semaphore.tryAcquire(1, Duration.ZERO)).as("a permit beyond the bound").isEmpty();
+            LockInfo info = client.inspectSemaphore("sem:pool");
+            assertThat(info.kind()).isEqualTo(LockKind.SEMAPHORE);
+            assertThat(info.permits()).isEqualTo(3);
+            assertThat(info.holders()).hasSize(2).containsValues(2, 1);
+            assertThat(info.holders().entrySet()).filteredOn(holder -> holder.getValue() == 2).singleElement()
+                    .satisfies(holder -> assertThat(holder.getKey()).as("a handle's owner").startsWith(client.clientId() + ":h"));
+            assertThat(info.remainingLease()).isPositive();
+            assertThat(client.list("sem:*")).extracting(LockInfo::name, LockInfo::kind).containsExactly(
+                    tuple("sem:pool", LockKind.EXCLUSIVE), tuple("sem:pool", LockKind.SEMAPHORE));
+        }
+        assertThat(client.inspectSemaphore("sem:pool").holders()).isEmpty();
+        assertThat(semaphore.availablePermits()).isEqualTo(3);
+        sameName.unlock();
     }
 
     @Test
@@ -80,16 +135,61 @@ abstract class SemaphoreContract extends ContractBase {
         RelockSemaphore other = newClient().semaphore("handed");
         CompletableFuture<PermitHandle> waiter = inNewThread("waiter", () -> other.acquire(1));
         await().atMost(HANG).until(() -> client.inspectSemaphore("handed").waiters() == 1);
+        assertThat(waiter).isNotDone();
         held.close();
+        held.close(); // a second close does nothing
         PermitHandle next = resultOf(waiter);
+        assertThat(next.permits()).isEqualTo(1);
+        assertThat(next.isValid()).isTrue();
+        assertThat(held.state()).isEqualTo(LeaseState.RELEASED);
         assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
         next.close();
+        assertThat(semaphore.availablePermits()).isEqualTo(1);
 
-        // not renewed, as if its holder had died: an explicit lease of 400 ms
-        PermitHandle dead = semaphore.tryAcquire(1, Duration.ZERO, Duration.ofMillis(400)).orElseThrow();
+        // one holder renewed by its client through three of its 300 ms leases, and one not renewed, as if its
+        // holder had died: an explicit lease of 900 ms
+        assertThat(semaphore.addPermits(1)).isEqualTo(2);
+        long keptSince = System.nanoTime();
+        PermitHandle kept = newClient(b -> b.defaultLease(Duration.ofMillis(300))).semaphore("handed").acquire(1);
+        PermitHandle dead = semaphore.tryAcquire(1, Duration.ZERO, Duration.ofMillis(900)).orElseThrow();
+        assertThat(semaphore.availablePermits()).isZero();
         Optional<PermitHandle> after = resultOf(inNewThread("after-the-lease", () -> other.tryAcquire(1, HANG)));
-        assertThat(after).as("the permit came back after the lease").isPresent();
+        assertThat(after).as("the dead holder's permit came back after its lease").isPresent();
+        assertThat(millisSince(keptSince)).as("ms until a permit came back: not the renewed holder's").isGreaterThanOrEqualTo(850);
+        assertThat(after.orElseThrow().fencingToken()).isGreaterThan(dead.fencingToken());
+        assertThat(kept.isValid()).as("the renewed holder after three of its leases").isTrue();
+        assertThat(semaphore.tryAcquire(1, Duration.ZERO)).as("the renewed holder's permit").isEmpty();
         after.orElseThrow().close();
+        kept.close();
+        assertThat(lost).noneMatch(event -> event.fencingToken() == kept.fencingToken());
         assertThatThrownBy(dead::close).isInstanceOf(LeaseLostException.class);
+    }
+
+    /**
+     * Review finding (issue 12, part 3): a waiter answered "you ask for more permits than the semaphore has now"
+     * (permits were taken away while it waited) failed without leaving the queue, and its entry, at the head,
+     * kept everyone behind it waiting until it expired (the 30 s hand-off turn the release gave it here).
+     */
+    @Test
+    void aWaiterRefusedAfterPermitsWereTakenAwayLeavesTheQueue() throws Exception {
+        assumeThat(deployment().servesSemaphores()).isTrue();
+        // the release gives the woken head a 30 s turn: an entry left behind would hold up the queue that long
+        RelockSemaphore owner = newClient(builder -> builder.handoffGrace(Duration.ofSeconds(30))).semaphore("shrunk");
+        assertThat(owner.trySetPermits(2)).isTrue();
+        PermitHandle both = owner.acquire(2);
+        RelockClient waiting = newClient();
+        CompletableFuture<PermitHandle> two = waiting.semaphore("shrunk").acquireAsync(2).toCompletableFuture();
+        await().atMost(HANG).until(() -> waiting.inspectSemaphore("shrunk").waiters() == 1);
+
+        owner.addPermits(-1); // one permit in all now: the waiter can never have two
+        both.close(); // wakes it; its next attempt is refused
+        assertThat(two).failsWithin(HANG).withThrowableThat().havingRootCause()
+                .isInstanceOf(IllegalArgumentException.class).withMessageContaining("fewer than 2");
+        await().atMost(HANG).until(() -> waiting.inspectSemaphore("shrunk").waiters() == 0);
+        long asked = System.nanoTime();
+        Optional<PermitHandle> one = newClient().semaphore("shrunk").tryAcquire(1, HANG);
+        assertThat(one).as("a permit for the next in line").isPresent();
+        assertThat(millisSince(asked)).as("ms the next in line waited").isLessThan(5_000);
+        one.get().close();
     }
 }
