@@ -83,6 +83,33 @@ class RedlockLockTest extends RedlockTestBase {
     }
 
     @Test
+    void aLostHoldIsLeftOnTheNodesUntilItsOwnerWasTold() throws Exception {
+        // valid here for 6 s - 4 s of allowed drift; the nodes keep it 6 s: only relock's clean-up frees it sooner
+        RelockClient owner = newClient(b -> b.clockDrift(0, Duration.ofSeconds(4)));
+        RelockLock other = newClient().lock("told-first");
+        long start = System.nanoTime();
+        LockHandle handle = owner.lock("told-first").tryAcquire(Duration.ZERO, Duration.ofSeconds(6)).orElseThrow();
+        CountDownLatch beingTold = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        handle.whenLost().thenRun(() -> {
+            beingTold.countDown();
+            try {
+                letGo.await(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(beingTold.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(other.tryLock()).as("taken while the holder is being told of its loss").isFalse();
+        letGo.countDown();
+        assertThat(other.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(millisSince(start)).as("ms until the clean-up after the telling freed it (the nodes: 6,000)")
+                .isLessThan(5_500);
+        other.unlock();
+        assertThatThrownBy(handle::close).isInstanceOf(LeaseLostException.class).hasMessageContaining("told-first");
+    }
+
+    @Test
     void inspectReportsTheMajorityHolderItsTokenAndLease() throws Exception {
         RelockClient client = newClient();
         RelockLock lock = client.lock("inspected");

@@ -97,7 +97,9 @@ class RedlockThreeNodesTest extends RedlockTestBase {
      * names no attempt; an owner that gave the lost hold up and took the lock again meanwhile (the same thread
      * owner id) had its new hold deleted by that late clean-up, and another client got in. The whenLost callback
      * runs on the renewer's thread inside the report, so holding it there until the owner holds the lock again
-     * opens that window every time. The clean-up is now sent before anybody is told.
+     * opens that window every time. Then the clean-up was sent before anybody was told (which let another client in
+     * before the owner knew: {@code RedlockLockTest#aLostHoldIsLeftOnTheNodesUntilItsOwnerWasTold}); now it is sent
+     * after, and names the attempt that took the lost hold, so it removes nothing of the owner's next attempt.
      */
     @Test
     void theCleanUpOfALostHoldNeverDeletesTheSameThreadsNextHold() throws Exception {

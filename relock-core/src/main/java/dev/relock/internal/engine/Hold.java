@@ -49,6 +49,11 @@ public final class Hold {
     public final LockMode mode;
     public final String owner;
     public final long fencingToken;
+    /**
+     * The id of the attempt that took it, where the engine names attempts (Redlock: acquire.lua's ARGV[5], so a
+     * clean-up of this hold never removes a later attempt's); 0 where it does not.
+     */
+    public final long attemptId;
     // when it was acquired, by System.nanoTime(); heldSinceMillis() tells users the wall-clock time
     final long heldSinceNanos = System.nanoTime();
 
@@ -72,7 +77,13 @@ public final class Hold {
 
     public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
+        this(lockName, keys, mode, owner, fencingToken, 0, leaseMillis, renewed, leaseStartNanos);
+    }
+
+    public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken, long attemptId,
+            long leaseMillis, boolean renewed, long leaseStartNanos) {
         this.lockName = lockName;
+        this.attemptId = attemptId;
         this.keys = keys;
         this.mode = mode;
         this.owner = owner;
@@ -171,29 +182,19 @@ public final class Hold {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - heldSinceNanos);
     }
 
-    /** Marks the lease lost; returns false if it was already lost or released. */
-    public boolean lose(String reason) {
-        return lose(reason, () -> { });
-    }
-
     /**
-     * Marks the lease lost, runs {@code beforeTelling}, and only then completes {@link #whenLost()}: what
-     * {@code beforeTelling} sends goes out before an owner that is told can act. Returns false, and runs nothing,
-     * if the lease was already lost or released.
+     * Marks the lease lost and completes {@link #whenLost()}; returns false, and tells nobody, if the lease was
+     * already lost or released.
      */
-    public boolean lose(String reason, Runnable beforeTelling) {
+    public boolean lose(String reason) {
         // of two lose() calls at once, only the one that set the reason may set LOST, so the reason stays the one
         // that is reported
         if (state != LeaseState.HELD || !LOST_REASON.compareAndSet(this, (String) null, reason)
                 || !STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST)) {
             return false;
         }
-        try {
-            beforeTelling.run();
-        } finally {
-            whenLost().complete(new LeaseLost(lockName, fencingToken, reason));
-            span.ended(this, true);
-        }
+        whenLost().complete(new LeaseLost(lockName, fencingToken, reason));
+        span.ended(this, true);
         return true;
     }
 

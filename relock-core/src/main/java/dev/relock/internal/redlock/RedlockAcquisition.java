@@ -416,7 +416,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private void tookHold(long token, long validUntil) {
         // the Hold's lease end is the validity: its lease start is recorded as sent - drift
         long start = validUntil - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-        Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, start);
+        Hold hold = new Hold(name, keys, mode, owner, token, Long.parseLong(attemptId), leaseMillis, renewed, start);
         client.track(hold);
         if (client.core.isClosed()) {
             // close() may have released the table before this hold joined it

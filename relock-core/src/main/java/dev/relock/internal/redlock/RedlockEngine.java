@@ -86,7 +86,10 @@ import org.slf4j.LoggerFactory;
  *   <li>Re-entries are counted in the JVM only; the nodes hold a lock once per owner and mode.</li>
  *   <li>Whatever did not end in a held lock is cleaned up on every node by owner, by EVAL in
  *       order on each connection, so it reaches a node after the attempt it undoes, even one that
- *       timed out and is applied later.</li>
+ *       timed out and is applied later. A lost hold is cleaned up only after its owner and the
+ *       listeners were told (until then the nodes keep it until its lease ends there, which is
+ *       after the hold's deadline here), naming the attempt that took it, so a clean-up that
+ *       reaches a node after the owner's next attempt leaves that attempt's hold alone.</li>
  *   <li>{@link #dispatch} orders renewals against releases: the lease keeper sends a batch, and an
  *       owner marks a hold releasing and sends its release, each under the lock; a restore (a node
  *       that lost the key takes it back) is sent under it only for a hold still held, so none
@@ -650,13 +653,14 @@ public final class RedlockEngine implements Engine {
     }
 
     /**
-     * Deletes the hold of {@code member} (see {@link #member}) on every node, whichever attempt took
-     * it, and a writer's place, mark and turn as a waiting writer, without waiting: by EVAL, so on
-     * each node it runs after every command of this member sent before it from the same thread.
+     * Deletes what is left of a lost hold on every node (and a writer's place, mark and turn as a waiting writer),
+     * without waiting. It names the attempt that took the hold, so on a node the owner's next attempt reached first
+     * it removes no hold of that attempt's: it may go out after the owner was told, and after its next attempt.
      */
-    void cleanUp(LockKeys keys, String member) {
+    void cleanUpLost(Hold hold) {
+        String attempt = Long.toString(hold.attemptId);
         for (RedlockNode node : nodes) {
-            cleanUpOn(node, keys, member, true, "", "", "", "");
+            cleanUpOn(node, hold.keys, member(hold), true, attempt, "", "", "");
         }
     }
 
@@ -799,7 +803,7 @@ public final class RedlockEngine implements Engine {
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
-                IoThreads.offIo(timer(), () -> cleanUp(hold.keys, member(hold)));
+                IoThreads.offIo(timer(), () -> cleanUpLost(hold));
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -839,7 +843,8 @@ public final class RedlockEngine implements Engine {
             RedlockNode target = nodes.get(node);
             target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER,
                     new String[] {hold.keys.lock(), hold.keys.fence(), hold.keys.leases()},
-                    member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken))
+                    member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken),
+                    Long.toString(hold.attemptId))
                     .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",
                             hold.lockName, target.address, error == null ? restored : error.toString()));
         } finally {
@@ -858,20 +863,20 @@ public final class RedlockEngine implements Engine {
     private void reportLostHere(Hold hold, String reason) {
         dispatch.lock();
         try {
-            // under the dispatch lock: no restore of this hold follows the clean-up. The clean-up names no
-            // attempt, so it is sent before the owner is told: once told, the owner may give the hold up and
-            // send its next attempt, which must follow the clean-up on every node
-            if (!hold.lose(reason, () -> {
-                if (!core.isClosed()) {
-                    cleanUp(hold.keys, member(hold));
-                }
-            })) {
+            // under the dispatch lock: a renewal or restore checks under it that the hold is held, so none of this
+            // hold is sent after it is lost, and none reaches a node after the clean-up
+            if (!hold.lose(reason)) {
                 return;
             }
         } finally {
             dispatch.unlock();
         }
         core.tellLost(hold, reason);
+        // only now, with the owner and the listeners told: the clean-up frees the lock on the nodes before the lease
+        // ends there, so another client could take it at once (an owner told after that would have overlapped it)
+        if (!core.isClosed()) {
+            cleanUpLost(hold);
+        }
     }
 
     /** The exception for a poll that fewer than a majority of the nodes answered. */
