@@ -8,14 +8,14 @@ import java.nio.charset.StandardCharsets;
 /**
  * Copies what this JVM writes to {@link System#err} while open, where the tests' SLF4J binding (slf4j-simple, which
  * looks up {@code System.err} at every write) logs. Everything still reaches the original stream. Not for tests
- * that run in parallel.
+ * that run in parallel. Public for the tests of other packages.
  */
-final class StderrCapture implements AutoCloseable {
+public final class StderrCapture implements AutoCloseable {
 
     private final PrintStream original = System.err;
     private final ByteArrayOutputStream copy = new ByteArrayOutputStream();
 
-    StderrCapture() {
+    public StderrCapture() {
         OutputStream tee = new OutputStream() {
             @Override
             public void write(int b) {
@@ -37,7 +37,7 @@ final class StderrCapture implements AutoCloseable {
     }
 
     /** What was written so far. */
-    String text() {
+    public String text() {
         synchronized (copy) {
             return copy.toString(StandardCharsets.UTF_8);
         }

@@ -5,11 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import dev.relock.StderrCapture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -49,17 +45,12 @@ class RedlockWaitBoundTest extends RedlockTestBase {
     @Test
     void everyWaitEndsByItsDeadlineWhileAMajorityRestartsEmpty() throws Exception {
         // the backstop of a wait that does not end (SteppedAcquisition.run) logs an ERROR: caught here, as a failure
-        PrintStream original = System.err;
-        ByteArrayOutputStream logged = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(new TeeOutputStream(original, logged), true, StandardCharsets.UTF_8));
-        try {
+        try (StderrCapture logged = new StderrCapture()) {
             runWorkersThroughRestarts(logged);
-        } finally {
-            System.setErr(original);
         }
     }
 
-    private void runWorkersThroughRestarts(ByteArrayOutputStream logged) throws Exception {
+    private void runWorkersThroughRestarts(StderrCapture logged) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(RUN_SECONDS);
         // by worker: when its tryLock call began (System.nanoTime()), or 0 between calls
         AtomicLongArray callStarts = new AtomicLongArray(3);
@@ -111,7 +102,7 @@ class RedlockWaitBoundTest extends RedlockTestBase {
             }
         }
         assertThat(stuck).as("a tryLock that outlived its wait by %s ms", LATE.toMillis()).isNull();
-        assertThat(logged.toString(StandardCharsets.UTF_8)).as("what the client logged")
+        assertThat(logged.text()).as("what the client logged")
                 .doesNotContain("This is a bug in relock");
         int sections = 0;
         for (CompletableFuture<Integer> worker : workers) {
@@ -143,29 +134,6 @@ class RedlockWaitBoundTest extends RedlockTestBase {
             Thread.sleep(100);
         }
         return null;
-    }
-
-    /** Writes to both streams; the copy is read only after the workers ended. */
-    private static final class TeeOutputStream extends OutputStream {
-        private final OutputStream first;
-        private final OutputStream second;
-
-        TeeOutputStream(OutputStream first, OutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public synchronized void write(int b) throws IOException {
-            first.write(b);
-            second.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int offset, int length) throws IOException {
-            first.write(bytes, offset, length);
-            second.write(bytes, offset, length);
-        }
     }
 
     private static String threadDump() {

@@ -90,20 +90,23 @@ public abstract class SteppedAcquisition {
      * @return the hold, registered with the client, or null if the wait ended first
      */
     public final Hold run(long waitNanos, boolean forever, boolean interruptible) throws InterruptedException {
-        // when the outcome is overdue: the wait's end, plus what the attempt then in flight may take to be answered
-        long overdueAt = forever ? 0
-                : System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 4) + settlingNanos();
+        // whether the outcome can be overdue: not for a wait without a deadline, nor once given up as overdue
+        boolean bounded = !forever;
+        // when it is, if bounded: the wait's end, plus what the attempt then in flight may take to be answered
+        long overdueAt = bounded
+                ? System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 4) + settlingNanos()
+                : 0;
         start(waitNanos, forever);
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    if (forever || overdueAt == 0) {
+                    if (!bounded) {
                         return outcome.get();
                     }
                     return outcome.get(Math.max(0, overdueAt - System.nanoTime()), TimeUnit.NANOSECONDS);
                 } catch (TimeoutException e) {
-                    overdueAt = 0;
+                    bounded = false;
                     giveUpOverdue();
                 } catch (InterruptedException e) {
                     if (interruptible && cancel()) {

@@ -51,7 +51,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -682,16 +684,8 @@ public final class RedlockEngine implements Engine {
             String markMillis, String place, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
-            CompletableFuture<?> answered = replies.get(i);
-            if (answered.isDone()) {
-                cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place);
-            } else {
-                // sent once the reply is in, so after the attempt; on the event executors, never an I/O thread
-                CompletableFuture<Long> cleanedUp = answered.handle((reply, error) -> null).thenComposeAsync(answer ->
-                        cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place), timer());
-                pendingCleanUps.add(cleanedUp);
-                cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
-            }
+            cleanUpOnceAnswered(replies.get(i), () -> true,
+                    () -> cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place));
         }
     }
 
@@ -709,19 +703,29 @@ public final class RedlockEngine implements Engine {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
             CompletableFuture<List<Object>> reply = replies.get(i);
-            if (reply.isDone()) {
-                if (!isGrant(reply)) {
-                    cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", "");
-                }
-                continue;
-            }
-            // on the event executors, never an I/O thread
-            CompletableFuture<Long> cleanedUp = reply.handle((answer, error) -> null).thenComposeAsync(answered ->
-                    isGrant(reply) || hold.state() != LeaseState.HELD ? CompletableFuture.completedFuture(0L)
-                            : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", ""), timer());
-            pendingCleanUps.add(cleanedUp);
-            cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
+            cleanUpOnceAnswered(reply, () -> hold.state() == LeaseState.HELD,
+                    () -> isGrant(reply) ? null : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", ""));
         }
+    }
+
+    /**
+     * Runs {@code cleanUp} for one node once {@code reply}, that node's answer to the attempt (or its failure), is in,
+     * so what it sends follows the attempt: at once if the reply is in, else when it comes, on the event executors
+     * (never an I/O thread), and then only if {@code wantedWhenLate} still holds; {@link #pendingCleanUps} holds it
+     * until it is done. {@code cleanUp} returns what it sent, or null if nothing is to be undone there.
+     */
+    private void cleanUpOnceAnswered(CompletableFuture<?> reply, BooleanSupplier wantedWhenLate,
+            Supplier<CompletableFuture<Long>> cleanUp) {
+        if (reply.isDone()) {
+            cleanUp.get();
+            return;
+        }
+        CompletableFuture<Long> cleanedUp = reply.handle((answer, error) -> null).thenComposeAsync(answered -> {
+            CompletableFuture<Long> sent = wantedWhenLate.getAsBoolean() ? cleanUp.get() : null;
+            return sent == null ? CompletableFuture.completedFuture(0L) : sent;
+        }, timer());
+        pendingCleanUps.add(cleanedUp);
+        cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
     }
 
     private static boolean isGrant(CompletableFuture<List<Object>> reply) {

@@ -3,10 +3,8 @@ package dev.relock.internal.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relock.RelockSettings;
+import dev.relock.StderrCapture;
 import dev.relock.internal.metrics.LockEvents;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -35,16 +33,7 @@ class SteppedAcquisitionTest {
                 LockMode.WRITE, "owner", 30_000, true) {
             @Override
             protected LockEvents.Wait started() {
-                return new LockEvents.Wait() {
-                    @Override
-                    public void acquired(Hold hold) {}
-
-                    @Override
-                    public void timedOut() {}
-
-                    @Override
-                    public void failed(Throwable error) {}
-                };
+                return LockEvents.NONE.waitStarted(mode, name);
             }
 
             @Override
@@ -81,15 +70,13 @@ class SteppedAcquisitionTest {
                 return SETTLING_NANOS;
             }
         };
-        PrintStream original = System.err;
-        ByteArrayOutputStream logged = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(logged, true, StandardCharsets.UTF_8));
         long start = System.nanoTime();
         Hold hold;
-        try {
+        String logged;
+        try (StderrCapture err = new StderrCapture()) {
             hold = lostEvent.run(WAIT_NANOS, false, true);
+            logged = err.text();
         } finally {
-            System.setErr(original);
             events.shutdownNow();
         }
         long waited = System.nanoTime() - start;
@@ -98,7 +85,7 @@ class SteppedAcquisitionTest {
         assertThat(waited).as("ns until the caller returned")
                 .isGreaterThanOrEqualTo(WAIT_NANOS + SETTLING_NANOS)
                 .isLessThan(TimeUnit.SECONDS.toNanos(15));
-        assertThat(logged.toString(StandardCharsets.UTF_8)).contains("ERROR").contains("lock 'stuck' by owner")
+        assertThat(logged).contains("ERROR").contains("lock 'stuck' by owner")
                 .contains("This is a bug in relock").contains("decided=false").contains("timer=none")
                 .contains("nothing armed");
     }

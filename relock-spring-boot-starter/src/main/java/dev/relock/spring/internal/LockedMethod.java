@@ -7,9 +7,6 @@ import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Arrays;
-import java.util.Deque;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -161,34 +158,19 @@ final class LockedMethod {
         return method;
     }
 
+    /**
+     * Refuses a return type that is, directly or through any supertype, one of {@link #ASYNC_TYPE_NAMES}, each
+     * resolved by the return type's class loader, where it is present (a Publisher is only with Reactive Streams).
+     */
     private static void rejectAsyncReturnType(Class<?> type) {
-        for (Class<?> supertype : allSupertypes(type)) {
-            if (ASYNC_TYPE_NAMES.contains(supertype.getName())) {
+        ClassLoader loader = type.getClassLoader();
+        for (String asyncTypeName : ASYNC_TYPE_NAMES) {
+            if (ClassUtils.isPresent(asyncTypeName, loader)
+                    && ClassUtils.resolveClassName(asyncTypeName, loader).isAssignableFrom(type)) {
                 throw new IllegalArgumentException("it returns " + type.getName() + ", whose work may go on after "
                         + "the method returns and the lock is released; lock inside the asynchronous work instead");
             }
         }
-    }
-
-    /**
-     * {@code type}, its superclasses and every interface any of them extends, however indirectly: Reactor's
-     * {@code Mono} is a {@code Publisher} only through {@code CorePublisher}, which Spring's
-     * {@code ClassUtils.getAllInterfacesForClassAsSet} does not follow.
-     */
-    private static Set<Class<?>> allSupertypes(Class<?> type) {
-        Set<Class<?>> seen = new HashSet<>();
-        Deque<Class<?>> pending = new ArrayDeque<>();
-        pending.add(type);
-        while (!pending.isEmpty()) {
-            Class<?> next = pending.poll();
-            if (seen.add(next)) {
-                if (next.getSuperclass() != null) {
-                    pending.add(next.getSuperclass());
-                }
-                pending.addAll(Arrays.asList(next.getInterfaces()));
-            }
-        }
-        return seen;
     }
 
     private static Expression parseName(String text, Method method) {
