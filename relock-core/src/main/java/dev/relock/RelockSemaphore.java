@@ -41,9 +41,8 @@ public interface RelockSemaphore {
     int addPermits(int delta);
 
     /**
-     * The permits free now (the number set minus those held under live leases).
-     *
-     * @throws IllegalStateException if no number of permits is set
+     * The permits free now (the number set minus those held under live leases); 0 for a semaphore whose number
+     * was never set ({@link RelockClient#inspectSemaphore} tells the two apart: its permits are -1 then).
      */
     int availablePermits();
 

@@ -62,10 +62,8 @@ final class RedisSemaphore implements RelockSemaphore {
     @Override
     public int availablePermits() {
         long available = admin("available");
-        if (available == -3 && !isSet()) {
-            throw notSet();
-        }
-        return (int) available;
+        // -3 is also a real count (permits taken away while held): only a semaphore never set has none
+        return available == -3 && !isSet() ? 0 : (int) available;
     }
 
     @Override

@@ -197,7 +197,7 @@ public final class SingleServerEngine implements Engine {
             if (e instanceof RelockException) {
                 throw e;
             }
-            throw new RedisUnavailableException("cannot connect to Redis at " + address + ": " + e.getMessage(), e);
+            throw new RedisUnavailableException("cannot connect to Redis at " + address + ": " + causes(e), e);
         }
         this.connection = commands;
         this.pubSub = wakeUps;
@@ -215,6 +215,21 @@ public final class SingleServerEngine implements Engine {
         };
         redisClient.addListener(reconnected);
         log.debug("relock client {} connected to {}", core.clientId(), address);
+    }
+
+    /**
+     * The messages of {@code e} and its causes, each once: Lettuce's "Unable to connect" says what failed, its cause
+     * why (a refused connection, WRONGPASS, a TLS error).
+     */
+    private static String causes(Throwable e) {
+        StringBuilder text = new StringBuilder();
+        for (Throwable cause = e; cause != null && cause.getCause() != cause; cause = cause.getCause()) {
+            String message = cause.getMessage();
+            if (message != null && text.indexOf(message) < 0) {
+                text.append(text.length() == 0 ? "" : ": ").append(message);
+            }
+        }
+        return text.toString();
     }
 
     /** The newer server commands this client found at connect (for tests and diagnostics). */

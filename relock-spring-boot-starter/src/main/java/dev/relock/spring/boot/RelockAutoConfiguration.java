@@ -6,6 +6,8 @@ import dev.relock.RelockClientBuilder;
 import dev.relock.spring.internal.DistributedLockAdvisor;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -26,8 +28,9 @@ import org.springframework.core.env.Environment;
  * application has exactly one (relock then leaves its shutdown to the application), or the
  * {@code spring.data.redis.*} properties (url, host, port, username, password, database,
  * ssl.enabled, timeout, sentinel.master and nodes, cluster.nodes). Every {@link LeaseLostListener} bean is told of lost leases, and every
- * {@link RelockClientBuilderCustomizer} bean adjusts the builder. The client is closed when the
- * context closes. {@code relock.enabled=false} turns all of it off.
+ * {@link RelockClientBuilderCustomizer} bean adjusts the builder. The client connects at start-up where Redis
+ * answers, else on first use, so the application starts while Redis is down; it is closed when the context closes.
+ * {@code relock.enabled=false} turns all of it off.
  *
  * <p>Only APIs that Boot 3.5 and 4.x share are used here, so the one jar serves both lines.
  */
@@ -38,7 +41,12 @@ import org.springframework.core.env.Environment;
 @Import(AutoProxyCreatorRegistrar.class)
 public class RelockAutoConfiguration {
 
-    /** The client, connected at start-up: a Redis that cannot be reached fails the start-up. */
+    private static final Logger log = LoggerFactory.getLogger(RelockAutoConfiguration.class);
+
+    /**
+     * The client ({@link LazyRelockClient}): a Redis that cannot be reached fails the calls that need it, not the
+     * start-up. Settings relock cannot follow, or a reachable server cannot serve, fail the start-up.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public RelockClient relockClient(RelockProperties properties, Environment environment,
@@ -47,12 +55,16 @@ public class RelockAutoConfiguration {
         SpringDataRedisSettings redis = SpringDataRedisSettings.bind(environment);
         RelockClientBuilder builder = RelockClient.builder();
         RedisClient existing = lettuceClient.getIfUnique();
+        String target;
         if (existing != null) {
             builder.redisClient(existing);
+            target = "the application's Lettuce RedisClient";
         } else if (redis.isCluster()) {
             builder.redisClusterUris(redis.clusterUris().toArray(String[]::new));
+            target = redis.describe();
         } else {
             builder.redisUri(redis.redisUri());
+            target = redis.describe();
         }
         if (properties.getKeyPrefix() != null) {
             builder.keyPrefix(properties.getKeyPrefix());
@@ -72,7 +84,10 @@ public class RelockAutoConfiguration {
         }
         leaseLostListeners.orderedStream().forEach(builder::leaseLostListener);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-        return builder.build();
+        log.info("relock: locks on {}", target);
+        RelockClient client = LazyRelockClient.of(builder::build, target);
+        LazyRelockClient.handlerOf(client).tryToConnect();
+        return client;
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.relock.spring.boot;
 
+import io.lettuce.core.RedisURI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -49,6 +50,21 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
         }
         String hostAndPort = bracketed(host == null ? "localhost" : host) + ":" + (port == null ? 6379 : port);
         return (tls ? "rediss://" : "redis://") + credentials() + hostAndPort + "/" + databaseNumber();
+    }
+
+    /** Where these settings point, without credentials, for the log: a Redis, a Sentinel master, or Cluster nodes. */
+    String describe() {
+        if (isCluster()) {
+            return "Redis Cluster nodes " + String.join(",", cluster.nodes().stream().map(String::trim).toList());
+        }
+        RedisURI uri = RedisURI.create(redisUri());
+        if (!uri.getSentinels().isEmpty()) {
+            return "Sentinel master '" + uri.getSentinelMasterId() + "' via " + String.join(",", uri.getSentinels()
+                    .stream().map(sentinel -> sentinel.getHost() + ":" + sentinel.getPort()).toList())
+                    + " (database " + uri.getDatabase() + ")";
+        }
+        return (uri.isSsl() ? "rediss://" : "redis://") + bracketed(uri.getHost()) + ":" + uri.getPort() + "/"
+                + uri.getDatabase();
     }
 
     /** Whether {@code cluster.nodes} is set: relock then connects to a Redis Cluster. */

@@ -1,9 +1,12 @@
 package dev.relock.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.relock.LockHandle;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
+import dev.relock.RelockLock;
 import dev.relock.spring.DistributedLock;
 import dev.relock.spring.boot.RelockLocksEndpoint.HeldLockDescriptor;
 import dev.relock.testredis.RedisServer;
@@ -116,6 +119,34 @@ class RelockActuatorTest extends RelockContextTestBase {
                         assertThat(statusOf(indicator)).isEqualTo("DOWN");
                         assertThat(String.valueOf(detailsOf(indicator).get("error")))
                                 .contains(doomed.host() + ":" + doomed.port());
+                    });
+        }
+    }
+
+    /**
+     * Issue 17: the client connected at start-up, so an application did not start while Redis was down (a Spring Data
+     * Redis application does, with its health DOWN). It now connects on first use.
+     */
+    @Test
+    void theApplicationStartsWhileRedisIsDownAndLocksOnceItAnswers() {
+        try (RedisServer late = RedisServer.start()) {
+            late.stop();
+            actuatorRunner().withPropertyValues("spring.data.redis.port=" + late.port(), "relock.command-timeout=500ms")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        Object indicator = context.getBean("relockHealthIndicator");
+                        assertThat(statusOf(indicator)).isEqualTo("DOWN");
+                        assertThat(String.valueOf(detailsOf(indicator).get("error")))
+                                .contains(late.host() + ":" + late.port());
+                        // a view taken while Redis is down, as a bean's constructor may take it
+                        RelockLock lock = context.getBean(RelockClient.class).lock("later");
+                        assertThatThrownBy(lock::tryLock).isInstanceOf(RedisUnavailableException.class)
+                                .hasMessageContaining(late.host() + ":" + late.port());
+                        late.restart();
+                        assertThat(lock.tryLock()).isTrue();
+                        assertThat(late.execute("EXISTS", "relock:{later}")).isEqualTo("1");
+                        assertThat(statusOf(indicator)).isEqualTo("UP");
+                        lock.unlock();
                     });
         }
     }

@@ -8,6 +8,7 @@ import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
 import dev.relock.LockHandle;
 import dev.relock.RelockClient;
+import dev.relock.RelockException;
 import dev.relock.RelockLock;
 import dev.relock.RelockSettings;
 import dev.relock.ReplicationGuard;
@@ -63,9 +64,13 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
     }
 
     @Test
-    void aWrongPasswordFailsTheStartUp() {
-        runner.withPropertyValues("spring.data.redis.password=wrong", "relock.command-timeout=2s").run(context ->
-                assertThat(context).hasFailed().getFailure().hasMessageContaining("relockClient"));
+    void aWrongPasswordFailsEveryCallNamingTheReasonButNotTheStartUp() {
+        runner.withPropertyValues("spring.data.redis.password=wrong", "relock.command-timeout=2s").run(context -> {
+            assertThat(context).hasNotFailed();
+            RelockLock lock = context.getBean(RelockClient.class).lock("guarded");
+            assertThatThrownBy(lock::tryLock).isInstanceOf(RelockException.class)
+                    .hasMessageContaining(redis.host() + ":" + redis.port()).hasMessageContaining("WRONGPASS");
+        });
     }
 
     @Test
