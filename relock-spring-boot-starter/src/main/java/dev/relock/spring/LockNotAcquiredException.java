@@ -2,13 +2,19 @@ package dev.relock.spring;
 
 import java.lang.reflect.Method;
 import java.util.Objects;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.bind.annotation.ResponseStatus;
 
 /**
  * Thrown by a {@link DistributedLock} method whose lock was not acquired within its wait (with
  * {@link DistributedLock.WhenNotAcquired#THROW}, the default), or whose thread was interrupted while
  * it waited (then the thread's interrupt status is set again). Not a {@link dev.relock.RelockException}:
  * Redis answered, another holder had the lock.
+ *
+ * <p>In a Spring MVC or WebFlux application it answers 409 Conflict (the request conflicts with work under way
+ * elsewhere; a retry may succeed), not 500. An application's own {@code @ExceptionHandler} for it takes precedence.
  */
+@ResponseStatus(HttpStatus.CONFLICT)
 public class LockNotAcquiredException extends RuntimeException {
 
     private final String lockName;

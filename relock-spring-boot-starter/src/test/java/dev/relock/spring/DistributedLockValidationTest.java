@@ -1,11 +1,20 @@
 package dev.relock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.boot.RelockContextTestBase;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -135,12 +144,35 @@ class DistributedLockValidationTest extends RelockContextTestBase {
         assertStartUpFails(FluxResult.class, "returns reactor.core.publisher.Flux");
     }
 
+    /**
+     * Issue 17: the failure arrived wrapped ("Unexpected AOP exception", or the bean factory's "Error creating bean");
+     * Boot's failure analysis, as a real SpringApplication prints it, now names the method and what to change.
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void theFailureAnalysisNamesTheMethodAndWhatToChange(CapturedOutput output) {
+        SpringApplication application = new SpringApplication(BadDurationApplication.class);
+        application.setWebApplicationType(WebApplicationType.NONE);
+        assertThatThrownBy(() -> application.run("--spring.data.redis.host=" + redis.host(),
+                "--spring.data.redis.port=" + redis.port(), "--spring.main.banner-mode=off"))
+                .isNotInstanceOf(InvalidDistributedLockException.class);
+        assertThat(output).contains("APPLICATION FAILED TO START")
+                .contains("@DistributedLock on " + BadDuration.class.getName()
+                        + ".run(String): waitFor 'two seconds' is not a duration such as 500ms, 2s or PT1M")
+                .contains("Change the @DistributedLock on " + BadDuration.class.getName() + ".run: waitFor");
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    @Import(BadDuration.class)
+    static class BadDurationApplication {}
+
     private void assertStartUpFails(Class<?> beanClass, String problem) {
         runner.withBean(beanClass).run(context -> {
             assertThat(context).hasFailed();
             String method = "@DistributedLock on " + beanClass.getName() + ".run(String): ";
             Throwable reported = context.getStartupFailure();
-            while (reported != null && !(reported instanceof IllegalStateException
+            while (reported != null && !(reported instanceof InvalidDistributedLockException
                     && reported.getMessage().startsWith(method))) {
                 reported = reported.getCause();
             }

@@ -4,6 +4,7 @@ import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.spring.DistributedLock;
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
+import dev.relock.spring.InvalidDistributedLockException;
 import dev.relock.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -69,7 +70,7 @@ final class LockedMethod {
      * Checks the annotation of {@code method} as declared in {@code targetClass}.
      *
      * @param beanFactory resolves {@code ${...}} placeholders in wait and lease; may be null
-     * @throws IllegalStateException naming the method and what is wrong with its annotation
+     * @throws InvalidDistributedLockException naming the method and what is wrong with its annotation
      */
     static LockedMethod of(Method method, Class<?> targetClass, DistributedLock annotation, BeanFactory beanFactory) {
         String description = "@DistributedLock on " + targetClass.getName() + "." + method.getName()
@@ -97,9 +98,10 @@ final class LockedMethod {
             return new LockedMethod(method, description, name, wait, lease, annotation.shared(), when, fallback,
                     emptyResult);
         } catch (IllegalArgumentException e) {
-            throw new IllegalStateException(description + ": " + e.getMessage());
+            throw new InvalidDistributedLockException(method, description, e.getMessage(), null);
         } catch (ParseException e) {
-            throw new IllegalStateException(description + ": name is not a SpEL expression: " + e.getMessage(), e);
+            throw new InvalidDistributedLockException(method, description,
+                    "name is not a SpEL expression: " + e.getMessage(), e);
         }
     }
 

@@ -36,7 +36,7 @@ final class LockedMethods {
      * The checked annotation of {@code method} as called on a bean of {@code targetClass}, or empty
      * if it has none. The annotation may sit on the class's method or on an interface it implements.
      *
-     * @throws IllegalStateException naming the method if its annotation is not valid
+     * @throws dev.relock.spring.InvalidDistributedLockException naming the method if its annotation is not valid
      */
     Optional<LockedMethod> find(Method method, Class<?> targetClass) {
         return byMethod.computeIfAbsent(new MethodClassKey(method, targetClass), key -> parse(method, targetClass));
