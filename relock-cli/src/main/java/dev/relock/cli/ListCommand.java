@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
         sortOptions = false,
         usageHelpAutoWidth = true,
         description = {
-            "Lists the locks held now.",
+            "Lists the locks held now, and the semaphores of which permits are held (--all: every semaphore).",
             "",
             "For each: name, kind, holders (owner" + "\u00d7" + "holds; the owner shortened to the first 8 hex digits"
                     + " of its client id and its thread id), lease left, fencing token and number of waiters.",
@@ -27,6 +27,7 @@ import picocli.CommandLine.Option;
         footer = {
             "  relock list",
             "  relock list --pattern 'orders:*'",
+            "  relock list --all                 # with the semaphores nobody holds permits of",
             "",
             "  # locks whose lease runs out in less than 5 seconds, for a script (needs jq)",
             "  relock list --json | jq -c 'select(.leaseMillis >= 0 and .leaseMillis < 5000)'"
@@ -40,6 +41,9 @@ public final class ListCommand implements Callable<Integer> {
             description = "Only locks whose name matches this Redis glob (*, ?, [abc]; default: all).")
     String pattern;
 
+    @Option(names = "--all", description = "Also the semaphores of which no permit is held now.")
+    boolean all;
+
     @Option(names = "--json", description = "One JSON object per lock and line, for scripts; full owner ids.")
     boolean json;
 
@@ -47,7 +51,7 @@ public final class ListCommand implements Callable<Integer> {
     public Integer call() {
         List<LockInfo> locks;
         try (RelockClient client = connection.connect()) {
-            locks = client.list(pattern);
+            locks = client.list(pattern).stream().filter(lock -> all || lock.isHeld()).toList();
         }
         LockReport report = new LockReport(System.out);
         if (json) {

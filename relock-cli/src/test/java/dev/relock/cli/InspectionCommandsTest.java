@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.relock.RelockClient;
 import dev.relock.testredis.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -105,6 +106,21 @@ class InspectionCommandsTest {
         Launcher.Result json = Launcher.run("list", "--redis", redis.uri(), "--json");
         assertThat(json.exitCode()).isZero();
         assertThat(json.stdout()).isEmpty();
+    }
+
+    /** Issue 17: a semaphore nobody holds permits of is no lock held now; {@code --all} shows it. */
+    @Test
+    void listShowsASemaphoreNobodyHoldsOnlyWithAll() {
+        try (RelockClient client = RelockClient.builder().redisUri(redis.uri()).build()) {
+            assertThat(client.semaphore("pool").trySetPermits(3)).isTrue();
+        }
+        Launcher.Result held = Launcher.run("list", "--redis", redis.uri());
+        assertThat(held.exitCode()).as(held.describe()).isZero();
+        assertThat(held.stdout().trim()).isEqualTo("no locks");
+
+        Launcher.Result all = Launcher.run("list", "--redis", redis.uri(), "--all");
+        assertThat(all.exitCode()).as(all.describe()).isZero();
+        assertThat(all.stdout().lines()).hasSize(2).last().asString().startsWith("pool ").contains("semaphore");
     }
 
     @Test
