@@ -58,7 +58,7 @@ public final class RedisCalls {
             return bytes;
         }
 
-        @Override
+        // ProtocolKeyword.name() since Lettuce 6.7; no @Override, so the class also compiles against 6.6 (Boot 3.5)
         public String name() {
             return "WAITAOF";
         }
