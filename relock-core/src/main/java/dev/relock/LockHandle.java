@@ -43,6 +43,33 @@ public interface LockHandle extends AutoCloseable {
     CompletionStage<LeaseLost> whenLost();
 
     /**
+     * Extends the lease of this hold: once this returns, Redis keeps the hold at least {@code lease} from when the
+     * request was sent (on Redlock a majority of the servers do, and the hold counts as valid until {@code lease}
+     * minus the clock drift from the send, as after a renewal). An extension never shortens a lease: a hold with
+     * more than {@code lease} left keeps what it has (to give a hold up early, close it, or use
+     * {@link #releaseAfter}). A hold taken with an explicit lease stays explicit and is not renewed: it ends at the
+     * later of its former end and {@code lease} from now, unless extended again. A renewed hold stays renewed, and
+     * every renewal from then on asks for the longer of its lease and {@code lease}: a holder that dies then keeps
+     * the lock that long. The client counts the new lease from the send, never from the reply, so the holder is
+     * still told of a loss at its deadline before Redis can let anybody else in. One round trip (to every server at
+     * once on Redlock); any thread may call it.
+     *
+     * @param lease how long from now Redis must keep the hold at least
+     * @throws NullPointerException if lease is null
+     * @throws IllegalArgumentException if lease is zero or negative, or on Redlock not longer than the clock drift
+     *     allowance
+     * @throws IllegalStateException if this handle was closed (or given up with {@link #releaseAfter}), also by
+     *     another thread while the extension was under way, or the client was closed
+     * @throws LeaseLostException if the lease was lost before, or Redis no longer has the hold (its lease ran out,
+     *     the key was lost, the lock was forced open): the hold is reported lost then, once, as a renewal reports it
+     *     (the {@link LeaseLostListener}, {@link #whenLost()}); close the handle all the same
+     * @throws RedisUnavailableException if Redis (a majority of the servers) did not answer within the command
+     *     timeout: the client counts the lease it had (a renewed hold goes on being renewed); the extension may or
+     *     may not have reached Redis, and may be tried again
+     */
+    void extendLease(Duration lease);
+
+    /**
      * Gives up this hold.
      *
      * @throws LeaseLostException if the lease was lost before the hold was given up

@@ -19,7 +19,7 @@ import java.util.concurrent.locks.Lock;
  * <p>A hold has a lease kept by Redis. Without an explicit lease, the client's lease keeper
  * renews it every lease/3 for as long as it is held. With an explicit lease
  * ({@link #lock(long, TimeUnit)}, {@link #tryLock(long, long, TimeUnit)}) it is not renewed and
- * ends when the lease runs out. A hold whose lease was lost while held is reported to the
+ * ends when the lease runs out, unless the holder extends it ({@link #extendLease}). A hold whose lease was lost while held is reported to the
  * client's {@link LeaseLostListener}, makes {@link #isHeldByCurrentThread()} false and makes
  * {@link #unlock()} throw {@link LeaseLostException}.
  *
@@ -39,8 +39,8 @@ import java.util.concurrent.locks.Lock;
  * This suits code with no stable thread (futures, Reactor, Kotlin coroutines), where "the current
  * thread" means nothing and a thread-owned lock would refuse the release.
  *
- * <p>The returned stages complete on a Lettuce I/O thread, on one of the client's timer threads
- * (the Lettuce event executors), on the thread that cancels or closes the client, or, when the
+ * <p>The returned stages complete on one of the client's timer threads (the Lettuce event
+ * executors; never a Lettuce I/O thread), on the thread that cancels or closes the client, or, when the
  * outcome is known before the call returns (a command refused while disconnected), on the
  * calling thread. Callbacks must not
  * block there, and closing a handle blocks for a round trip that such a thread would have to
@@ -162,6 +162,24 @@ public interface RelockLock extends Lock {
      * @throws IllegalArgumentException if lease is not positive
      */
     CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait, Duration lease);
+
+    /**
+     * Extends the lease of the current thread's hold of this lock, as {@link LockHandle#extendLease} extends a
+     * handle's: once this returns, Redis keeps it at least {@code lease} from when the request was sent, and never
+     * less than before; an explicit lease stays explicit, a renewed one stays renewed (each renewal from then on for
+     * the longer of its lease and {@code lease}). The thread's re-entries share the one hold and its lease. Holds of
+     * handles ({@link #acquire()}, {@link #acquireAsync()}) are extended through their handle.
+     *
+     * @throws NullPointerException if lease is null
+     * @throws IllegalArgumentException if lease is zero or negative, or on Redlock not longer than the clock drift
+     *     allowance
+     * @throws IllegalMonitorStateException if the current thread does not hold this lock
+     * @throws LeaseLostException if the thread's hold was lost before, or Redis no longer has it: it is reported
+     *     lost then, once; every hold must still be {@link #unlock() unlocked}
+     * @throws RedisUnavailableException if Redis did not answer within the command timeout; the lease is the one
+     *     the client counted before
+     */
+    void extendLease(Duration lease);
 
     /** Whether any owner, in any client, holds the lock now. One round trip. */
     boolean isLocked();

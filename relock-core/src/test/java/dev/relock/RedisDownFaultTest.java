@@ -123,6 +123,34 @@ class RedisDownFaultTest {
     }
 
     @Test
+    void whileRedisIsPausedALeaseExtensionTimesOutAndTheHoldKeepsTheLeaseItHad() throws Exception {
+        List<LeaseLost> lost = new CopyOnWriteArrayList<>();
+        try (RedisServer server = RedisServer.start();
+                RelockClient client = client(server, Duration.ofSeconds(10), lost)) {
+            RelockLock lock = client.lock("extended-while-paused");
+            LockHandle handle = lock.tryAcquire(Duration.ZERO, Duration.ofSeconds(5)).orElseThrow();
+            server.pause();
+            try {
+                assertUnavailableWithin(COMMAND_TIMEOUT.plus(MARGIN), "extended-while-paused",
+                        () -> handle.extendLease(Duration.ofMinutes(1)));
+            } finally {
+                server.resume();
+            }
+            assertThat(client.heldLocks()).singleElement().satisfies(held -> {
+                assertThat(held.remainingLease()).as("the lease as counted before").isLessThanOrEqualTo(Duration.ofSeconds(5));
+                assertThat(held.renewed()).isFalse();
+            });
+            assertThat(handle.isValid()).isTrue();
+            handle.extendLease(Duration.ofMinutes(1));
+            assertThat(client.heldLocks()).singleElement()
+                    .satisfies(held -> assertThat(held.remainingLease()).isGreaterThan(Duration.ofSeconds(50)));
+            handle.close();
+            assertThat(lock.isLocked()).isFalse();
+            assertThat(lost).isEmpty();
+        }
+    }
+
+    @Test
     void aHoldFrozenLongerThanItsLeaseIsReportedLost() throws Exception {
         List<LeaseLost> lost = new CopyOnWriteArrayList<>();
         Duration lease = Duration.ofMillis(500);

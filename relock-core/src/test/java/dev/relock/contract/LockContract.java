@@ -20,14 +20,17 @@ import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -595,6 +598,156 @@ abstract class LockContract extends ContractBase {
                 .filteredOn(event -> event.lockName().equals("expiring-handle")).containsExactly(toldToHandle));
         assertThatThrownBy(handle::close).isInstanceOf(LeaseLostException.class)
                 .hasMessageContaining("expiring-handle");
+    }
+
+    @Test
+    void anExplicitLeaseExtendedKeepsOtherClientsOutPastItsFirstEndAndRunsOutAfterTheNewOne() throws Exception {
+        Map<String, Long> toldAt = new ConcurrentHashMap<>();
+        // this client's lease keeper makes its first pass after 10 s: the explicit leases have deadlines of their own
+        RelockClient holder = newClient(b -> b.leaseLostListener(event -> toldAt.put(event.lockName(), System.nanoTime())));
+        RelockLock byThread = holder.lock("extended");
+        RelockClient otherClient = newClient();
+
+        byThread.lock(1, TimeUnit.SECONDS);
+        LockHandle byHandle = holder.lock("extended-handle").tryAcquire(Duration.ZERO, Duration.ofSeconds(1))
+                .orElseThrow();
+        long extendedAt = System.nanoTime();
+        byThread.extendLease(Duration.ofSeconds(3));
+        byHandle.extendLease(Duration.ofSeconds(3));
+        byHandle.extendLease(Duration.ofMillis(100)); // an extension never shortens a lease
+        assertThat(holder.heldLocks()).as("explicit leases stay explicit").hasSize(2).allSatisfy(held -> {
+            assertThat(held.renewed()).isFalse();
+            assertThat(held.remainingLease()).isGreaterThan(Duration.ofSeconds(2));
+        });
+        assertThat(byThread.remainingLease()).as("as Redis counts it").hasValueSatisfying(left ->
+                assertThat(left).isGreaterThan(Duration.ofSeconds(2)).isLessThanOrEqualTo(Duration.ofSeconds(3)));
+        List<CompletableFuture<Long>> takenOver = new ArrayList<>();
+        for (String name : List.of("extended", "extended-handle")) {
+            takenOver.add(inNewThread("next-of-" + name, () -> {
+                RelockLock next = otherClient.lock(name);
+                assertThat(next.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("%s taken over", name).isTrue();
+                long acquiredAt = System.nanoTime();
+                next.unlock();
+                return acquiredAt;
+            }));
+        }
+
+        // nobody releases: the others get the locks once the extended leases ran out in Redis, or (Redlock) once
+        // the holder's validity ended (3 s - 3 s x 1 % - 50 ms) and it gave the lock up on every node
+        for (int i = 0; i < 2; i++) {
+            String name = i == 0 ? "extended" : "extended-handle";
+            long acquiredAt = resultOf(takenOver.get(i));
+            assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt - extendedAt))
+                    .as("ms from the extension until another client held %s", name)
+                    .isGreaterThanOrEqualTo(3_000 - 80).isLessThan(10_000);
+            assertThat(toldAt.get(name)).as("when the holder of %s was told", name).isNotNull()
+                    .isLessThanOrEqualTo(acquiredAt);
+        }
+        assertThat(byHandle.state()).isEqualTo(LeaseState.LOST);
+        assertThatThrownBy(byThread::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("extended");
+        assertThatThrownBy(byHandle::close).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("extended-handle");
+        assertThat(lost).as("each loss is told once").extracting(LeaseLost::lockName)
+                .containsExactlyInAnyOrder("extended", "extended-handle");
+    }
+
+    @Test
+    void aRenewedHoldExtendedStaysRenewedAndEveryRenewalAsksForTheLongerLease() throws Exception {
+        // the lease keeper renews every 200 ms
+        RelockClient client = newClient(b -> b.defaultLease(Duration.ofMillis(600)));
+        RelockLock lock = client.lock("extended-renewed");
+        RelockLock other = newClient().lock("extended-renewed");
+        LockHandle handle = lock.acquire();
+
+        handle.extendLease(Duration.ofSeconds(5));
+
+        assertThat(client.heldLocks()).singleElement().satisfies(held -> {
+            assertThat(held.renewed()).isTrue();
+            assertThat(held.remainingLease()).isGreaterThan(Duration.ofSeconds(4));
+        });
+        // renewals of 600 ms would let the 5 s run down (to 3.5 s after 1.5 s); renewals of 5 s keep it near 5 s
+        await().during(Duration.ofMillis(1500)).atMost(HANG).pollInterval(Duration.ofMillis(100))
+                .untilAsserted(() -> assertThat(lock.remainingLease()).hasValueSatisfying(left ->
+                        assertThat(left).isGreaterThan(Duration.ofSeconds(4))));
+        assertThat(other.tryLock()).isFalse();
+        handle.close();
+        assertThat(lost).isEmpty();
+        assertThat(other.tryLock()).isTrue();
+        other.unlock();
+    }
+
+    @Test
+    void extendingALostHoldThrowsLeaseLostExceptionTellsTheLossOnceAndTakesNothingBack() throws Exception {
+        // the lease keeper makes its first pass after 10 s: the extensions find the losses
+        RelockClient holder = newClient();
+        RelockLock byThread = holder.lock("extended-lost");
+        byThread.lock();
+        LockHandle byHandle = holder.lock("extended-lost-handle").acquire();
+        RelockClient operator = newClient();
+        assertThat(operator.lock("extended-lost").forceUnlock()).isTrue();
+        assertThat(operator.lock("extended-lost-handle").forceUnlock()).isTrue();
+
+        assertThatThrownBy(() -> byThread.extendLease(Duration.ofSeconds(5))).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("extended-lost");
+        assertThatThrownBy(() -> byHandle.extendLease(Duration.ofSeconds(5))).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("extended-lost-handle");
+        assertThat(byHandle.state()).isEqualTo(LeaseState.LOST);
+        assertThat(byHandle.whenLost().toCompletableFuture()).isCompleted();
+        assertThat(byThread.isHeldByCurrentThread()).isFalse();
+        soon().untilAsserted(() -> assertThat(lost).extracting(LeaseLost::lockName)
+                .containsExactlyInAnyOrder("extended-lost", "extended-lost-handle"));
+        // told already: asking again says so, and tells nobody again
+        assertThatThrownBy(() -> byThread.extendLease(Duration.ofSeconds(5))).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(() -> byHandle.extendLease(Duration.ofSeconds(5))).isInstanceOf(LeaseLostException.class);
+        assertThat(operator.lock("extended-lost").isLocked()).as("the extensions took nothing back").isFalse();
+        assertThat(operator.lock("extended-lost-handle").isLocked()).isFalse();
+        assertThat(lost).as("each loss is told once").hasSize(2);
+
+        assertThatThrownBy(byThread::unlock).isInstanceOf(LeaseLostException.class);
+        assertThat(byThread.getHoldCount()).isZero();
+        assertThatThrownBy(byHandle::close).isInstanceOf(LeaseLostException.class);
+        RelockLock next = operator.lock("extended-lost");
+        assertThat(next.tryLock()).isTrue();
+        next.unlock();
+    }
+
+    @Test
+    void extendLeaseRefusesBadLeasesClosedHandlesAndThreadsThatDoNotHoldTheLock() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("extend-refused");
+        assertThatThrownBy(() -> lock.extendLease(Duration.ofSeconds(1))).as("a thread that holds nothing")
+                .isExactlyInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("extend-refused");
+        lock.lock();
+        long token = lock.fencingToken().orElseThrow();
+        LockHandle handle = client.lock("extend-refused-handle").acquire();
+        for (Consumer<Duration> extension : List.<Consumer<Duration>>of(lock::extendLease, handle::extendLease)) {
+            assertThatThrownBy(() -> extension.accept(null)).isInstanceOf(NullPointerException.class)
+                    .hasMessageContaining("lease");
+            assertThatThrownBy(() -> extension.accept(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lease").hasMessageContaining("extend-refused");
+            assertThatThrownBy(() -> extension.accept(Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease");
+        }
+        assertThat(resultOf(inNewThread("not-the-holder", () -> {
+            assertThatThrownBy(() -> lock.extendLease(Duration.ofSeconds(1)))
+                    .isExactlyInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("extend-refused");
+            return lock.getHoldCount();
+        }))).isZero();
+        assertThat(lock.isHeldByCurrentThread()).as("still held after the refused calls").isTrue();
+        assertThat(lock.fencingToken()).hasValue(token);
+
+        lock.unlock();
+        assertThatThrownBy(() -> lock.extendLease(Duration.ofSeconds(1))).as("after the last unlock")
+                .isExactlyInstanceOf(IllegalMonitorStateException.class);
+        handle.close();
+        assertThatThrownBy(() -> handle.extendLease(Duration.ofSeconds(1))).as("a closed handle")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(lock.isLocked()).isFalse();
+        LockHandle heldAtClose = client.lock("extend-refused").acquire();
+        client.close();
+        assertThatThrownBy(() -> heldAtClose.extendLease(Duration.ofSeconds(1))).as("after the client closed")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(lost).isEmpty();
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** The read-write lock, as every deployment must serve it: sharing, exclusion, writer preference, re-entry, tokens. */
@@ -282,6 +283,38 @@ abstract class ReadWriteLockContract extends ContractBase {
         assertThat(downgraded.readLock().isHeldByCurrentThread()).as("the read hold lives on").isTrue();
         assertThatThrownBy(downgraded.writeLock()::unlock).isInstanceOf(LeaseLostException.class);
         downgraded.readLock().unlock();
+    }
+
+    @Test
+    void aReadersExtendedLeaseKeepsAWriterOutPastItsFirstEndAndTheReaderIsToldBeforeTheWriterGetsIn()
+            throws Exception {
+        RelockClient readerClient = newClient();
+        LockHandle reading = readerClient.readWriteLock("extended-read").readLock()
+                .tryAcquire(Duration.ZERO, Duration.ofMillis(500)).orElseThrow();
+        AtomicLong toldAt = new AtomicLong();
+        reading.whenLost().thenRun(() -> toldAt.set(System.nanoTime()));
+        RelockLock writer = newClient().readWriteLock("extended-read").writeLock();
+
+        long extendedAt = System.nanoTime();
+        reading.extendLease(Duration.ofMillis(1500));
+        assertThat(readerClient.heldLocks()).singleElement().satisfies(held -> {
+            assertThat(held.renewed()).isFalse();
+            assertThat(held.remainingLease()).isGreaterThan(Duration.ofMillis(1000));
+        });
+
+        // once the extended read lease ran out in Redis, or (Redlock) the reader's validity ended (1.5 s - 65 ms of
+        // drift) and it gave the lock up on every node
+        assertThat(writer.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        long acquiredAt = System.nanoTime();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt - extendedAt)).as("ms from the extension to the writer")
+                .isGreaterThanOrEqualTo(1500 - 65);
+        assertThat(toldAt.get()).as("when the reader was told").isPositive().isLessThanOrEqualTo(acquiredAt);
+        assertThatThrownBy(() -> reading.extendLease(Duration.ofSeconds(5))).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("extended-read");
+        assertThat(writer.isHeldByCurrentThread()).as("the late extension left the writer alone").isTrue();
+        writer.unlock();
+        assertThatThrownBy(reading::close).isInstanceOf(LeaseLostException.class);
+        assertThat(lost).as("the loss is told once").hasSize(1);
     }
 
     @Test

@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -171,6 +172,47 @@ abstract class SemaphoreContract extends ContractBase {
      * (permits were taken away while it waited) failed without leaving the queue, and its entry, at the head,
      * kept everyone behind it waiting until it expired (the 30 s hand-off turn the release gave it here).
      */
+    @Test
+    void permitsWhoseLeaseIsExtendedStayOutPastTheirFirstEndAndALostOnesExtensionIsRefused() throws Exception {
+        assumeThat(deployment().servesSemaphores()).isTrue();
+        RelockClient holderClient = newClient();
+        RelockSemaphore semaphore = holderClient.semaphore("extended-permits");
+        assertThat(semaphore.trySetPermits(2)).isTrue();
+        PermitHandle explicit = semaphore.tryAcquire(1, Duration.ZERO, Duration.ofMillis(500)).orElseThrow();
+        PermitHandle renewed = semaphore.tryAcquire(1, Duration.ZERO).orElseThrow();
+        AtomicLong toldAt = new AtomicLong();
+        explicit.whenLost().thenRun(() -> toldAt.set(System.nanoTime()));
+        assertThatThrownBy(() -> explicit.extendLease(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease").hasMessageContaining("semaphore 'extended-permits'");
+        assertThatThrownBy(() -> explicit.extendLease(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("lease");
+
+        long extendedAt = System.nanoTime();
+        explicit.extendLease(Duration.ofMillis(1500));
+        renewed.extendLease(Duration.ofSeconds(5));
+        assertThat(holderClient.heldLocks()).extracting(held -> held.renewed()).containsExactlyInAnyOrder(false, true);
+        assertThat(holderClient.heldLocks()).allSatisfy(held ->
+                assertThat(held.remainingLease()).isGreaterThan(Duration.ofMillis(1000)));
+
+        // the other client gets a permit once the extended lease ran out in Redis
+        PermitHandle next = newClient().semaphore("extended-permits").tryAcquire(1, HANG).orElseThrow();
+        long acquiredAt = System.nanoTime();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt - extendedAt)).as("ms from the extension to the next permit")
+                .isGreaterThanOrEqualTo(1500 - 65);
+        assertThat(toldAt.get()).as("when the holder was told").isPositive().isLessThanOrEqualTo(acquiredAt);
+        assertThatThrownBy(() -> explicit.extendLease(Duration.ofSeconds(5))).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("extended-permits");
+        assertThat(semaphore.availablePermits()).as("the late extension took no permit back").isZero();
+        assertThat(renewed.state()).isEqualTo(LeaseState.HELD);
+        assertThat(lost).as("the loss is told once").hasSize(1);
+        assertThatThrownBy(explicit::close).isInstanceOf(LeaseLostException.class);
+        renewed.close();
+        assertThatThrownBy(() -> renewed.extendLease(Duration.ofSeconds(5))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        next.close();
+        assertThat(semaphore.availablePermits()).isEqualTo(2);
+    }
+
     @Test
     void aWaiterRefusedAfterPermitsWereTakenAwayLeavesTheQueue() throws Exception {
         assumeThat(deployment().servesSemaphores()).isTrue();

@@ -337,6 +337,48 @@ class RedlockLockTest extends RedlockTestBase {
     }
 
     @Test
+    void aLeaseExtensionNeedsAMajorityGivesTheKeyBackToANodeThatLostItAndFindsALossByMajority() throws Exception {
+        RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
+        LockHandle handle = client.lock("extended").tryAcquire(Duration.ZERO, Duration.ofSeconds(3)).orElseThrow();
+        await().atMost(HANG).until(() -> nodesHolding("extended") == 5);
+        String owner = holderOn(nodes.get(4), "extended");
+        String key = "relock:{extended}";
+
+        // node 0 lost the key; nodes 1 and 2 cannot answer: 2 yes and 1 no are no majority either way
+        nodes.get(0).execute("DEL", key);
+        nodes.get(1).pause();
+        nodes.get(2).pause();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> handle.extendLease(Duration.ofSeconds(6)))
+                .isInstanceOf(RedisUnavailableException.class).hasMessageContaining("extended")
+                .hasMessageContaining("3 of 5 Redlock nodes answered, a majority needs 3");
+        assertThat(millisSince(start)).isLessThan(COMMAND_TIMEOUT.toMillis() + 1_000);
+        assertThat(client.heldLocks()).singleElement().satisfies(held -> assertThat(held.remainingLease())
+                .as("the lease as counted before").isLessThanOrEqualTo(Duration.ofSeconds(3)));
+        assertThat(handle.isValid()).isTrue();
+
+        // with a majority answering, the extension holds, and node 0 gets the key back once a majority confirmed
+        nodes.get(1).resume();
+        nodes.get(2).resume();
+        handle.extendLease(Duration.ofSeconds(6));
+        assertThat(client.heldLocks()).singleElement().satisfies(held -> assertThat(held.remainingLease())
+                .isGreaterThan(Duration.ofSeconds(5)));
+        await().atMost(HANG).until(() -> owner.equals(holderOn(nodes.get(0), "extended")));
+        assertThat(lost).isEmpty();
+
+        // a majority lost it
+        for (int node = 0; node < 3; node++) {
+            nodes.get(node).execute("DEL", key);
+        }
+        assertThatThrownBy(() -> handle.extendLease(Duration.ofSeconds(6))).isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("extended");
+        assertThat(lost).singleElement().satisfies(event -> assertThat(event.lockName()).isEqualTo("extended"));
+        await().atMost(HANG).until(() -> nodesHolding("extended") == 0);
+        assertThatThrownBy(handle::close).isInstanceOf(LeaseLostException.class);
+        assertThat(lost).as("told once").hasSize(1);
+    }
+
+    @Test
     void anAcquireThatTimedOutOnAPausedNodeLeavesNothingThereAfterItResumes() throws Exception {
         RelockClient client = newClient(b -> b.commandTimeout(COMMAND_TIMEOUT));
         RelockLock lock = client.lock("ambiguous");

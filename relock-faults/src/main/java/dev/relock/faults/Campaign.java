@@ -119,11 +119,13 @@ public final class Campaign {
                 this.servers = lockServers;
                 this.resources = resources;
                 history = out;
-                endNanos = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
                 for (int i = 0; i < WORKERS; i++) {
                     startWorker(seconds);
                 }
                 awaitWorkersStarted();
+                // counted from here, as each worker counts its seconds from its own start: on a loaded machine
+                // worker JVMs took 4 s to come up, which left a 6 s quick run no time for its fault
+                endNanos = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
                 injectUntilTheEnd(scenario, lockServers);
                 for (WorkerProcess worker : workers) {
                     if (!worker.awaitEnd(Duration.ofSeconds(60))) {

@@ -11,8 +11,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
-import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.support.LockException;
 
@@ -44,11 +44,15 @@ import net.javacrumbs.shedlock.support.LockException;
  * In both, {@link SimpleLock#unlock()} before {@code lockAtLeastFor} has passed since the lock
  * was taken leaves the lock taken in Redis until then, and frees it on its own.
  *
- * <p>{@link SimpleLock#extend} is not supported (this is not an {@code ExtensibleLockProvider}):
- * with the default lease nothing needs extending. Redis trouble surfaces from {@link #lock} as
- * {@link RelockException}, which names the lock, after at most the client's command timeout.
+ * <p>{@link SimpleLock#extend} (and so ShedLock's {@code LockExtender}) extends the lease to at
+ * least {@code lockAtMostFor} from now, never shortening it: with {@link Lease#LOCK_AT_MOST_FOR}
+ * the lock then ends {@code lockAtMostFor} from now unless extended again; with the default lease
+ * it goes on being renewed, every renewal for at least {@code lockAtMostFor}, so a node that dies
+ * leaves the lock taken that long. An extension of a lock whose lease was lost returns empty. Redis
+ * trouble surfaces from {@link #lock} and {@link SimpleLock#extend} as {@link RelockException},
+ * which names the lock, after at most the client's command timeout.
  */
-public final class RelockLockProvider implements LockProvider {
+public final class RelockLockProvider implements ExtensibleLockProvider {
 
     /** How long a job's lock lives while it is held. */
     public enum Lease {

@@ -173,6 +173,76 @@ class RelockLockProviderTest {
     }
 
     @Test
+    void extendKeepsAClassicLockUntilTheNewLockAtMostForAndUsesUpTheOldLock() {
+        RelockLockProvider classicA = new RelockLockProvider(clientA, "shedlock", RelockLockProvider.Lease.LOCK_AT_MOST_FOR);
+        SimpleLock lock = classicA.lock(job("report", Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
+        long extendedAt = System.nanoTime();
+
+        SimpleLock extended = lock.extend(Duration.ofMillis(1500), Duration.ZERO).orElseThrow();
+
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'shedlock:report'").hasMessageContaining("extended");
+        assertThatThrownBy(() -> lock.extend(Duration.ofMinutes(1), Duration.ZERO))
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(instanceB.lock(job("report", Duration.ofMinutes(1), Duration.ZERO))).isEmpty();
+        await().atMost(HANG).pollInterval(Duration.ofMillis(20)).until(() -> !locked("report"));
+        assertThat(Duration.ofNanos(System.nanoTime() - extendedAt)).as("held from the extension")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(1400));
+        Optional<SimpleLock> next = instanceB.lock(job("report", Duration.ofMinutes(1), Duration.ZERO));
+        assertThat(next).isPresent();
+        extended.unlock(); // the lost lease is logged, not thrown
+        assertThat(locked("report")).as("the other instance's lock is untouched").isTrue();
+        next.get().unlock();
+    }
+
+    @Test
+    void anExtendedLockCountsLockAtLeastForFromTheExtensionAndItsRenewalsAskForLockAtMostFor() {
+        SimpleLock lock = instanceA.lock(job("cleanup", Duration.ofMinutes(1), Duration.ZERO)).orElseThrow();
+        long extendedAt = System.nanoTime();
+
+        SimpleLock extended = lock.extend(Duration.ofMinutes(1), Duration.ofSeconds(2)).orElseThrow();
+
+        // renewed while the job runs, now each time for lockAtMostFor instead of the client's 400 ms
+        await().during(SHORT_LEASE.multipliedBy(2)).atMost(HANG).untilAsserted(() ->
+                assertThat(clientA.lock(instanceA.lockName("cleanup")).remainingLease()).hasValueSatisfying(left ->
+                        assertThat(left).isGreaterThan(Duration.ofSeconds(50))));
+        extended.unlock();
+        assertThat(instanceB.lock(job("cleanup", Duration.ofMinutes(1), Duration.ZERO))).isEmpty();
+        await().atMost(HANG).pollInterval(Duration.ofMillis(20)).until(() -> !locked("cleanup"));
+        assertThat(Duration.ofNanos(System.nanoTime() - extendedAt)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void extendingALostLockReturnsEmptyAndGivesTheHoldUp() {
+        RelockLockProvider classicA = new RelockLockProvider(clientA, "shedlock", RelockLockProvider.Lease.LOCK_AT_MOST_FOR);
+        SimpleLock lock = classicA.lock(job("report", Duration.ofMillis(200), Duration.ZERO)).orElseThrow();
+        await().atMost(HANG).until(() -> !locked("report"));
+
+        assertThat(lock.extend(Duration.ofMinutes(1), Duration.ZERO)).isEmpty();
+
+        assertThat(locked("report")).as("the extension took nothing back").isFalse();
+        assertThat(clientA.heldLocks()).as("the lost hold is given up").isEmpty();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void badExtensionsAreNamedAndLeaveTheLockUsable() {
+        SimpleLock lock = instanceA.lock(job("report", Duration.ofMinutes(1), Duration.ZERO)).orElseThrow();
+
+        assertThatThrownBy(() -> lock.extend(null, Duration.ZERO))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("lockAtMostFor");
+        assertThatThrownBy(() -> lock.extend(Duration.ofMinutes(1), null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("lockAtLeastFor");
+        assertThatThrownBy(() -> lock.extend(Duration.ZERO, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockAtMostFor");
+        assertThatThrownBy(() -> lock.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockAtLeastFor");
+
+        lock.unlock();
+        assertThat(locked("report")).isFalse();
+    }
+
+    @Test
     void badArgumentsAreNamed() {
         assertThatThrownBy(() -> new RelockLockProvider(clientA, " ", RelockLockProvider.Lease.LOCK_AT_MOST_FOR))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("namePrefix");

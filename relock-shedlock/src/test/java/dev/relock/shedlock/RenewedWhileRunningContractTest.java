@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * ShedLock's contract with the default {@link RelockLockProvider.Lease#RENEWED_WHILE_RUNNING}.
- * One test of the contract is replaced on purpose: it expects a held lock to free itself after
+ * Two tests of the contract are replaced on purpose: they expect a held lock to free itself after
  * {@code lockAtMostFor}, and this lease keeps it while its holder lives, as ShedLock's
  * {@code KeepAliveLockProvider} does.
  */
@@ -36,6 +36,20 @@ class RenewedWhileRunningContractTest extends ShedLockContractTestBase {
                 .untilAsserted(() -> assertLocked(job));
 
         lock.get().unlock();
+        assertUnlocked(job);
+    }
+
+    /** Replaces the contract's test: a renewed lease does not expire, so this one is lost by force. */
+    @Test
+    @Override
+    public void shouldNotBeAbleToExtendExpiredLock() {
+        String job = "job-" + System.nanoTime();
+        Optional<SimpleLock> lock = provider().lock(
+                new LockConfiguration(Instant.now(), job, Duration.ofMillis(2), Duration.ZERO));
+        assertThat(lock).isPresent();
+        assertThat(client.lock(provider().lockName(job)).forceUnlock()).isTrue();
+
+        assertThat(lock.get().extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
         assertUnlocked(job);
     }
 }

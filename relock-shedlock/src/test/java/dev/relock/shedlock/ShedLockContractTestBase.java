@@ -5,17 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relock.RelockClient;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
-import net.javacrumbs.shedlock.core.LockProvider;
-import net.javacrumbs.shedlock.test.support.AbstractLockProviderIntegrationTest;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
+import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * ShedLock's own contract test for lock providers (and its fuzz tester, which it runs) against
- * relock on a real redis-server from the fixture. The contract makes a new test instance, and so
- * a new lock name, per test; the server and client live as long as the class.
+ * ShedLock's own contract test for extensible lock providers (and its fuzz tester, which it runs)
+ * against relock on a real redis-server from the fixture. The contract makes a new test instance,
+ * and so a new lock name, per test; the server and client live as long as the class.
  */
-abstract class ShedLockContractTestBase extends AbstractLockProviderIntegrationTest {
+abstract class ShedLockContractTestBase extends AbstractExtensibleLockProviderIntegrationTest {
 
     /**
      * The default lease of the client: short, so that renewal is what keeps a lock alive, yet long enough for a
@@ -44,7 +44,7 @@ abstract class ShedLockContractTestBase extends AbstractLockProviderIntegrationT
     abstract RelockLockProvider provider();
 
     @Override
-    protected LockProvider getLockProvider() {
+    protected ExtensibleLockProvider getLockProvider() {
         return provider();
     }
 

@@ -1,9 +1,11 @@
 package dev.relock.integration;
 
-import dev.relock.LockInfo;
+import dev.relock.LeaseLostException;
 import dev.relock.RelockClient;
+import dev.relock.RelockException;
 import java.time.Duration;
 import java.util.Objects;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
@@ -25,14 +27,16 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * promises: reentrant per thread, fair, a lease renewed by the client's lease keeper while held
  * (so no renewal scheduler and no {@link #renewLock} calls are needed), fencing tokens. A lock
  * taken with an explicit time-to-live ({@link DistributedLock#lock(Duration)},
- * {@link DistributedLock#tryLock(Duration, Duration)}) keeps exactly that lease, not renewed.
+ * {@link DistributedLock#tryLock(Duration, Duration)}) keeps that lease, not renewed, unless the
+ * holding thread extends it with {@link #renewLock}.
  *
  * <p>Exceptions are those users of {@code RedisLockRegistry} handle: {@code unlock()} by a thread
  * that does not hold the lock throws {@link IllegalStateException}, {@code unlock()} of a hold
- * whose lease ran out throws {@link java.util.ConcurrentModificationException}, and a
+ * whose lease ran out throws {@link java.util.ConcurrentModificationException}, a
  * {@code tryLock} that cannot reach Redis throws
- * {@link org.springframework.dao.CannotAcquireLockException}; each has relock's exception as its
- * cause. {@code lock()} and {@code lockInterruptibly()} keep trying through Redis trouble.
+ * {@link org.springframework.dao.CannotAcquireLockException}, and {@link #renewLock} of a lock the
+ * current thread does not hold (or whose lease was lost) throws {@link IllegalStateException}; each
+ * has relock's exception as its cause. {@code lock()} and {@code lockInterruptibly()} keep trying through Redis trouble.
  *
  * <p>The registry holds no state besides its client and registry key: {@link #obtain} returns a
  * fresh, cheap lock object each time, so there is no cache to bound or to expire. It does not own
@@ -94,31 +98,28 @@ public final class RelockLockRegistry
     }
 
     /**
-     * Checks that this registry's client holds the lock for {@code lockKey} in Redis (one round
-     * trip). The lease needs no renewal call: the client's lease keeper renews it while it is held.
-     *
-     * @throws IllegalStateException if the lock is not held by this registry's client
+     * As {@link #renewLock(Object, Duration)} with the client's default lease, which plays the part
+     * of {@code RedisLockRegistry}'s {@code expireAfter}.
      */
     @Override
     public void renewLock(Object lockKey) {
-        String name = lockName(lockKey);
-        LockInfo info = client.inspect(name);
-        String ownerPrefix = client.clientId() + ":";
-        boolean heldByThisClient =
-                info.holders().keySet().stream().anyMatch(owner -> owner.startsWith(ownerPrefix));
-        if (!heldByThisClient) {
-            throw new IllegalStateException("Could not renew lock '" + name
-                    + "': it is not held by relock client " + client.clientId());
-        }
+        renewLock(lockKey, client.settings().defaultLease());
     }
 
     /**
-     * As {@link #renewLock(Object)}; {@code ttl} is not applied. A lease the lease keeper renews
-     * needs none, and a lock taken with an explicit time-to-live keeps the one it was taken with.
+     * Extends the lease of the current thread's hold of the lock for {@code lockKey}
+     * ({@code RelockLock.extendLease}, one round trip): Redis keeps it at least {@code ttl} from
+     * now, and never less than before. A lock taken with an explicit time-to-live then ends
+     * {@code ttl} from now (or later, if more was left); a lock the lease keeper renews goes on
+     * being renewed, each renewal for at least {@code ttl}.
      *
      * @throws NullPointerException if ttl is null
      * @throws IllegalArgumentException if ttl is not positive
-     * @throws IllegalStateException if the lock is not held by this registry's client
+     * @throws IllegalStateException if the current thread does not hold the lock, or its lease was
+     *     lost (the lease-lost listener has been told; {@code unlock()} then throws
+     *     {@link java.util.ConcurrentModificationException}), with relock's exception as the cause
+     * @throws DataAccessResourceFailureException if Redis did not answer within the client's command
+     *     timeout; the lease is unchanged
      */
     @Override
     public void renewLock(Object lockKey, Duration ttl) {
@@ -126,7 +127,18 @@ public final class RelockLockRegistry
         if (ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("ttl must be positive, was " + ttl);
         }
-        renewLock(lockKey);
+        String name = lockName(lockKey);
+        try {
+            client.lock(name).extendLease(ttl);
+        } catch (LeaseLostException e) {
+            // caught before its supertype IllegalMonitorStateException: the thread did hold it
+            throw new IllegalStateException("Could not renew lock '" + name + "': its lease was lost", e);
+        } catch (IllegalMonitorStateException e) {
+            throw new IllegalStateException("Could not renew lock '" + name
+                    + "': it is not held by the current thread", e);
+        } catch (RelockException e) {
+            throw new DataAccessResourceFailureException("Could not renew lock '" + name + "'", e);
+        }
     }
 
     @Override

@@ -216,21 +216,68 @@ class RelockLockRegistryTest extends OneRedisPerClass {
     }
 
     @Test
-    void renewLockChecksThatThisInstanceHoldsTheLock() throws Exception {
+    void renewLockWithATimeToLiveKeepsTheOtherInstanceOutPastTheFirstOne() throws Exception {
+        DistributedLock lock = instanceA.obtain("job");
+        lock.lock(Duration.ofMillis(500));
+        long renewedAt = System.nanoTime();
+        instanceA.renewLock("job", Duration.ofSeconds(2));
+
+        long otherGotItAfter = inOtherThread(() -> {
+            DistributedLock other = instanceB.obtain("job");
+            assertThat(other.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            long after = System.nanoTime() - renewedAt;
+            other.unlock();
+            return after;
+        });
+
+        assertThat(Duration.ofNanos(otherGotItAfter)).as("from the renewal until the other instance held it")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(1900)).isLessThan(HANG);
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
+    }
+
+    @Test
+    void renewLockWithoutATimeToLiveExtendsToTheClientsDefaultLease() {
+        RelockClient longLease = newClient(b -> b.defaultLease(Duration.ofSeconds(20)));
+        RelockLockRegistry registry = new RelockLockRegistry(longLease, "app");
+        DistributedLock lock = registry.obtain("job");
+        lock.lock(Duration.ofMillis(500));
+
+        registry.renewLock("job");
+
+        assertThat(longLease.lock("app:job").remainingLease()).hasValueSatisfying(left ->
+                assertThat(left).isGreaterThan(Duration.ofSeconds(10)));
+        assertThat(longLease.heldLocks()).singleElement()
+                .satisfies(held -> assertThat(held.renewed()).as("renewed by the lease keeper").isFalse());
+        lock.unlock();
+    }
+
+    @Test
+    void renewLockRefusesAThreadThatDoesNotHoldTheLockAndALostLease() throws Exception {
         assertThatThrownBy(() -> instanceA.renewLock("job"))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'app:job'");
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'app:job'")
+                .hasCauseInstanceOf(IllegalMonitorStateException.class);
 
         DistributedLock lock = instanceA.obtain("job");
         lock.lock();
         instanceA.renewLock("job");
-        inOtherThread(() -> {
-            instanceA.renewLock("job", Duration.ofSeconds(30));
-            return null;
-        });
+        instanceA.renewLock("job", Duration.ofSeconds(30));
+        Throwable fromAnotherThread = inOtherThread(() -> catchThrowable(() -> instanceA.renewLock("job")));
+        assertThat(fromAnotherThread).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'app:job'").hasMessageContaining("current thread");
         assertThatThrownBy(() -> instanceB.renewLock("job")).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> instanceA.renewLock("job", Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl");
+        assertThatThrownBy(() -> instanceA.renewLock("job", null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("ttl");
         lock.unlock();
+
+        DistributedLock expiring = instanceA.obtain("expiring");
+        expiring.lock(Duration.ofMillis(200));
+        await().atMost(HANG).until(() -> !clientA.lock("app:expiring").isLocked());
+        assertThatThrownBy(() -> instanceA.renewLock("expiring")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'app:expiring'").hasMessageContaining("lost")
+                .hasCauseInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(expiring::unlock).isInstanceOf(ConcurrentModificationException.class);
     }
 
     @Test

@@ -60,6 +60,27 @@ public interface Engine {
     void release(Hold hold, long delayMillis, boolean byHandle);
 
     /**
+     * Extends the lease of {@code hold} (see {@code LockHandle.extendLease}): Redis, or a majority of the nodes, keeps
+     * it at least {@code leaseMillis} from the send, never less than before; the hold's lease end here moves as the
+     * confirmation proves, and a renewed hold is renewed for at least {@code leaseMillis} from then on. Never sent
+     * after the hold's release. The caller has checked the lease ({@link #checkLease}) and that the hold is not known
+     * lost.
+     *
+     * @throws LeaseLostException if Redis no longer has the hold (it is reported lost first, once), or it was lost at
+     *     its deadline meanwhile
+     * @throws IllegalStateException if the hold is released, or being released, meanwhile
+     * @throws dev.relock.RedisUnavailableException if Redis (a majority) did not answer within the command timeout;
+     *     nothing changes here
+     */
+    void extendLease(Hold hold, long leaseMillis);
+
+    /** The exception of a lease extension of {@code hold} once the hold is given up, or being given up. */
+    static IllegalStateException releasedAtExtension(Hold hold) {
+        return new IllegalStateException("the lease of " + hold.mode.description + " '" + hold.lockName
+                + "' cannot be extended: the hold was given up");
+    }
+
+    /**
      * Refuses an explicit lease this engine cannot keep.
      *
      * @param given the lease as the caller wrote it, for the message

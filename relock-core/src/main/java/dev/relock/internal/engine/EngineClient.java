@@ -57,8 +57,6 @@ public final class EngineClient implements RelockClient {
             ThreadLocal.withInitial(() -> clientId + ":" + Thread.currentThread().getId());
     // set once, before the constructor returns
     private final Engine engine;
-    // what a handle calls to give up its hold: one instance for all of them
-    private final HoldHandle.Release releaseOfHandles;
 
     /**
      * Connects: {@code connect} makes the engine for this client (it may keep the client, whose
@@ -69,7 +67,6 @@ public final class EngineClient implements RelockClient {
         this.settings = settings;
         this.listeners = List.copyOf(listeners);
         this.engine = connect.apply(this);
-        this.releaseOfHandles = (hold, delayMillis) -> engine.release(hold, delayMillis, true);
     }
 
     /** The engine, for tests and diagnostics that need what one deployment found (e.g. its server's features). */
@@ -213,11 +210,6 @@ public final class EngineClient implements RelockClient {
 
     public long defaultLeaseMillis() {
         return settings.defaultLease().toMillis();
-    }
-
-    /** What a handle calls to give up its hold: one instance for all of them. */
-    public HoldHandle.Release releaseOfHandles() {
-        return releaseOfHandles;
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.relock.internal.engine;
 
+import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.RelockLock;
@@ -82,7 +83,7 @@ public final class EngineLock implements RelockLock {
 
     /** A handle whose close() gives up one hold of {@code hold}. */
     private LockHandle handleOf(Hold hold) {
-        return new HoldHandle(client.releaseOfHandles(), hold);
+        return new HoldHandle(engine, hold);
     }
 
     /** The current thread's hold on this lock in this client, or null. No round trip. */
@@ -221,6 +222,25 @@ public final class EngineLock implements RelockLock {
         long millis = Math.max(1, unit.toMillis(lease));
         engine.checkLease(name, millis, lease + " " + unit);
         return millis;
+    }
+
+    // ---- extending ------------------------------------------------------------------------
+
+    @Override
+    public void extendLease(Duration lease) {
+        long leaseMillis = Durations.leaseMillis(lease, describe(mode, name));
+        engine.checkLease(name, leaseMillis, lease.toString());
+        client.ensureOpen();
+        Hold hold = currentThreadsHold();
+        if (hold == null) {
+            throw new IllegalMonitorStateException(describe(mode, name) + " is not held by the current thread ("
+                    + Thread.currentThread().getName() + "), so it has no lease to extend");
+        }
+        if (hold.state() == LeaseState.LOST) {
+            // told once already, when it was found lost; each hold must still be unlocked
+            throw new LeaseLostException(name, hold.lostReason() + "; unlock() each hold");
+        }
+        engine.extendLease(hold, leaseMillis);
     }
 
     // ---- releasing ------------------------------------------------------------------------

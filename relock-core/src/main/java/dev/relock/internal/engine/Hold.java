@@ -8,6 +8,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
 
 /**
  * One owner's hold on one lock in one mode (a writer that downgraded has two), as this client knows it: the fencing token, how many times the
@@ -15,8 +16,19 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threads: the owner changes the hold count; the lease keeper thread confirms leases and may
  * mark the hold lost; any thread reads. State moves only HELD -> RELEASED or HELD -> LOST.
- * {@code leaseStartNanos} is when the request that last set the lease was <em>sent</em>, so the
- * lease as seen here never outlives the one Redis keeps.
+ *
+ * <p>The lease. {@code leaseStartNanos + leaseMillis} is when the lease ends by this client's count: the send time
+ * of a request that Redis confirmed, plus the lease it asked for (Redis starts it on arrival, so the end here never
+ * comes after Redis's). Every request that sets a lease (acquisition, re-entry, renewal, {@code extendLease}) only
+ * ever lengthens it in Redis, so the end here is the latest end any confirmed request proves, and confirmations may
+ * be counted in any order. {@code leaseMillis} never decreases either: it is what renewals ask for, and what the
+ * engines take their drift allowance from; where the end was proved by a shorter lease, the start is set back so
+ * the pair still gives that end (a larger drift, so an earlier deadline: the safe side). The pair changes only
+ * under this hold's monitor, the start written before the lease, and readers read the lease first: a reader that
+ * catches a change half done sees a new start with an old, never larger, lease, so an end no later than the true
+ * one. The same monitor orders a confirmed lease change against a loss at the deadline ({@link #loseAtDeadline}),
+ * so an extension counted in time keeps the hold, and one counted after finds it lost. Lease changes under the
+ * monitor never send or block (the single-server engine also sends a lost hold's release under it, once).
  *
  * <p>Footprint: a client may hold 100,000s of these, so a hold is one object: counters and state
  * are fields changed through VarHandles (no Atomic* beside it), the future that tells of a loss is
@@ -65,6 +77,7 @@ public final class Hold {
     // sees it; a lose() that finds it set has lost the race and leaves the state alone
     private volatile String lostReason;
     private volatile boolean renewed;
+    // the lease pair: written under this monitor, the start first; read the lease first (see the class comment)
     private volatile long leaseMillis;
     private volatile long leaseStartNanos;
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
@@ -100,12 +113,11 @@ public final class Hold {
     /** Another hold by the same owner; Redis has already extended the lease to at least leaseMillis. */
     public void reenter(long leaseMillis, boolean renew, long sentNanos) {
         HOLDS.getAndAdd(this, 1);
-        if (renew) {
-            renewed = true;
-        }
-        if (sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis) - leaseEndNanos() > 0) {
-            this.leaseMillis = leaseMillis;
-            this.leaseStartNanos = sentNanos;
+        synchronized (this) {
+            if (renew) {
+                renewed = true;
+            }
+            lengthen(sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
         }
     }
 
@@ -126,15 +138,49 @@ public final class Hold {
         return leaseMillis;
     }
 
-    /** Redis confirmed a renewal of leaseMillis sent at sentNanos. Lease keeper thread. */
-    public void leaseRenewed(long sentNanos) {
-        if (sentNanos - leaseStartNanos > 0) {
-            leaseStartNanos = sentNanos;
+    /**
+     * Redis confirmed a renewal that asked for {@code leaseMillis} (the lease when the renewal was sent, which an
+     * extension may have raised since), counted from {@code startNanos}: its send time (less the drift, on Redlock).
+     * Lease keeper thread.
+     */
+    public synchronized void leaseRenewed(long startNanos, long leaseMillis) {
+        lengthen(startNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
+    }
+
+    /**
+     * Redis confirmed an extension to at least {@code leaseMillis} from {@code startNanos} (its send time, less the
+     * drift on Redlock): the end here moves there unless it is later already, and from now on renewals ask for at
+     * least {@code leaseMillis}. Any thread.
+     *
+     * @return false, changing nothing, if the hold is no longer held (lost at its deadline meanwhile, or released)
+     */
+    public synchronized boolean leaseExtended(long startNanos, long leaseMillis) {
+        if (state != LeaseState.HELD) {
+            return false;
         }
+        lengthen(startNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
+        return true;
+    }
+
+    /**
+     * Moves the lease end to {@code endNanos} if that is later, and the lease to {@code leaseMillis} if that is
+     * longer; the start follows so that the pair gives the end, and is written first (see the class comment). Caller
+     * holds this monitor.
+     */
+    private void lengthen(long endNanos, long leaseMillis) {
+        long lease = Math.max(this.leaseMillis, leaseMillis);
+        long end = leaseEndNanos();
+        if (endNanos - end > 0) {
+            end = endNanos;
+        }
+        leaseStartNanos = end - TimeUnit.MILLISECONDS.toNanos(lease);
+        this.leaseMillis = lease;
     }
 
     public long leaseEndNanos() {
-        return leaseStartNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        // the lease before the start: see the class comment
+        long lease = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        return leaseStartNanos + lease;
     }
 
     public boolean leaseEndedBy(long nowNanos) {
@@ -187,15 +233,39 @@ public final class Hold {
      * already lost or released.
      */
     public boolean lose(String reason) {
-        // of two lose() calls at once, only the one that set the reason may set LOST, so the reason stays the one
-        // that is reported
-        if (state != LeaseState.HELD || !LOST_REASON.compareAndSet(this, (String) null, reason)
-                || !STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST)) {
+        if (!markLost(reason)) {
             return false;
         }
+        tellLost(reason);
+        return true;
+    }
+
+    /**
+     * As {@link #lose}, but only if by {@code nowNanos} the hold is past the deadline {@code deadlineOf} gives: checked
+     * and marked under the monitor that orders lease changes, so a lease extension confirmed meanwhile keeps the hold
+     * (false). {@link #whenLost()} completes after the monitor is let go, as its callbacks may do anything.
+     */
+    public boolean loseAtDeadline(long nowNanos, ToLongFunction<Hold> deadlineOf, String reason) {
+        synchronized (this) {
+            if (nowNanos - deadlineOf.applyAsLong(this) < 0 || !markLost(reason)) {
+                return false;
+            }
+        }
+        tellLost(reason);
+        return true;
+    }
+
+    /** Sets the state LOST and the reason, once; false if it was lost or released already. */
+    private boolean markLost(String reason) {
+        // of two lose() calls at once, only the one that set the reason may set LOST, so the reason stays the one
+        // that is reported
+        return state == LeaseState.HELD && LOST_REASON.compareAndSet(this, (String) null, reason)
+                && STATE.compareAndSet(this, LeaseState.HELD, LeaseState.LOST);
+    }
+
+    private void tellLost(String reason) {
         whenLost().complete(new LeaseLost(lockName, fencingToken, reason));
         span.ended(this, true);
-        return true;
     }
 
     /** True the first time only: the caller sends the release of this lost hold. Caller holds this monitor. */

@@ -1,6 +1,7 @@
 package dev.relock.internal.engine;
 
 import dev.relock.LeaseLost;
+import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import java.lang.invoke.MethodHandles;
@@ -13,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * One acquisition of a {@link Hold}; closing it gives up that one hold, once. Kept by the caller
  * for as long as the hold lasts, so it is one small object: the closed flag is a field set through
- * a VarHandle, and the release callback is the client's one instance.
+ * a VarHandle, and the engine that releases and extends the hold is the client's one instance.
  *
  * <p>Public because the single-server engine makes handles of holds it takes at once (multi-lock) and semaphore permits.
  */
@@ -29,19 +30,13 @@ public class HoldHandle implements LockHandle {
         }
     }
 
-    /** Gives up one hold; when it is the owner's last, the lock stays taken {@code delayMillis} (if positive). */
-    @FunctionalInterface
-    public interface Release {
-        void release(Hold hold, long delayMillis);
-    }
-
-    private final Release release;
+    private final Engine engine;
     private final Hold hold;
     private volatile boolean closed; // CLOSED
 
-    /** A handle whose close() or releaseAfter(...) gives the hold to {@code release}, once. */
-    public HoldHandle(Release release, Hold hold) {
-        this.release = release;
+    /** A handle whose close() or releaseAfter(...) gives the hold up through {@code engine}, once. */
+    public HoldHandle(Engine engine, Hold hold) {
+        this.engine = engine;
         this.hold = hold;
     }
 
@@ -69,7 +64,7 @@ public class HoldHandle implements LockHandle {
     @Override
     public void close() {
         if (CLOSED.compareAndSet(this, false, true)) {
-            release.release(hold, 0);
+            engine.release(hold, 0, true);
         }
     }
 
@@ -80,13 +75,28 @@ public class HoldHandle implements LockHandle {
             long nanos = Durations.saturatedNanos(delay);
             // a positive delay shorter than a millisecond still delays
             try {
-                release.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
+                engine.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)), true);
             } catch (IllegalStateException refused) {
                 // refused before anything was sent (a downgraded write hold): still held, and still to close
                 CLOSED.set(this, false);
                 throw refused;
             }
         }
+    }
+
+    @Override
+    public void extendLease(Duration lease) {
+        long leaseMillis = Durations.leaseMillis(lease, hold.mode.description + " '" + hold.lockName + "'");
+        engine.checkLease(hold.lockName, leaseMillis, lease.toString());
+        if (closed) {
+            throw new IllegalStateException("the handle of '" + hold.lockName + "' (fencing token " + hold.fencingToken
+                    + ") is closed: its hold was given up, and there is no lease left to extend");
+        }
+        if (hold.state() == LeaseState.LOST) {
+            // told once already, when it was found lost
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        engine.extendLease(hold, leaseMillis);
     }
 
     @Override

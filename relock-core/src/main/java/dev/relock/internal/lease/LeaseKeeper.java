@@ -51,7 +51,11 @@ public final class LeaseKeeper implements AutoCloseable {
         /** When {@code hold} is reported lost unless a renewal extends it first, on the keeper's clock. */
         long deadlineOf(Hold hold);
 
-        /** {@code hold}, held and not being released, is past its deadline: report it lost, and say why. */
+        /**
+         * {@code hold}, held and not being released, is past its deadline: report it lost, and say why, unless a
+         * lease extension confirmed on another thread since the keeper looked has moved the deadline
+         * ({@link Hold#loseAtDeadline} decides the two atomically).
+         */
         void deadlinePassed(Hold hold);
 
         /**

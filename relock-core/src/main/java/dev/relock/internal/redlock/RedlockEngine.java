@@ -54,6 +54,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,8 +95,9 @@ import org.slf4j.LoggerFactory;
  *       reaches a node after the owner's next attempt leaves that attempt's hold alone.</li>
  *   <li>{@link #dispatch} orders renewals against releases: the lease keeper sends a batch, and an
  *       owner marks a hold releasing and sends its release, each under the lock; a restore (a node
- *       that lost the key takes it back) is sent under it only for a hold still held, so none
- *       reaches a node after the release or the clean-up of a lost hold.</li>
+ *       that lost the key takes it back) and a lease extension ({@link #extendLease}) are sent under
+ *       it only for a hold still held, so none reaches a node after the release or the clean-up of a
+ *       lost hold.</li>
  * </ul>
  *
  * <p>Public because the builder, in the API package, connects through it.
@@ -292,6 +294,71 @@ public final class RedlockEngine implements Engine {
             throw Engine.lostAtReentry(held);
         }
         throw unavailable("re-entry", held.lockName, poll);
+    }
+
+    /**
+     * renew.lua for the one hold on every node, as a renewal round: a majority of confirmations extends the validity
+     * to {@code sent - drift + lease}, a node that had lost the key is given it back, and so many refusals that no
+     * majority can confirm it mean the hold is lost. Sent under the {@link #dispatch} lock, only while the hold is
+     * held and not being released, so it never reaches a node after the release or the clean-up of a loss.
+     */
+    @Override
+    public void extendLease(Hold hold, long leaseMillis) {
+        core.ensureOpen();
+        if (hold.leaseEndedBy(System.nanoTime())) {
+            // its validity is over: a majority may have let it go, so the lock is lost, unless an extension on
+            // another thread has just moved it (checked again under the hold's monitor)
+            reportLostAtDeadline(hold, "its lease (minus clock drift) ran out while it was held", Hold::leaseEndNanos);
+        }
+        if (hold.state() == LeaseState.LOST) {
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        long[] sent = new long[1];
+        Poll<List<Long>> poll = IoThreads.offIo(timer(), () -> {
+            dispatch.lock();
+            try {
+                if (hold.state() != LeaseState.HELD || hold.releasing()) {
+                    return null;
+                }
+                sent[0] = System.nanoTime();
+                return poll(this.<List<Long>>sendToEachInOrder(RENEW, ScriptOutputType.MULTI,
+                        new String[] {hold.keys.lock(), hold.keys.leases()}, member(hold), Long.toString(leaseMillis)),
+                        codes -> codes.get(0) == 1L);
+            } finally {
+                dispatch.unlock();
+            }
+        });
+        if (poll == null) {
+            throw hold.state() == LeaseState.LOST ? new LeaseLostException(hold.lockName, hold.lostReason())
+                    : Engine.releasedAtExtension(hold);
+        }
+        poll.awaitDecision(timeoutNanos);
+        if (poll.won()) {
+            if (!hold.leaseExtended(sent[0] - drift.nanosFor(leaseMillis), leaseMillis)) {
+                // lost at its deadline meanwhile: its clean-up follows this extension on every node
+                throw hold.state() == LeaseState.LOST ? new LeaseLostException(hold.lockName, hold.lostReason())
+                        : Engine.releasedAtExtension(hold);
+            }
+            // also where the answer comes after the majority's: on the event executors, never an I/O thread
+            for (int node = 0; node < nodes.size(); node++) {
+                int index = node;
+                poll.replies().get(node).thenAcceptAsync(codes -> {
+                    if (codes.get(0) == 0L) {
+                        restore(hold, index);
+                    }
+                }, timer());
+            }
+            return;
+        }
+        if (poll.no() > nodes.size() - majority) {
+            if (hold.releasing()) {
+                throw Engine.releasedAtExtension(hold);
+            }
+            reportLost(hold, "a majority of the nodes no longer had it at lease extension (key expired, lost in a"
+                    + " restart, deleted or forced open)");
+            throw new LeaseLostException(hold.lockName, hold.lostReason());
+        }
+        throw unavailable("lease extension", hold.lockName, poll);
     }
 
     @Override
@@ -836,7 +903,8 @@ public final class RedlockEngine implements Engine {
 
     /**
      * Takes a held lock back on one node that lost it, unless the hold is no longer held: after a
-     * renewal that a majority confirmed. Renewer thread.
+     * renewal or lease extension that a majority confirmed. Renewer thread, or an extending thread
+     * (never an I/O thread).
      */
     void restore(Hold hold, int node) {
         dispatch.lock();
@@ -861,15 +929,25 @@ public final class RedlockEngine implements Engine {
      * thread; on an I/O thread, all of it runs on the event executors while the caller waits.
      */
     void reportLost(Hold hold, String reason) {
-        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason));
+        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason, () -> hold.lose(reason)));
     }
 
-    private void reportLostHere(Hold hold, String reason) {
+    /**
+     * As {@link #reportLost}, for the lease keeper at a hold's deadline, unless a lease extension confirmed since the
+     * keeper looked has moved the deadline ({@link Hold#loseAtDeadline}). Any thread.
+     */
+    void reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
+        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason,
+                () -> hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)));
+    }
+
+    /** {@code lose} marks the hold lost, and says whether it did; the rest follows only if it did. */
+    private void reportLostHere(Hold hold, String reason, BooleanSupplier lose) {
         dispatch.lock();
         try {
-            // under the dispatch lock: a renewal or restore checks under it that the hold is held, so none of this
-            // hold is sent after it is lost, and none reaches a node after the clean-up
-            if (!hold.lose(reason)) {
+            // under the dispatch lock: a renewal, extension or restore checks under it that the hold is held, so
+            // none of this hold is sent after it is lost, and none reaches a node after the clean-up
+            if (!lose.getAsBoolean()) {
                 return;
             }
         } finally {

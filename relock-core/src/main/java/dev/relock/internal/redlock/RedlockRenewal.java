@@ -53,11 +53,11 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
 
     @Override
     public void deadlinePassed(Hold hold) {
-        client.reportLost(hold, hold.renewed()
+        client.reportLostAtDeadline(hold, hold.renewed()
                 ? "no majority of nodes confirmed a renewal by its deadline (its lease of " + hold.leaseMillis()
                         + " ms minus " + driftMillis(hold) + " ms of clock drift, from the last confirmed send)"
                 : "its explicit lease of " + hold.leaseMillis() + " ms (minus " + driftMillis(hold)
-                        + " ms of clock drift) ran out while it was held");
+                        + " ms of clock drift) ran out while it was held", this::deadlineOf);
     }
 
     private long driftMillis(Hold hold) {
@@ -69,6 +69,8 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
         List<Hold> batch = new ArrayList<>(due.size());
         List<CompletableFuture<List<Long>>> replies;
         long sent;
+        // each hold's lease as sent: an extension may raise the hold's own meanwhile
+        long[] leases;
         client.dispatch().lock();
         try {
             for (Hold hold : due) {
@@ -83,12 +85,14 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
             }
             String[] keys = new String[batch.size() * 2];
             String[] args = new String[batch.size() * 2];
+            leases = new long[batch.size()];
             for (int i = 0; i < batch.size(); i++) {
                 Hold hold = batch.get(i);
                 keys[2 * i] = hold.keys.lock();
                 keys[2 * i + 1] = hold.keys.leases();
+                leases[i] = hold.leaseMillis();
                 args[2 * i] = RedlockEngine.member(hold);
-                args[2 * i + 1] = Long.toString(hold.leaseMillis());
+                args[2 * i + 1] = Long.toString(leases[i]);
             }
             sent = System.nanoTime();
             replies = client.sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI, keys, args);
@@ -101,12 +105,13 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
             List<CompletableFuture<Long>> votes = new ArrayList<>(replies.size());
             replies.forEach(reply -> votes.add(reply.thenApply(codes -> codes.get(index))));
             Poll<Long> poll = client.poll(votes, code -> code == 1L);
-            poll.decided().thenRunAsync(() -> settle(hold, poll, sent), keeperThread);
+            long lease = leases[i];
+            poll.decided().thenRunAsync(() -> settle(hold, poll, sent, lease), keeperThread);
         }
     }
 
-    /** Keeper thread. */
-    private void settle(Hold hold, Poll<Long> poll, long sent) {
+    /** The votes on a renewal of {@code leaseMillis} sent at {@code sent}. Keeper thread. */
+    private void settle(Hold hold, Poll<Long> poll, long sent, long leaseMillis) {
         if (hold.state() == LeaseState.LOST) {
             // confirmed after the deadline: the release sent with the loss follows it on every node
             log.debug("Redlock renewal of lock '{}' decided after its loss was reported (won: {})",
@@ -114,7 +119,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
             return;
         }
         if (poll.won()) {
-            hold.leaseRenewed(sent - client.drift().nanosFor(hold.leaseMillis()));
+            hold.leaseRenewed(sent - client.drift().nanosFor(leaseMillis), leaseMillis);
             client.events().renewals(true, 1);
             for (int node = 0; node < client.nodeCount(); node++) {
                 Long code = poll.answer(node);

@@ -178,7 +178,7 @@ final class RedisSemaphore implements RelockSemaphore {
         private final int permits;
 
         Permits(SingleServerEngine client, Hold hold, int permits) {
-            super(client.core.releaseOfHandles(), hold);
+            super(client, hold);
             this.permits = permits;
         }
 

@@ -65,6 +65,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -410,6 +411,43 @@ public final class SingleServerEngine implements Engine {
         return held;
     }
 
+    /**
+     * One renew.lua call for the one hold, over the connection renewals take: an owner-checked extension that only
+     * ever lengthens what Redis has, like a renewal, so it and the lease keeper's renewals may reach Redis in any
+     * order. A release sent meanwhile (a handle closed by another thread) makes Redis answer 0, which is then no loss.
+     */
+    @Override
+    public void extendLease(Hold hold, long leaseMillis) {
+        core.ensureOpen();
+        if (hold.releasing()) {
+            throw Engine.releasedAtExtension(hold);
+        }
+        String[] keys = hold.mode == LockMode.WRITE
+                ? new String[] {hold.keys.lock()} : new String[] {hold.keys.lock(), hold.keys.leases()};
+        String[] args = {hold.owner, Long.toString(leaseMillis), ModeScripts.of(hold.mode).kind};
+        long sent = System.nanoTime();
+        List<Long> reply = calls.await(IoThreads.offIo(timer(),
+                () -> calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args)),
+                "lease extension", hold.lockName);
+        if (reply.get(0) == 1L) {
+            if (hold.leaseExtended(sent, leaseMillis)) {
+                return;
+            }
+            if (hold.state() == LeaseState.LOST) {
+                // told lost at its deadline while the extension was on its way, which Redis then granted: the lock
+                // must not stay taken by nobody for the new lease
+                releaseLost(hold);
+                throw new LeaseLostException(hold.lockName, hold.lostReason());
+            }
+            throw Engine.releasedAtExtension(hold);
+        }
+        if (hold.releasing() || hold.state() == LeaseState.RELEASED) {
+            throw Engine.releasedAtExtension(hold);
+        }
+        reportLost(hold, "Redis no longer had it at lease extension (key expired, deleted, flushed or forced open)");
+        throw new LeaseLostException(hold.lockName, hold.lostReason());
+    }
+
     @Override
     public void checkLease(String lockName, long leaseMillis, String given) {
         // one Redis keeps any positive lease
@@ -446,7 +484,7 @@ public final class SingleServerEngine implements Engine {
         return new OrderedMultiLock(locks, events, leaseMillis -> {
             boolean renewed = leaseMillis == EngineClient.RENEWED;
             return tryWriteLockAll(locks, renewed ? core.defaultLeaseMillis() : leaseMillis, renewed);
-        }, hold -> new HoldHandle(core.releaseOfHandles(), hold));
+        }, hold -> new HoldHandle(this, hold));
     }
 
     @Override
@@ -1000,5 +1038,18 @@ public final class SingleServerEngine implements Engine {
         if (hold.lose(reason)) {
             core.tellLost(hold, reason);
         }
+    }
+
+    /**
+     * As {@link #reportLost}, for the lease keeper at a hold's deadline, unless a lease extension confirmed since the
+     * keeper looked has moved the deadline ({@link Hold#loseAtDeadline}).
+     *
+     * @return whether the hold is lost now (by this call or an earlier one)
+     */
+    boolean reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
+        if (hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)) {
+            core.tellLost(hold, reason);
+        }
+        return hold.state() == LeaseState.LOST;
     }
 }

@@ -24,6 +24,10 @@ import org.slf4j.LoggerFactory;
  * JVM's clock: at the deadline a hold whose lease no renewal has extended is reported lost, before
  * Redis can let anybody else in.
  *
+ * <p>An extension ({@link SingleServerEngine#extendLease}) is the same script for one hold, sent by
+ * its caller. Renewals and extensions only ever lengthen a lease, so their replies may be counted
+ * in any order: each confirms the lease it asked for, from its own send ({@link Hold#leaseRenewed}).
+ *
  * <p>A renewal in flight at the deadline may still get through: its hold has been reported lost,
  * so the lock is released by owner at once ({@link SingleServerEngine#releaseLost}) rather than
  * left to its lease, and nothing is reported twice ({@link Hold#lose} is once only). Whoever hears
@@ -71,11 +75,15 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
     @Override
     public void deadlinePassed(Hold hold) {
         long driftMillis = TimeUnit.NANOSECONDS.toMillis(driftNanos(hold.leaseMillis()));
-        client.reportLost(hold, hold.renewed()
+        String reason = hold.renewed()
                 ? "no renewal of its lease of " + hold.leaseMillis() + " ms was confirmed by its deadline (lease minus "
                         + driftMillis + " ms of drift on this client's clock)"
                 : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held (minus "
-                        + driftMillis + " ms of drift)");
+                        + driftMillis + " ms of drift)";
+        if (!client.reportLostAtDeadline(hold, reason, this::deadlineOf)) {
+            // an extension confirmed since the keeper looked moved the deadline
+            return;
+        }
         if (hold.mode == LockMode.WRITE && client.core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
             // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
             // alive, so the write hold would outlive its lease in Redis and keep everyone else out
@@ -88,14 +96,17 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
         // only the keys each hold has (see renew.lua): a write hold's lock hash; a read hold's or permits' hash and zset
         List<String> keys = new ArrayList<>(batch.size() * 2);
         String[] args = new String[batch.size() * 3];
+        // each hold's lease as sent: an extension may raise the hold's own meanwhile
+        long[] leases = new long[batch.size()];
         for (int i = 0; i < batch.size(); i++) {
             Hold hold = batch.get(i);
             keys.add(hold.keys.lock());
             if (hold.mode != LockMode.WRITE) {
                 keys.add(hold.keys.leases());
             }
+            leases[i] = hold.leaseMillis();
             args[3 * i] = hold.owner;
-            args[3 * i + 1] = Long.toString(hold.leaseMillis());
+            args[3 * i + 1] = Long.toString(leases[i]);
             args[3 * i + 2] = ModeScripts.of(hold.mode).kind;
         }
         long sent = System.nanoTime();
@@ -115,13 +126,13 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
                         return;
                     }
                     for (int i = 0; i < batch.size(); i++) {
-                        settle(batch.get(i), renewed.get(i) == 1L, sent);
+                        settle(batch.get(i), renewed.get(i) == 1L, sent, leases[i]);
                     }
                 }, keeperThread);
     }
 
-    /** One hold's reply: {@code renewed} for a 1. Keeper thread. */
-    private void settle(Hold hold, boolean renewed, long sent) {
+    /** One hold's reply: {@code renewed} for a 1, to a renewal of {@code leaseMillis} sent at {@code sent}. Keeper thread. */
+    private void settle(Hold hold, boolean renewed, long sent, long leaseMillis) {
         if (renewed) {
             if (hold.state() == LeaseState.LOST) {
                 // in flight at the deadline, through after it: the holder has been told, so
@@ -129,7 +140,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
                 client.releaseLost(hold);
             } else {
                 client.events().renewals(true, 1);
-                hold.leaseRenewed(sent);
+                hold.leaseRenewed(sent, leaseMillis);
             }
         } else if (!hold.releasing()) {
             client.events().renewals(false, 1);

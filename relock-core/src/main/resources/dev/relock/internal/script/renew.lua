@@ -1,9 +1,11 @@
--- renew.lua: extend the leases of many holds in one call (the lease keeper's batch).
+-- renew.lua: extend the leases of many holds in one call (the lease keeper's batch, or one hold's
+-- extendLease). A lease is only ever lengthened: one with more left keeps it, so renewals and
+-- extensions of one hold may arrive in any order and the lease is the longest any of them asked for.
 -- uses queue.lua
 --
 -- For hold i (1-based), in order:
 --   ARGV[3i - 2]  the owner id
---   ARGV[3i - 1]  the new lease in ms
+--   ARGV[3i - 1]  the lease in ms: the hold is kept at least that long from now
 --   ARGV[3i]      'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
 --   KEYS          its lock hash, then, for 'r' and 's' only, that lock's readers zset (see
 --                 queue.lua) or the semaphore's leases zset (then the first is the semaphore hash)
@@ -39,7 +41,7 @@ for i = 1, #ARGV / 3 do
       if kind == 'r' then field = 'r|' .. owner end
       local held_ok, held = pcall(redis.call, 'HEXISTS', lock, field)
       if held_ok and held == 1 then
-        redis.call('ZADD', leases, now_ms + lease, owner)
+        if tonumber(ends) < now_ms + lease then redis.call('ZADD', leases, now_ms + lease, owner) end
         -- a lock's keys live as long as its longest lease; a semaphore's never expire
         if kind == 'r' then extend(lock, leases, lease) end
         renewed[i] = 1

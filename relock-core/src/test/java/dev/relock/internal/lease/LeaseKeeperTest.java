@@ -66,7 +66,7 @@ class LeaseKeeperTest {
             long sentAt = clock.nanoTime();
             if (confirm) {
                 // the reply, handled on the keeper thread as an engine's is
-                keeperThread.execute(() -> batch.forEach(hold -> hold.leaseRenewed(sentAt)));
+                keeperThread.execute(() -> batch.forEach(hold -> hold.leaseRenewed(sentAt, hold.leaseMillis())));
             }
         }
     }
