@@ -8,7 +8,8 @@ import java.lang.annotation.Target;
 
 /**
  * Runs the annotated method while holding a relock lock: acquired before the method starts,
- * released when it returns or throws.
+ * released when it returns or throws, or, for a method returning a CompletionStage, a Mono or a
+ * Flux, when that work ends.
  *
  * <pre>{@code
  * @DistributedLock(name = "'order:' + #order.id", waitFor = "2s")
@@ -25,10 +26,30 @@ import java.lang.annotation.Target;
  * the same name (relock refuses upgrades at once with {@link IllegalMonitorStateException}); the
  * exclusive holder may take the shared lock.
  *
+ * <p><b>Asynchronous results</b> hold the lock until their work ends, through a hold owned by a
+ * handle, not by a thread (not reentrant: a nested call for the same lock waits like any other
+ * owner, so with no {@link #waitFor()} it is not acquired):
+ * <ul>
+ *   <li>{@code CompletionStage} or {@code CompletableFuture}: the call returns a CompletableFuture
+ *       at once; the lock is taken without blocking the caller, the method is called once it is held
+ *       (on a relock thread, "relock-stage-N"), and the lock is released when the method's stage
+ *       completes, normally or exceptionally, before the returned future completes with its outcome.
+ *       Cancelling the returned future while the lock is awaited withdraws the acquisition.
+ *   <li>{@code Mono}, {@code Flux} or {@code Publisher} (with Project Reactor and relock-reactor,
+ *       which the starter brings): the call returns a Mono or Flux at once, and nothing more happens
+ *       until it is subscribed; then the lock is taken, the method is called and its publisher
+ *       subscribed, and the lock is released when that completes, fails or is cancelled. Every
+ *       subscription does all of this anew. A lease lost meanwhile fails it with
+ *       {@link dev.relock.LeaseLostException}.
+ * </ul>
+ * Not acquired in time: {@link WhenNotAcquired#THROW} fails the future or publisher with
+ * {@link LockNotAcquiredException}, {@link WhenNotAcquired#SKIP} gives a future completed with
+ * {@code null}, an empty Mono or an empty Flux, {@link WhenNotAcquired#FALLBACK} the fallback's result.
+ *
  * <p>The annotation is checked when the bean is created, so a bad expression, duration or
- * fallback method stops the application at start-up with a message naming the method. The method
- * must return a plain value: methods returning a {@code Future}, {@code CompletionStage} or
- * reactive {@code Publisher} are refused, since the lock would be released before their work ends.
+ * fallback method stops the application at start-up with a message naming the method. A method
+ * returning another {@code Future} (which tells nobody when its work ends) or another kind of
+ * {@code Publisher} is refused.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -77,11 +98,12 @@ public @interface DistributedLock {
 
     /** What an annotated method does when its lock is not acquired in time. */
     enum WhenNotAcquired {
-        /** Throw {@link LockNotAcquiredException} naming the lock. */
+        /** Throw {@link LockNotAcquiredException} naming the lock (an asynchronous result fails with it). */
         THROW,
         /**
          * Do not run the method; return what stands for nothing in its return type: {@code null},
-         * an empty {@code Optional}, {@code OptionalInt}, {@code Stream}, collection, map or array.
+         * an empty {@code Optional}, {@code OptionalInt}, {@code Stream}, collection, map or array,
+         * a future completed with {@code null}, an empty {@code Mono} or {@code Flux}.
          * Refused at start-up on methods returning a primitive other than {@code void}.
          */
         SKIP,

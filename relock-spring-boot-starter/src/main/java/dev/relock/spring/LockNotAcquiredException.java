@@ -8,7 +8,8 @@ import org.springframework.web.bind.annotation.ResponseStatus;
 /**
  * Thrown by a {@link DistributedLock} method whose lock was not acquired within its wait (with
  * {@link DistributedLock.WhenNotAcquired#THROW}, the default), or whose thread was interrupted while
- * it waited (then the thread's interrupt status is set again). Not a {@link dev.relock.RelockException}:
+ * it waited (then the thread's interrupt status is set again). A method with an asynchronous result
+ * returns a future, Mono or Flux that fails with it instead. Not a {@link dev.relock.RelockException}:
  * Redis answered, another holder had the lock.
  *
  * <p>In a Spring MVC or WebFlux application it answers 409 Conflict (the request conflicts with work under way

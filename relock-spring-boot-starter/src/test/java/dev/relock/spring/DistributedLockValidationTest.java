@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.boot.RelockContextTestBase;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringApplication;
@@ -16,7 +17,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
+import reactor.core.publisher.ParallelFlux;
 
 /** A {@link DistributedLock} that cannot work stops the start-up with a message naming the method. */
 class DistributedLockValidationTest extends RelockContextTestBase {
@@ -72,24 +73,17 @@ class DistributedLockValidationTest extends RelockContextTestBase {
         public void run(String id) {}
     }
 
-    public static class AsyncResult {
+    public static class FutureResult {
         @DistributedLock(name = "#p0")
-        public CompletableFuture<String> run(String id) {
+        public Future<String> run(String id) {
             return CompletableFuture.completedFuture(id);
         }
     }
 
-    public static class MonoResult {
+    public static class ParallelFluxResult {
         @DistributedLock(name = "#p0")
-        public Mono<String> run(String id) {
-            return Mono.just(id);
-        }
-    }
-
-    public static class FluxResult {
-        @DistributedLock(name = "#p0")
-        public Flux<String> run(String id) {
-            return Flux.just(id);
+        public ParallelFlux<String> run(String id) {
+            return Flux.just(id).parallel();
         }
     }
 
@@ -129,19 +123,21 @@ class DistributedLockValidationTest extends RelockContextTestBase {
         assertStartUpFails(BadDuration.class, "waitFor 'two seconds' is not a duration");
     }
 
-    @Test
-    void anAsynchronousResultIsReported() {
-        assertStartUpFails(AsyncResult.class, "returns java.util.concurrent.CompletableFuture");
-    }
-
     /**
-     * Mono and Flux are Publishers only through Reactor's CorePublisher: the check missed them, the app started, and
-     * two calls ran the Mono's work at once (issue 17).
+     * A Future tells nobody when its work ends, so the lock would be released before it does. CompletionStage,
+     * CompletableFuture, Mono and Flux are held until they end: {@code AsyncResultsTest}.
      */
     @Test
-    void aMonoOrFluxResultIsReported() {
-        assertStartUpFails(MonoResult.class, "returns reactor.core.publisher.Mono");
-        assertStartUpFails(FluxResult.class, "returns reactor.core.publisher.Flux");
+    void aFutureResultIsReported() {
+        assertStartUpFails(FutureResult.class, "returns java.util.concurrent.Future, which tells nobody when its "
+                + "work ends");
+    }
+
+    /** A Publisher the interceptor cannot return a Mono or Flux in place of. */
+    @Test
+    void aPublisherOtherThanMonoOrFluxIsReported() {
+        assertStartUpFails(ParallelFluxResult.class, "returns reactor.core.publisher.ParallelFlux, a Publisher "
+                + "the lock cannot stand in for: declare Mono, Flux or Publisher");
     }
 
     /**

@@ -10,9 +10,12 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
 
 /**
- * Runs a {@code @DistributedLock} method while holding its lock: evaluates the name, takes the
- * lock in the calling thread, proceeds, and releases it in the same thread when the method returns
- * or throws. Stateless apart from the shared method registry; used by any number of threads.
+ * Runs a {@code @DistributedLock} method while holding its lock: evaluates the name, then, for a
+ * method with a plain result, takes the lock in the calling thread, proceeds, and releases it in the
+ * same thread when the method returns or throws. A method returning a CompletionStage, a Mono or a
+ * Flux gets a result of that kind at once, whose lock is held by a handle until the work ends
+ * ({@link LockedStage}, {@link LockedPublisher}). Stateless apart from the shared method registry;
+ * used by any number of threads.
  */
 final class DistributedLockInterceptor implements MethodInterceptor {
 
@@ -36,6 +39,20 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         Object[] args = invocation.getArguments();
         String lockName = locked.lockName(target, args, lockedMethods.beanFactory());
         RelockLock lock = locked.lock(client.get(), lockName);
+        switch (locked.result()) {
+            case STAGE:
+                return LockedStage.call(locked, lock, lockName, invocation, target, args);
+            case MONO:
+            case FLUX:
+                return LockedPublisher.call(locked, lock, lockName, invocation, target, args);
+            case VALUE:
+            default:
+                return callHoldingThreadLock(invocation, locked, lock, lockName, target, args);
+        }
+    }
+
+    private static Object callHoldingThreadLock(MethodInvocation invocation, LockedMethod locked, RelockLock lock,
+            String lockName, Object target, Object[] args) throws Throwable {
         boolean acquired;
         try {
             acquired = locked.tryLock(lock);

@@ -1,5 +1,6 @@
 package dev.relock.spring.internal;
 
+import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.spring.DistributedLock;
@@ -9,7 +10,9 @@ import dev.relock.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -33,15 +36,30 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * One {@link DistributedLock} method of one bean class, checked and parsed once, when the bean is
- * created: its name expression, wait, lease, lock kind and what to do when the lock is taken.
- * Immutable; used by any number of threads.
+ * created: its name expression, wait, lease, lock kind, what it returns and what to do when the lock
+ * is taken. Immutable; used by any number of threads.
  */
 final class LockedMethod {
 
+    /** What a locked method returns, which decides how long its lock is held. */
+    enum Result {
+        /** A plain value: held by the calling thread until the method returns or throws. */
+        VALUE,
+        /** A CompletionStage or CompletableFuture: held by a handle until the stage completes. */
+        STAGE,
+        /** A Mono: held by a handle, from subscription until the Mono ends. */
+        MONO,
+        /** A Flux or a Publisher: held by a handle, from subscription until it ends. */
+        FLUX
+    }
+
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
     private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
-    private static final Set<String> ASYNC_TYPE_NAMES = Set.of(
-            Future.class.getName(), CompletionStage.class.getName(), "org.reactivestreams.Publisher");
+    // resolved by name, where present: an application without Reactor never loads a class of it
+    private static final String PUBLISHER = "org.reactivestreams.Publisher";
+    private static final String MONO = "reactor.core.publisher.Mono";
+    private static final String FLUX = "reactor.core.publisher.Flux";
+    private static final String REACTIVE_LOCKS = "dev.relock.reactor.ReactiveLocks";
 
     private final Method method;
     private final String description;
@@ -49,18 +67,21 @@ final class LockedMethod {
     private final Duration wait;
     private final Duration lease;
     private final boolean shared;
+    private final Result result;
     private final WhenNotAcquired whenNotAcquired;
     private final Method fallback;
     private final Supplier<Object> emptyResult;
 
     private LockedMethod(Method method, String description, Expression name, Duration wait, Duration lease,
-            boolean shared, WhenNotAcquired whenNotAcquired, Method fallback, Supplier<Object> emptyResult) {
+            boolean shared, Result result, WhenNotAcquired whenNotAcquired, Method fallback,
+            Supplier<Object> emptyResult) {
         this.method = method;
         this.description = description;
         this.name = name;
         this.wait = wait;
         this.lease = lease;
         this.shared = shared;
+        this.result = result;
         this.whenNotAcquired = whenNotAcquired;
         this.fallback = fallback;
         this.emptyResult = emptyResult;
@@ -76,7 +97,7 @@ final class LockedMethod {
         String description = "@DistributedLock on " + targetClass.getName() + "." + method.getName()
                 + "(" + parameterTypeNames(method) + ")";
         try {
-            rejectAsyncReturnType(method.getReturnType());
+            Result result = resultOf(method.getReturnType());
             Expression name = parseName(annotation.name(), method);
             Duration wait = duration(annotation.waitFor(), "waitFor", beanFactory);
             if (wait == null || wait.isNegative()) {
@@ -94,9 +115,10 @@ final class LockedMethod {
                 throw new IllegalArgumentException("fallback '" + annotation.fallback()
                         + "' is set but whenNotAcquired is " + when + ", not FALLBACK");
             }
-            Supplier<Object> emptyResult = when == WhenNotAcquired.SKIP ? EmptyResult.of(method.getReturnType()) : null;
-            return new LockedMethod(method, description, name, wait, lease, annotation.shared(), when, fallback,
-                    emptyResult);
+            Supplier<Object> emptyResult = when == WhenNotAcquired.SKIP ? emptyResult(method.getReturnType(), result)
+                    : null;
+            return new LockedMethod(method, description, name, wait, lease, annotation.shared(), result, when,
+                    fallback, emptyResult);
         } catch (IllegalArgumentException e) {
             throw new InvalidDistributedLockException(method, description, e.getMessage(), null);
         } catch (ParseException e) {
@@ -133,7 +155,15 @@ final class LockedMethod {
                 : lock.tryLock(wait.toMillis(), lease.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** What the call returns, or throws, when the lock named {@code lockName} was not acquired. */
+    /** As {@link #tryLock}, for a hold owned by a handle, not by the calling thread. */
+    CompletionStage<Optional<LockHandle>> tryAcquireAsync(RelockLock lock) {
+        return lease == null ? lock.tryAcquireAsync(wait) : lock.tryAcquireAsync(wait, lease);
+    }
+
+    /**
+     * What the call returns, or throws, when the lock named {@code lockName} was not acquired: for a method with
+     * an asynchronous result, a result of that kind (an empty Mono, a completed stage, the fallback's result).
+     */
     Object notAcquired(String lockName, Object target, Object[] args) throws Throwable {
         switch (whenNotAcquired) {
             case SKIP:
@@ -160,18 +190,73 @@ final class LockedMethod {
         return method;
     }
 
+    Result result() {
+        return result;
+    }
+
+    /** How long to wait for the lock; zero tries once. */
+    Duration waitFor() {
+        return wait;
+    }
+
+    /** The explicit lease, not renewed; null for the client's default lease, renewed. */
+    Duration lease() {
+        return lease;
+    }
+
     /**
-     * Refuses a return type that is, directly or through any supertype, one of {@link #ASYNC_TYPE_NAMES}, each
-     * resolved by the return type's class loader, where it is present (a Publisher is only with Reactive Streams).
+     * How long a method returning {@code type} holds its lock. Asynchronous results are held until they end, if the
+     * lock can know when that is: a CompletionStage (declared as CompletionStage or CompletableFuture, the type the
+     * interceptor returns), and, with Reactor and relock-reactor present, a Mono, a Flux or a Publisher (resolved
+     * by name, through the return type's class loader). Any other {@link Future} or Publisher is refused.
      */
-    private static void rejectAsyncReturnType(Class<?> type) {
-        ClassLoader loader = type.getClassLoader();
-        for (String asyncTypeName : ASYNC_TYPE_NAMES) {
-            if (ClassUtils.isPresent(asyncTypeName, loader)
-                    && ClassUtils.resolveClassName(asyncTypeName, loader).isAssignableFrom(type)) {
-                throw new IllegalArgumentException("it returns " + type.getName() + ", whose work may go on after "
-                        + "the method returns and the lock is released; lock inside the asynchronous work instead");
+    private static Result resultOf(Class<?> type) {
+        if (CompletionStage.class.isAssignableFrom(type)) {
+            if (!type.isAssignableFrom(CompletableFuture.class)) {
+                throw new IllegalArgumentException("it returns " + type.getName() + "; the lock is held until a "
+                        + "CompletionStage completes, but the method must be declared to return CompletionStage or "
+                        + "CompletableFuture, which is what a locked call returns");
             }
+            return Result.STAGE;
+        }
+        if (Future.class.isAssignableFrom(type)) {
+            throw new IllegalArgumentException("it returns " + type.getName() + ", which tells nobody when its work "
+                    + "ends, so the lock would be released before it does; return a CompletableFuture instead");
+        }
+        ClassLoader loader = type.getClassLoader();
+        if (!ClassUtils.isPresent(PUBLISHER, loader)
+                || !ClassUtils.resolveClassName(PUBLISHER, loader).isAssignableFrom(type)) {
+            return Result.VALUE;
+        }
+        if (!ClassUtils.isPresent(FLUX, loader)) {
+            throw new IllegalArgumentException("it returns " + type.getName() + ", a Publisher; holding a lock until "
+                    + "one ends needs Project Reactor (io.projectreactor:reactor-core) on the class path");
+        }
+        if (!ClassUtils.isPresent(REACTIVE_LOCKS, LockedMethod.class.getClassLoader())) {
+            throw new IllegalArgumentException("it returns " + type.getName() + ", a Publisher; holding a lock until "
+                    + "one ends needs dev.relock:relock-reactor on the class path");
+        }
+        if (type == ClassUtils.resolveClassName(MONO, loader)) {
+            return Result.MONO;
+        }
+        if (type.isAssignableFrom(ClassUtils.resolveClassName(FLUX, loader))) {
+            return Result.FLUX;
+        }
+        throw new IllegalArgumentException("it returns " + type.getName() + ", a Publisher the lock cannot stand in "
+                + "for: declare Mono, Flux or Publisher");
+    }
+
+    /** What a skipped call returns: an empty result of its kind, or the empty value of a plain type. */
+    private static Supplier<Object> emptyResult(Class<?> type, Result result) {
+        switch (result) {
+            case STAGE:
+                return () -> CompletableFuture.completedFuture(null);
+            case MONO:
+            case FLUX:
+                return () -> LockedPublisher.empty(result);
+            case VALUE:
+            default:
+                return EmptyResult.of(type);
         }
     }
 

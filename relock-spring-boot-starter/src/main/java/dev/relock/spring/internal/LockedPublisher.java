@@ -1,0 +1,88 @@
+package dev.relock.spring.internal;
+
+import dev.relock.LockHandle;
+import dev.relock.RelockLock;
+import dev.relock.reactor.ReactiveLocks;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.aopalliance.intercept.MethodInvocation;
+import org.reactivestreams.Publisher;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A call of a {@code @DistributedLock} method that returns a Mono, a Flux or a Publisher: the Mono or Flux returned
+ * in its place takes the lock when subscribed (relock-reactor, a hold owned by a handle), then calls the method and
+ * subscribes what it returns, and releases the lock when that ends: completes, fails or is cancelled. Nothing of the
+ * method runs without the lock: not even the code that builds its publisher.
+ *
+ * <p>Only loaded for such methods ({@link LockedMethod.Result#MONO}, {@link LockedMethod.Result#FLUX}), so an
+ * application without Reactor never loads it. Stateless; each subscription keeps its own state.
+ */
+final class LockedPublisher {
+
+    private LockedPublisher() {}
+
+    /** The Mono or Flux a call of {@code locked} returns. */
+    static Object call(LockedMethod locked, RelockLock lock, String lockName, MethodInvocation invocation,
+            Object target, Object[] args) {
+        if (locked.result() == LockedMethod.Result.MONO) {
+            return Mono.defer(() -> {
+                AtomicBoolean acquired = new AtomicBoolean();
+                return ReactiveLocks.holding(acquisition(locked, lock).doOnNext(held -> acquired.set(true)),
+                                held -> Mono.from(proceed(invocation)))
+                        .switchIfEmpty(Mono.defer(() -> acquired.get() ? Mono.empty()
+                                : Mono.from(notAcquired(locked, lockName, target, args))));
+            });
+        }
+        return Flux.defer(() -> {
+            AtomicBoolean acquired = new AtomicBoolean();
+            return ReactiveLocks.holdingMany(acquisition(locked, lock).doOnNext(held -> acquired.set(true)),
+                            held -> proceed(invocation))
+                    .switchIfEmpty(Flux.defer(() -> acquired.get() ? Flux.empty()
+                            : notAcquired(locked, lockName, target, args)));
+        });
+    }
+
+    /** What a skipped call of a method of this {@code result} returns. */
+    static Object empty(LockedMethod.Result result) {
+        return result == LockedMethod.Result.MONO ? Mono.empty() : Flux.empty();
+    }
+
+    private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock) {
+        return locked.lease() == null
+                ? ReactiveLocks.tryAcquire(lock, locked.waitFor())
+                : ReactiveLocks.tryAcquire(lock, locked.waitFor(), locked.lease());
+    }
+
+    /**
+     * Calls the method (on through the advisors after this one) and returns its publisher; once per subscription,
+     * each on a clone of the invocation, since a proxy's invocation proceeds only once through the chain. It runs
+     * on the thread that completed the acquisition, so the invocation is exposed there, as AspectJ advices after
+     * this one expect ({@link ExposeInvocationInterceptor}).
+     */
+    @SuppressWarnings("unchecked")
+    private static Publisher<Object> proceed(MethodInvocation invocation) {
+        try {
+            MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied
+                    ? proxied.invocableClone() : invocation;
+            Publisher<Object> returned = (Publisher<Object>) ExposeInvocationInterceptor.INSTANCE.invoke(call);
+            return returned == null ? Mono.empty() : returned;
+        } catch (Throwable t) {
+            return Mono.error(t);
+        }
+    }
+
+    /** The error, empty result or fallback publisher of a call whose lock was not acquired. */
+    @SuppressWarnings("unchecked")
+    private static Publisher<Object> notAcquired(LockedMethod locked, String lockName, Object target,
+            Object[] args) {
+        try {
+            Publisher<Object> returned = (Publisher<Object>) locked.notAcquired(lockName, target, args);
+            return returned == null ? Mono.empty() : returned;
+        } catch (Throwable t) {
+            return Mono.error(t);
+        }
+    }
+}
