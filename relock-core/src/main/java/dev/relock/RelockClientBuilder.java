@@ -82,7 +82,7 @@ public final class RelockClientBuilder {
     /**
      * Runs every lock on Redlock over these independent Redis masters instead of one Redis: a
      * lock is held when a majority ({@code n/2 + 1}) of them granted it within its lease minus
-     * the time the requests took and the clock drift (see the README's Redlock section for the
+     * the time the requests took and the clock drift (see docs/redlock.md for the
      * guarantees and what they assume). Exclusive and read-write locks are available on Redlock.
      *
      * @param redisUris 3, 5 or 7 Lettuce URIs ({@code redis://…}, {@code rediss://…}) of distinct
@@ -103,8 +103,8 @@ public final class RelockClientBuilder {
     /**
      * A Redis Cluster to connect to, by the Lettuce URIs of one or more of its nodes (seeds);
      * relock learns the rest of the cluster from them. Every key of one lock or semaphore shares
-     * a hash tag, so it lives in one slot; the README's "Redis Cluster" section says what a
-     * failover can lose.
+     * a hash tag, so it lives in one slot; docs/sentinel-and-cluster.md, "Redis Cluster",
+     * says what a failover can lose.
      *
      * @throws IllegalArgumentException if no URI is given
      */
@@ -234,7 +234,7 @@ public final class RelockClientBuilder {
     }
 
     /**
-     * Reports to this registry the meters listed in the README ("Metrics, traces and logs"):
+     * Reports to this registry the meters listed in docs/observability.md:
      * acquisitions by outcome with their wait, hold times, renewals, leases lost, holds and
      * waiters now, and whether the Redis node is connected. Needs micrometer-core on the class path.
      */
@@ -305,7 +305,7 @@ public final class RelockClientBuilder {
         if (replicationGuard != null && redlockUris != null) {
             throw new IllegalStateException("replicationGuard(...) does not apply to Redlock: its masters are independent,"
                     + " with no replicas to wait for; Redlock's safety comes from the majority and delayed restarts"
-                    + " (see the README's Redlock section)");
+                    + " (see docs/redlock.md)");
         }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace,
                 replicationGuard);

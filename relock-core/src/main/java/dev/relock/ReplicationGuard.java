@@ -16,8 +16,8 @@ import java.util.Objects;
  *
  * <p>The guard narrows the window in which a failover loses a fresh lock; it does not close it:
  * Redis replication stays asynchronous, a replica that acknowledged may still not be the one
- * promoted, and a hold keeps being renewed without a {@code WAIT}. See the README's Sentinel
- * and Redis Cluster sections. Not available on Redlock, whose masters have no replicas.
+ * promoted, and a hold keeps being renewed without a {@code WAIT}. See docs/sentinel-and-cluster.md.
+ * Not available on Redlock, whose masters have no replicas.
  *
  * @param replicas how many replicas must acknowledge the acquisition; at least 1
  * @param timeout how long to wait for them; positive, at least 1 ms, and shorter than the

@@ -289,7 +289,7 @@ class ClusterReplicationGuardTest extends ReplicatedClusterTestBase {
                 .hasMessageContaining("needs WAITAOF (Redis 7.2 or later)");
     }
 
-    /** Not a goal, a number for the README: acquire+release pairs with and without the guard. */
+    /** Not a goal, a number for docs/sentinel-and-cluster.md: acquire+release pairs with and without the guard. */
     @Test
     void guardedAndUnguardedAcquireReleaseLatency() throws Exception {
         RelockClient plain = newClient(UnaryOperator.identity());

@@ -305,7 +305,7 @@ class LostReplyFaultTest {
     }
 
     /**
-     * What the README's limit says (issue 12, part 3): the undo of an attempt whose connection was reset cannot be
+     * What docs/guarantees.md's limit says (issue 12, part 3): the undo of an attempt whose connection was reset cannot be
      * sent while the connection is down, so the lock stays taken by its owner id, held by nobody, until its lease
      * runs out (Redis's expiry, not the client, ends it); and a later attempt of the same owner takes it over.
      */
@@ -329,7 +329,7 @@ class LostReplyFaultTest {
         other.lock(name).unlock();
     }
 
-    /** The README's limit, its other half: the same owner's next attempt takes over what its failed one left. */
+    /** docs/guarantees.md's limit, its other half: the same owner's next attempt takes over what its failed one left. */
     @Test
     void aLaterAttemptOfTheSameOwnerTakesOverWhatAResetAttemptLeft() {
         String name = "taken-over";

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * On one Redis a re-entry, and the release of a hold that is not the owner's last, is a round trip that
- * finds a lock forced open (README: "A re-entry proves the lease is still there"); Redlock counts re-entries
+ * finds a lock forced open (docs/guarantees.md: "A re-entry proves the lease is still there"); Redlock counts re-entries
  * in the client only and notices the loss at the lease keeper's next look or the last release. The rest of
  * ownership and forceUnlock, on every topology, is in contract/LockContract.
  */

@@ -3,23 +3,30 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.File;
 import java.io.IOException;
+import java.io.StringWriter;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import javax.tools.JavaCompiler;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's "## Usage" snippet, compiled and run against the fixture's server. The code between
- * the markers below is the snippet line for line, except lines ending in {@value #TEST_ONLY}
- * (pointing the client at the fixture instead of the snippet's host); {@link #theSnippetIsTheReadmes()}
- * keeps the two identical.
+ * The README's "## Usage" snippet, compiled and run against the fixture's server. It is a whole file,
+ * {@link QuickStart}: the code between its markers is the snippet line for line, except lines ending in
+ * {@value #TEST_ONLY} (its package, the fixture's server instead of the snippet's host, and calls of the
+ * probes below); {@link #theSnippetIsTheReadmes()} keeps the two identical, and
+ * {@link #theSnippetCompilesAsPasted(Path)} compiles the README's block as it stands, in no package, as a
+ * user's first file.
  */
 class ReadmeExampleTest extends OneServerTestBase {
 
@@ -27,98 +34,94 @@ class ReadmeExampleTest extends OneServerTestBase {
     private static final String END = "// README usage end";
     private static final String TEST_ONLY = "// not in README";
 
-    // ---- what the snippet uses but does not define ----------------------------------------
+    // ---- probes the snippet calls on lines that are not in the README --------------------------
 
-    private record Invoice(String id, boolean isPaid) {
-        Invoice paid() {
-            return new Invoice(id, true);
-        }
-    }
+    /** The test that runs the snippet now; tests of one class run one after another. */
+    private static volatile ReadmeExampleTest running;
 
-    /** A store that, as the snippet's comment says, rejects tokens older than its last. */
-    private final class InvoiceStore {
-        final Map<String, Invoice> saved = new HashMap<>();
-        long lastToken;
-
-        Invoice load(String id) {
-            assertThat(admin().exists("billing:{invoice:" + id + "}")).as("the lock's key, with the prefix").isEqualTo(1);
-            return new Invoice(id, false);
-        }
-
-        void save(Invoice invoice, long fencingToken) {
-            if (fencingToken <= lastToken) {
-                throw new IllegalStateException("stale fencing token " + fencingToken);
-            }
-            lastToken = fencingToken;
-            saved.put(invoice.id(), invoice);
-        }
-    }
-
-    private static final class Alerts {
-        final List<String> fired = new ArrayList<>();
-
-        void fire(String lockName, String reason) {
-            fired.add(lockName + ": " + reason);
-        }
-    }
-
+    private final List<Long> tokens = new CopyOnWriteArrayList<>();
+    private final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
+    private final List<RelockClient> snippetClients = new CopyOnWriteArrayList<>();
     private int nightlyRuns;
 
-    private void runNightlyJob() {
-        nightlyRuns++;
-        // the fixed 2-minute lease, not the 30 s default
-        long leftMillis = admin().pttl("billing:{invoice:42}");
+    /** Inside a hold: the lock's key has the prefix, and each hold's token is greater than the last. */
+    static void holding(RelockClient client, long fencingToken) {
+        ReadmeExampleTest test = running;
+        assertThat(test.admin().exists("billing:{invoice:42}")).as("the lock's key, with the prefix").isEqualTo(1);
+        if (!test.tokens.isEmpty()) {
+            assertThat(fencingToken).as("a later hold's fencing token").isGreaterThan(test.tokens.get(test.tokens.size() - 1));
+        }
+        test.tokens.add(fencingToken);
+        test.snippetClients.add(client);
+    }
+
+    /** Inside tryLock(0, 2, MINUTES): the fixed 2-minute lease, not the 30 s default. */
+    static void holdingForTwoMinutes() {
+        ReadmeExampleTest test = running;
+        test.nightlyRuns++;
+        long leftMillis = test.admin().pttl("billing:{invoice:42}");
         assertThat(leftMillis).isGreaterThan(TimeUnit.SECONDS.toMillis(30)).isLessThanOrEqualTo(TimeUnit.MINUTES.toMillis(2));
+    }
+
+    static void leaseLost(LeaseLost lease) {
+        running.lost.add(lease);
     }
 
     // ---- the snippet ----------------------------------------------------------------------------
 
     @Test
     void theSnippetRuns() throws Exception {
-        String redisUri = redis.uri();
-        Alerts alerts = new Alerts();
-        InvoiceStore store = new InvoiceStore();
-        String invoiceId = "42";
-        nightlyRuns = 0;
-
-        // README usage begin
-        RelockClient client = RelockClient.builder()
-                .redisUri("redis://app:secret@redis.internal:6379")
-                .redisUri(redisUri) // not in README: the fixture's server instead of the host above
-                .keyPrefix("billing")                        // keys: billing:{<name>}…
-                .defaultLease(Duration.ofSeconds(30))        // renewed every 10 s while held
-                .leaseLostListener(lost -> alerts.fire(lost.lockName(), lost.reason()))
-                .build();
-
-        RelockLock lock = client.lock("invoice:" + invoiceId);
-        try (LockHandle held = lock.tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
-            Invoice invoice = store.load(invoiceId);
-            store.save(invoice.paid(), held.fencingToken());  // the store rejects tokens older than its last
+        running = this;
+        try {
+            QuickStart.main(new String[] {redis.uri()});
+        } finally {
+            running = null;
         }
 
-        if (lock.tryLock(0, 2, TimeUnit.MINUTES)) {          // no wait, fixed 2-minute lease, not renewed
-            try { runNightlyJob(); } finally { lock.unlock(); }
-        }
-        client.close();                                      // releases what it still holds
-        // README usage end
-
-        assertThat(store.saved).containsEntry("42", new Invoice("42", true));
-        assertThat(store.lastToken).isPositive();
+        assertThat(tokens).as("fencing tokens of the two holds").hasSize(2).allSatisfy(token -> assertThat(token).isPositive());
         assertThat(nightlyRuns).isEqualTo(1);
-        assertThat(alerts.fired).isEmpty();
+        assertThat(lost).isEmpty();
         assertThat(admin().exists("billing:{invoice:42}")).isZero();
-        assertThatThrownBy(() -> client.lock("invoice:42")).isInstanceOf(IllegalStateException.class);
+        RelockClient client = snippetClients.get(0);
+        assertThat(snippetClients).containsOnly(client);
+        assertThatThrownBy(() -> client.lock("invoice:42")).as("a lock from the closed client")
+                .isInstanceOf(IllegalStateException.class);
+    }
+
+    /** The README's block, as pasted into QuickStart.java with nothing else: it compiles against relock-core. */
+    @Test
+    void theSnippetCompilesAsPasted(@TempDir Path dir) throws IOException {
+        List<String> readme = usageSnippet(readme());
+        Path source = dir.resolve("src/QuickStart.java");
+        Files.createDirectories(source.getParent());
+        Files.write(source, readme, StandardCharsets.UTF_8);
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        assertThat(javac).as("the JDK's compiler").isNotNull();
+        String classPath = System.getProperty("java.class.path") + File.pathSeparator
+                + Path.of(URI.create(RelockClient.class.getProtectionDomain().getCodeSource().getLocation().toString()));
+        StringWriter messages = new StringWriter();
+        Boolean compiled;
+        try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
+            compiled = javac.getTask(messages, files, null,
+                    List.of("--release", "17", "-classpath", classPath, "-d", dir.resolve("classes").toString(), "-proc:none"),
+                    null, files.getJavaFileObjects(source)).call();
+        }
+        assertThat(compiled).as("javac on the README's usage block:%n%s", messages).isTrue();
+        assertThat(dir.resolve("classes/QuickStart.class")).exists();
     }
 
     @Test
     void theSnippetIsTheReadmes() throws IOException {
-        Path module = Path.of("").toAbsolutePath();
-        List<String> readme = usageSnippet(module.resolve("../README.md"));
-        List<String> test = markedRegion(module.resolve("src/test/java/dev/relock/ReadmeExampleTest.java"));
+        List<String> readme = usageSnippet(readme());
+        List<String> test = markedRegion(Path.of("").toAbsolutePath().resolve("src/test/java/dev/relock/QuickStart.java"));
         assertThat(readme).as("README usage snippet").isNotEmpty();
         assertThat(String.join("\n", test))
-                .as("the code between the markers in ReadmeExampleTest, without the lines ending in '%s'", TEST_ONLY)
+                .as("the code between the markers in QuickStart, without the lines ending in '%s'", TEST_ONLY)
                 .isEqualTo(String.join("\n", readme));
+    }
+
+    private static Path readme() {
+        return Path.of("").toAbsolutePath().resolve("../README.md");
     }
 
     /** The java block after the "## Usage" heading, without its common indentation. */

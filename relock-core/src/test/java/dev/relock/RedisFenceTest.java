@@ -119,7 +119,7 @@ class RedisFenceTest extends OneServerTestBase {
         StatefulRedisConnection<String, String> connection = userConnection;
         admin().set("account:42", "100");
 
-        // as in README.md, "Fencing at the resource"
+        // as in docs/fencing.md, "Fencing at the resource"
         RedisFence fence = RedisFence.on(connection);          // your own Lettuce connection
         try (LockHandle held = client.lock("account:42").acquire()) {
             long balance = Long.parseLong(connection.sync().get("account:42"));

@@ -42,7 +42,7 @@ abstract class Deployment {
     /**
      * Whether the servers count a thread's re-entries ({@code LockInfo.holders} shows 2 after two
      * {@code lock()} calls): yes on one Redis; on Redlock the holding client counts them and the nodes
-     * show one hold per owner, as the README's Redlock section says.
+     * show one hold per owner, as docs/redlock.md says.
      */
     boolean countsReentriesInRedis() {
         return true;
@@ -50,7 +50,7 @@ abstract class Deployment {
 
     /**
      * Whether {@code LockInfo.waiters} counts waiting readers too: yes on one Redis, where every waiter
-     * queues; on Redlock only waiting writers leave marks on the nodes, as the README's Redlock section says.
+     * queues; on Redlock only waiting writers leave marks on the nodes, as docs/redlock.md says.
      */
     boolean countsWaitingReaders() {
         return true;
@@ -60,7 +60,7 @@ abstract class Deployment {
      * Whether waiters that queue milliseconds apart are served exactly in arrival order: yes on one Redis, whose
      * queue orders them; on Redlock each server dates a writer's place by its own clock less the client's elapsed
      * wait, so two writers whose waits began closer together than that jitter may be served the other way round, as
-     * the README's Redlock fairness paragraph says.
+     * docs/redlock.md's fairness paragraph says.
      */
     boolean servesCloseArrivalsInExactOrder() {
         return true;

@@ -33,8 +33,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a client reports about its locks, as every deployment must report it (the README's "Metrics,
- * traces and logs" names the same meters for every topology): meters in a {@link SimpleMeterRegistry}
+ * What a client reports about its locks, as every deployment must report it (docs/observability.md,
+ * "Metrics, traces and logs", names the same meters for every topology): meters in a {@link SimpleMeterRegistry}
  * and observations in a {@link TestObservationRegistry} for each outcome, holds until release or
  * loss, the gauges, groups that keep lock names out of tags, conventions; and {@link RelockClient#heldLocks()}.
  */

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Writes docs/RELIABILITY.md, one table row per scenario with the README's claim beside what was found, and the
+ * Writes docs/RELIABILITY.md, one table row per scenario with the claim of docs/guarantees.md beside what was found, and the
  * chart of unavailability beside it ({@link UnavailabilityChart}).
  */
 final class ReliabilityReport {
@@ -20,15 +20,15 @@ final class ReliabilityReport {
     record Row(Scenario<?> scenario, String servers, Findings findings) {
 
         /**
-         * 0 stale fenced writes accepted everywhere (register and SQL row), and 0 untold overlaps where the README
-         * says exclusion holds.
+         * 0 stale fenced writes accepted everywhere (register and SQL row), and 0 untold overlaps where
+         * docs/guarantees.md says exclusion holds.
          */
         boolean passed() {
             return findings.staleWritesAccepted() == 0 && findings.staleSqlWritesAccepted() == 0
                     && (!scenario.safe() || findings.untoldOverlaps() == 0);
         }
 
-        /** The row's anchor in the report, which the README links to: {@code fault-} and the name's words. */
+        /** The row's anchor in the report, which docs/guarantees.md links to: {@code fault-} and the name's words. */
         String anchor() {
             return anchorOf(scenario.name());
         }

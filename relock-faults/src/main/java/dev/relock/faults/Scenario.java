@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * One row of the campaign: the lock servers, a fault, how often it is injected, and what the README claims of it.
+ * One row of the campaign: the lock servers, a fault, how often it is injected, and what docs/guarantees.md claims of it.
  *
  * @param name the row's name in docs/RELIABILITY.md
- * @param claim what the README's guarantees table says of this fault, in short
- * @param safe whether the README calls exclusion kept under it: then the verdict needs 0 untold
+ * @param claim what the fault table of docs/guarantees.md says of this fault, in short
+ * @param safe whether docs/guarantees.md calls exclusion kept under it: then the verdict needs 0 untold
  *     overlaps; in every scenario it needs 0 stale fenced writes accepted
  * @param periodMillis the mean time between two injections (each is jittered by the seeded random);
  *     0 for no faults

@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * {@link LockEvents} as Micrometer meters and observations (the meters are listed in the README,
- * "Metrics, traces and logs"). The only class of relock-core, with {@link RelockObservationContext},
+ * {@link LockEvents} as Micrometer meters and observations (the meters are listed in
+ * docs/observability.md). The only class of relock-core, with {@link RelockObservationContext},
  * that names Micrometer types; loaded only when the builder was given a registry.
  *
  * <p>Gauges count across every client that reports to one {@link MeterRegistry}: a registry keeps

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * @param shardedPubSub {@code SPUBLISH}/{@code SSUBSCRIBE} (Redis 7.0)
  * @param waitAof {@code WAITAOF} (Redis 7.2)
  * @param conditionalDelete {@code DELEX} and {@code SET … IFEQ} (Redis 8.4); known, not used: they
- *     act on string keys, and relock's locks are hashes with queues and fences (README, "Newer
- *     server commands")
+ *     act on string keys, and relock's locks are hashes with queues and fences (docs/keys-and-scripts.md,
+ *     "Newer server commands")
  *
  * <p>Public because tests and diagnostics outside this package ask a client what its server offers ({@link #of}).
  */

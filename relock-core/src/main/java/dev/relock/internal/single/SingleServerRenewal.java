@@ -54,7 +54,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
      * 2-core box at a load average of 16 the check ran within 2 ms of its time, at 30 some runs
      * were 110 ms late; 1 % + 2 ms was missed by 1 ms), at most a quarter of the lease, so that a
      * very short explicit lease still counts on three quarters of itself. A stall longer than this
-     * is a pause, which only fencing covers (README). The same allowance as a Redlock client's
+     * is a pause, which only fencing covers (docs/guarantees.md). The same allowance as a Redlock client's
      * default {@code ClockDrift}, which has no cap because Redlock refuses leases it would consume.
      */
     static long driftNanos(long leaseMillis) {
