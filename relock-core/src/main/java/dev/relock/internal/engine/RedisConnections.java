@@ -1,6 +1,7 @@
 package dev.relock.internal.engine;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import java.time.Duration;
@@ -29,6 +30,35 @@ public final class RedisConnections {
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
                 .build();
+    }
+
+    /**
+     * The Lettuce on the class path, as its jar's manifest names it (e.g. {@code 6.6.0.RELEASE}), or null where the
+     * manifest does not say (a shaded copy).
+     */
+    public static String lettuceVersion() {
+        String version = RedisClient.class.getPackage().getImplementationVersion();
+        return version == null ? null : version.split("/", 2)[0];
+    }
+
+    /**
+     * Whether the Lettuce on the class path sends a command that was in flight when its connection dropped again
+     * after the reconnect even under {@code REJECT_COMMANDS}: before 6.7 its endpoint fails such commands only when
+     * auto-reconnect is off (6.7 fails them under {@code REJECT_COMMANDS} too). False where the version is unknown.
+     */
+    public static boolean lettuceSendsInFlightCommandsAgain() {
+        String version = lettuceVersion();
+        if (version == null) {
+            return false;
+        }
+        String[] parts = version.split("\\.");
+        try {
+            int major = Integer.parseInt(parts[0]);
+            int minor = parts.length > 1 ? Integer.parseInt(parts[1]) : 0;
+            return major < 6 || (major == 6 && minor < 7);
+        } catch (NumberFormatException e) {
+            return false;
+        }
     }
 
     /** The URI with whatever may be credentials replaced by ***, for messages. */

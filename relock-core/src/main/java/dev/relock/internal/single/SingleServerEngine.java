@@ -250,6 +250,7 @@ public final class SingleServerEngine implements Engine {
     /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+        refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(settings);
         if (redisClient != null) {
             if (settings.replicationGuard() != null && sendsCommandsAgain(redisClient.getOptions())) {
                 // the guard's connection is the caller's client's too; ClusterGuardLinks make their own
@@ -277,32 +278,52 @@ public final class SingleServerEngine implements Engine {
             created = RedisClient.create(uri);
         }
         created.setOptions(RedisConnections.clientOptions(settings.commandTimeout()));
+        warnIfCommandsAreSentAgain(created);
         RedisClient owned = created;
         return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
                 core -> new SingleServerEngine(core, instrumentation, owned, true, address)));
     }
 
     /**
-     * Logs a WARN when a caller's Lettuce client sends the commands in flight again after it reconnected (at-least-once:
-     * auto-reconnect without {@code REJECT_COMMANDS}, Lettuce's default). relock stays safe on it, since every
+     * Logs a WARN when a Lettuce client sends the commands in flight again after it reconnected (at-least-once:
+     * auto-reconnect without {@code REJECT_COMMANDS}, Lettuce's default; or any auto-reconnecting client of a Lettuce
+     * before 6.7, relock's own included). relock stays safe on it, since every
      * script leaves what one run leaves, but the release of an owner's last hold that Redis ran twice finds the lock
      * already free the second time, and its {@code unlock()} then reports the lease lost although it was released.
      */
-    private static void warnIfCommandsAreSentAgain(AbstractRedisClient caller) {
-        ClientOptions options = caller.getOptions();
+    private static void warnIfCommandsAreSentAgain(AbstractRedisClient client) {
+        ClientOptions options = client.getOptions();
         if (sendsCommandsAgain(options)) {
-            log.warn("relock: the given Lettuce client sends commands again after a reconnect (autoReconnect with"
-                    + " disconnectedBehavior {}): locks stay safe, but an unlock() whose reply was lost with its"
-                    + " connection may report a lost lease although the lock was released. Give relock a client with"
-                    + " DisconnectedBehavior.REJECT_COMMANDS, or a URI (relock's own client rejects commands while"
-                    + " disconnected)", options.getDisconnectedBehavior());
+            log.warn("relock: the Lettuce client sends commands again after a reconnect (autoReconnect with"
+                    + " disconnectedBehavior {}, Lettuce {}): locks stay safe, but an unlock() whose reply was lost with"
+                    + " its connection may report a lost lease although the lock was released. Give relock a client"
+                    + " with DisconnectedBehavior.REJECT_COMMANDS on Lettuce 6.7 or newer (before 6.7 Lettuce sends"
+                    + " commands in flight again even then)", options.getDisconnectedBehavior(),
+                    RedisConnections.lettuceVersion());
         }
     }
 
     /** Whether a client on {@code options} sends the commands in flight again after it reconnected. */
     private static boolean sendsCommandsAgain(ClientOptions options) {
         return options.isAutoReconnect()
-                && options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS;
+                && (options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS
+                        || RedisConnections.lettuceSendsInFlightCommandsAgain());
+    }
+
+    /**
+     * The replication guard's WAIT must never be sent again on a new connection, where it would count none of the
+     * acquisition's writes and pass it unreplicated; a Lettuce older than 6.7 sends a command in flight at a dropped
+     * connection again after the reconnect even under {@code REJECT_COMMANDS} (what Spring Boot 3.5 manages, 6.6.0,
+     * does). Refused before anything connects.
+     */
+    private static void refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(RelockSettings settings) {
+        if (settings.replicationGuard() != null && RedisConnections.lettuceSendsInFlightCommandsAgain()) {
+            throw new IllegalStateException("replicationGuard(...) needs Lettuce 6.7 or newer, but "
+                    + RedisConnections.lettuceVersion() + " is on the class path: it sends a command that was in"
+                    + " flight when its connection dropped again after the reconnect, even with REJECT_COMMANDS, and"
+                    + " a WAIT sent again on a new connection counts none of the acquisition's writes and would pass"
+                    + " it unreplicated. Manage io.lettuce:lettuce-core at 6.7 or newer (relock is built with 6.8)");
+        }
     }
 
     /**
@@ -311,6 +332,7 @@ public final class SingleServerEngine implements Engine {
      */
     public static RelockClient connectCluster(List<String> seedUris, RedisClusterClient clusterClient,
             RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+        refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(settings);
         if (clusterClient != null) {
             warnIfCommandsAreSentAgain(clusterClient);
             return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
@@ -342,6 +364,7 @@ public final class SingleServerEngine implements Engine {
                         .enablePeriodicRefresh(Duration.ofSeconds(30))
                         .build())
                 .build());
+        warnIfCommandsAreSentAgain(created);
         return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
                 core -> new SingleServerEngine(core, instrumentation, created, true, address)));
     }

@@ -13,6 +13,7 @@ import dev.relock.RelockLock;
 import dev.relock.RelockSettings;
 import dev.relock.ReplicationGuard;
 import dev.relock.ReplicationShortfallException;
+import dev.relock.internal.engine.RedisConnections;
 import dev.relock.spring.internal.DistributedLockAdvisor;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
@@ -149,8 +150,18 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
         }
     }
 
+    /**
+     * On Boot 3.5's Lettuce (6.6) the guard is refused, and the start-up says why: that Lettuce sends a WAIT that was in
+     * flight at a dropped connection again after the reconnect (core's LettuceLinesTest shows it). Boot 4's 7.5 takes it.
+     */
     @Test
     void replicationGuardPropertiesConfigureTheGuard() {
+        if (RedisConnections.lettuceSendsInFlightCommandsAgain()) {
+            runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "relock.replication-guard.enabled=true")
+                    .run(context -> assertThat(context).getFailure().rootCause()
+                            .hasMessageContaining("replicationGuard(...) needs Lettuce 6.7 or newer"));
+            return;
+        }
         runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "relock.replication-guard.enabled=true",
                         "relock.replication-guard.timeout=100ms", "relock.replication-guard.on-shortfall=fail")
                 .run(context -> {
@@ -170,7 +181,8 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
         // the fixture's servers are 7.0 or 6.2; WAITAOF came with 7.2
         runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "relock.replication-guard.enabled=true",
                         "relock.replication-guard.fsynced=true")
-                .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining("WAITAOF"));
+                .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining(
+                        RedisConnections.lettuceSendsInFlightCommandsAgain() ? "needs Lettuce 6.7" : "WAITAOF"));
     }
 
     @Test
