@@ -1,18 +1,16 @@
 package dev.relock.integration;
 
-import dev.relock.LeaseLostException;
 import dev.relock.RelockClient;
-import dev.relock.RelockException;
 import java.time.Duration;
-import java.util.Objects;
-import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
 
 /**
  * A Spring Integration lock registry whose locks are relock locks: a drop-in for
- * {@code RedisLockRegistry}.
+ * {@code RedisLockRegistry}. This is the one for Spring Integration 7.x (Spring Boot 4); on 6.x
+ * (Spring Boot 3.5) use the class of the same name in relock-spring-integration-6, whose
+ * {@link #obtain} returns a plain {@link java.util.concurrent.locks.Lock}, as 6.x's interfaces do.
  *
  * <pre>{@code
  * @Bean
@@ -42,11 +40,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * fresh, cheap lock object each time, so there is no cache to bound or to expire. It does not own
  * the client; close the client when the application stops.
  */
-public final class RelockLockRegistry
+public final class RelockLockRegistry extends AbstractRelockLockRegistry
         implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
-
-    private final RelockClient client;
-    private final String registryKey;
 
     /**
      * A registry whose locks are named {@code registryKey + ":" + key} in {@code client}.
@@ -55,12 +50,7 @@ public final class RelockLockRegistry
      * @throws IllegalArgumentException if registryKey is blank
      */
     public RelockLockRegistry(RelockClient client, String registryKey) {
-        this.client = Objects.requireNonNull(client, "client");
-        Objects.requireNonNull(registryKey, "registryKey");
-        if (registryKey.isBlank()) {
-            throw new IllegalArgumentException("registryKey must not be blank");
-        }
-        this.registryKey = registryKey;
+        super(client, registryKey);
     }
 
     /**
@@ -72,77 +62,6 @@ public final class RelockLockRegistry
      */
     @Override
     public DistributedLock obtain(Object lockKey) {
-        return new RelockDistributedLock(client.lock(lockName(lockKey)));
-    }
-
-    /**
-     * The relock lock name for {@code lockKey}: hand it to {@link RelockClient#lock(String)} to read
-     * a holder's fencing token or remaining lease.
-     *
-     * @throws NullPointerException if lockKey is null
-     * @throws IllegalArgumentException if lockKey is not a String
-     */
-    public String lockName(Object lockKey) {
-        Objects.requireNonNull(lockKey, "lockKey");
-        if (!(lockKey instanceof String key)) {
-            throw new IllegalArgumentException("lockKey must be a String, not a "
-                    + lockKey.getClass().getName() + " (" + lockKey + ")");
-        }
-        return registryKey + ":" + key;
-    }
-
-    /** Does nothing: the registry caches no lock objects, so there are none to expire. */
-    @Override
-    public void expireUnusedOlderThan(long age) {
-        // intentionally empty: obtain() creates a stateless lock object each time
-    }
-
-    /**
-     * As {@link #renewLock(Object, Duration)} with the client's default lease, which plays the part
-     * of {@code RedisLockRegistry}'s {@code expireAfter}.
-     */
-    @Override
-    public void renewLock(Object lockKey) {
-        renewLock(lockKey, client.settings().defaultLease());
-    }
-
-    /**
-     * Extends the lease of the current thread's hold of the lock for {@code lockKey}
-     * ({@code RelockLock.extendLease}, one round trip): Redis keeps it at least {@code ttl} from
-     * now, and never less than before. A lock taken with an explicit time-to-live then ends
-     * {@code ttl} from now (or later, if more was left); a lock the lease keeper renews goes on
-     * being renewed, each renewal for at least {@code ttl}.
-     *
-     * @throws NullPointerException if ttl is null
-     * @throws IllegalArgumentException if ttl is not positive
-     * @throws IllegalStateException if the current thread does not hold the lock, or its lease was
-     *     lost (the lease-lost listener has been told; {@code unlock()} then throws
-     *     {@link java.util.ConcurrentModificationException}), with relock's exception as the cause
-     * @throws DataAccessResourceFailureException if Redis did not answer within the client's command
-     *     timeout; the lease is unchanged
-     */
-    @Override
-    public void renewLock(Object lockKey, Duration ttl) {
-        Objects.requireNonNull(ttl, "ttl");
-        if (ttl.isNegative() || ttl.isZero()) {
-            throw new IllegalArgumentException("ttl must be positive, was " + ttl);
-        }
-        String name = lockName(lockKey);
-        try {
-            client.lock(name).extendLease(ttl);
-        } catch (LeaseLostException e) {
-            // caught before its supertype IllegalMonitorStateException: the thread did hold it
-            throw new IllegalStateException("Could not renew lock '" + name + "': its lease was lost", e);
-        } catch (IllegalMonitorStateException e) {
-            throw new IllegalStateException("Could not renew lock '" + name
-                    + "': it is not held by the current thread", e);
-        } catch (RelockException e) {
-            throw new DataAccessResourceFailureException("Could not renew lock '" + name + "'", e);
-        }
-    }
-
-    @Override
-    public String toString() {
-        return "RelockLockRegistry{registryKey=" + registryKey + ", client=" + client.clientId() + "}";
+        return new RelockDistributedLock(relockLock(lockKey));
     }
 }
