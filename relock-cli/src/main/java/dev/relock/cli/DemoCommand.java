@@ -39,8 +39,10 @@ import picocli.CommandLine.Spec;
             "Redis: --embedded starts a private redis-server; --redis or $RELOCK_REDIS name one; else a"
                     + " Redis answering at " + ConnectionOptions.DEFAULT_URI + " is used, and if none answers"
                     + " there a private redis-server is started ($RELOCK_REDIS_SERVER, else redis-server on the"
-                    + " PATH, else the binary from the embedded-redis artifact) and stopped afterwards. Keys go"
-                    + " under a prefix unique to the run and are deleted at the end.",
+                    + " PATH, else, on Linux x86-64, the binary in the embedded-redis jar: from ~/.cache/relock/demo,"
+                    + " the local Maven repository, or fetched once from Maven Central or $RELOCK_MAVEN_REPOSITORY and"
+                    + " checked against its SHA-256) and stopped afterwards. Keys go under a prefix unique to the run"
+                    + " and are deleted at the end.",
             ""},
         footerHeading = "%nExamples:%n",
         footer = {
@@ -121,9 +123,9 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** The Redis to run on, as the class comment says. */
-    private RedisTarget target(PrintWriter err) {
+    private RedisTarget target(PrintWriter err) throws InterruptedException {
         if (embedded) {
-            return RedisTarget.privateServer("--embedded was given");
+            return RedisTarget.privateServer("--embedded was given", err);
         }
         if (connection.uriGiven()) {
             try {
@@ -138,9 +140,9 @@ public final class DemoCommand implements Callable<Integer> {
             case ANSWERS -> RedisTarget.existing(ConnectionOptions.DEFAULT_URI,
                     "it answers at the default address; --embedded starts a private one instead");
             case REFUSES -> RedisTarget.privateServer("what answers at " + standard.getHost() + ":" + standard.getPort()
-                    + " did not answer PING without a password (--redis URI uses it)");
+                    + " did not answer PING without a password (--redis URI uses it)", err);
             case NOTHING -> RedisTarget.privateServer("nothing answers at " + standard.getHost() + ":"
-                    + standard.getPort());
+                    + standard.getPort(), err);
         };
     }
 

@@ -134,6 +134,22 @@ final class Launcher {
 
     /** Any command line, with output captured as for relock. */
     static Running startCommand(List<String> command, Path directory, Map<String, String> environment) {
+        return startCommand(command, directory, variables -> {
+            variables.remove("RELOCK_REDIS");
+            variables.putAll(environment);
+        });
+    }
+
+    /** Any command line with exactly {@code environment}, nothing inherited (as cron starts a job). */
+    static Running startCommandWithOnly(List<String> command, Path directory, Map<String, String> environment) {
+        return startCommand(command, directory, variables -> {
+            variables.clear();
+            variables.putAll(environment);
+        });
+    }
+
+    private static Running startCommand(List<String> command, Path directory,
+            java.util.function.Consumer<Map<String, String>> environment) {
         try {
             Path stdout = Files.createTempFile("relock-test-", ".out");
             Path stderr = Files.createTempFile("relock-test-", ".err");
@@ -144,8 +160,7 @@ final class Launcher {
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(stdout.toFile())
                     .redirectError(stderr.toFile());
-            builder.environment().remove("RELOCK_REDIS");
-            builder.environment().putAll(environment);
+            environment.accept(builder.environment());
             long start = System.nanoTime();
             return new Running(builder.start(), stdout, stderr, start);
         } catch (IOException e) {

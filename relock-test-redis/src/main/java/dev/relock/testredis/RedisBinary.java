@@ -12,6 +12,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
@@ -68,13 +69,24 @@ public final class RedisBinary {
         if (!choice.isEmpty()) {
             throw new IllegalStateException(CHOICE_PROPERTY + " may only be 'embedded' (or unset), was '" + choice + "'");
         }
+        return installed().orElseGet(RedisBinary::embedded);
+    }
+
+    /**
+     * The redis-server installed here, without the embedded fallback: the executable {@value #PATH_VARIABLE} names,
+     * else {@code redis-server} on {@code PATH}; empty if neither is set or found. (What {@code relock demo} asks
+     * before it fetches the embedded-redis jar.)
+     *
+     * @throws IllegalStateException if {@value #PATH_VARIABLE} names no executable file
+     */
+    public static Optional<RedisBinary> installed() {
         String configured = System.getenv(PATH_VARIABLE);
         if (configured != null && !configured.isBlank()) {
             Path executable = Path.of(configured.trim());
             if (!Files.isRegularFile(executable) || !Files.isExecutable(executable)) {
                 throw new IllegalStateException(PATH_VARIABLE + "=" + configured + " is not an executable file");
             }
-            return new RedisBinary(executable.toAbsolutePath(), PATH_VARIABLE);
+            return Optional.of(new RedisBinary(executable.toAbsolutePath(), PATH_VARIABLE));
         }
         String searchPath = System.getenv("PATH");
         if (searchPath != null) {
@@ -84,11 +96,18 @@ public final class RedisBinary {
                 }
                 Path candidate = Path.of(entry, "redis-server");
                 if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return new RedisBinary(candidate.toAbsolutePath(), "PATH");
+                    return Optional.of(new RedisBinary(candidate.toAbsolutePath(), "PATH"));
                 }
             }
         }
-        return embedded();
+        return Optional.empty();
+    }
+
+    /** Whether {@link #embedded()} can run here: only on Linux x86-64, the one platform whose binary is used. */
+    public static boolean embeddedRunsHere() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        return os.contains("linux") && (arch.equals("amd64") || arch.equals("x86_64"));
     }
 
     /**
@@ -99,11 +118,10 @@ public final class RedisBinary {
      */
     public static synchronized RedisBinary embedded() {
         if (embedded == null) {
-            String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-            String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-            if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+            if (!embeddedRunsHere()) {
                 throw new UnsupportedOperationException("the embedded redis-server is used only on Linux x86-64, this is "
-                        + os + " " + arch + "; install redis-server or set " + PATH_VARIABLE);
+                        + System.getProperty("os.name") + " " + System.getProperty("os.arch")
+                        + "; install redis-server or set " + PATH_VARIABLE);
             }
             embedded = new RedisBinary(extractEmbedded(), "embedded-redis");
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +13,7 @@ class RedisBinaryTest {
 
     @Test
     void theEmbeddedBinaryIsExtractedOnceAndReportsVersion6_2() {
+        assertThat(RedisBinary.embeddedRunsHere()).as("the tests need Linux x86-64").isTrue();
         RedisBinary embedded = RedisBinary.embedded();
 
         assertThat(embedded.source()).isEqualTo("embedded-redis");
@@ -42,6 +44,18 @@ class RedisBinaryTest {
         }
         assertThat(resolved.version()).matches("\\d+\\.\\d+\\.\\d+");
         assertThat(resolved.path()).isAbsolute();
+    }
+
+    @Test
+    void installedIsWhatResolveFindsBeforeTheEmbeddedFallback() {
+        Optional<RedisBinary> installed = RedisBinary.installed();
+        if (installed.isPresent()) {
+            assertThat(installed.get().source()).isIn("RELOCK_REDIS_SERVER", "PATH");
+        }
+        if (!"embedded".equals(System.getProperty(RedisBinary.CHOICE_PROPERTY))) {
+            RedisBinary resolved = RedisBinary.resolve();
+            assertThat(resolved.path()).isEqualTo(installed.map(RedisBinary::path).orElse(RedisBinary.embedded().path()));
+        }
     }
 
     @Test

@@ -1,12 +1,11 @@
 package dev.relock.cli.demo;
 
 import dev.relock.RedisUnavailableException;
-import dev.relock.testredis.RedisBinary;
-import dev.relock.testredis.RedisServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -14,17 +13,16 @@ import java.time.Duration;
 
 /**
  * The Redis a demo runs against: one the user named or found at the default address, or a private
- * {@code redis-server} started for the run (the test fixture's: {@code $RELOCK_REDIS_SERVER}, else
- * {@code redis-server} on the PATH, else the binary from the embedded-redis artifact) and stopped by
- * {@link #close()}.
+ * {@code redis-server} started for the run ({@code $RELOCK_REDIS_SERVER}, else {@code redis-server} on the PATH,
+ * else the binary from the embedded-redis artifact, see {@link PrivateRedisServer}) and stopped by {@link #close()}.
  */
 public final class RedisTarget implements AutoCloseable {
 
     private final String uri;
     private final String description;
-    private final RedisServer server;
+    private final PrivateRedisServer server;
 
-    private RedisTarget(String uri, String description, RedisServer server) {
+    private RedisTarget(String uri, String description, PrivateRedisServer server) {
         this.uri = uri;
         this.description = description;
         this.server = server;
@@ -36,27 +34,28 @@ public final class RedisTarget implements AutoCloseable {
     }
 
     /**
-     * Starts a private redis-server on a free loopback port.
+     * Starts a private redis-server on a free loopback port; {@code err} is told if the embedded-redis jar must be
+     * fetched for it.
      *
      * @throws RedisUnavailableException if no redis-server can be found or started here
      */
-    public static RedisTarget privateServer(String why) {
-        RedisServer server;
+    public static RedisTarget privateServer(String why, PrintWriter err) throws InterruptedException {
+        PrivateRedisServer server;
         try {
-            server = RedisServer.start();
+            server = PrivateRedisServer.start(err);
         } catch (RuntimeException e) {
             throw new RedisUnavailableException("cannot start a private redis-server: "
-                    + WorkerProtocol.oneLine(e.getMessage()) + "; install redis-server or pass --redis URI", e);
+                    + WorkerProtocol.oneLine(e.getMessage()) + "; install redis-server on the PATH, set"
+                    + " $RELOCK_REDIS_SERVER to one, or pass --redis URI", e);
         }
-        RedisBinary binary = server.binary();
-        String found = switch (binary.source()) {
+        String found = switch (server.binarySource()) {
             case "PATH" -> "found on the PATH";
             case "embedded-redis" -> "from the embedded-redis artifact";
-            case RedisBinary.PATH_VARIABLE -> "from $" + RedisBinary.PATH_VARIABLE;
-            default -> binary.source();
+            case "RELOCK_REDIS_SERVER" -> "from $RELOCK_REDIS_SERVER";
+            default -> server.binarySource();
         };
-        return new RedisTarget(server.uri(), server.uri() + ", a private redis-server " + binary.version()
-                + " (" + binary.path() + ", " + found + ") started because " + why + "; stopped at the end",
+        return new RedisTarget(server.uri(), server.uri() + ", a private redis-server " + server.binaryVersion()
+                + " (" + server.binaryPath() + ", " + found + ") started because " + why + "; stopped at the end",
                 server);
     }
 
