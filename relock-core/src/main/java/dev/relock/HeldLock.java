@@ -20,7 +20,16 @@ import java.time.Instant;
  *     that last set the lease was sent, so never longer than Redis's; {@link Duration#ZERO} once
  *     it ran out
  * @param renewed whether the lease keeper renews it (false for an explicit lease)
+ * @param thread the name of the thread that asked for it (for a handle: that started the acquisition), or
+ *     {@code ""} when it has none (a virtual thread by default)
  */
 public record HeldLock(
         String name, LockKind kind, String owner, long fencingToken, Instant heldSince,
-        Duration remainingLease, boolean renewed) {}
+        Duration remainingLease, boolean renewed, String thread) {
+
+    /** A hold whose thread is not known. */
+    public HeldLock(String name, LockKind kind, String owner, long fencingToken, Instant heldSince,
+            Duration remainingLease, boolean renewed) {
+        this(name, kind, owner, fencingToken, heldSince, remainingLease, renewed, "");
+    }
+}

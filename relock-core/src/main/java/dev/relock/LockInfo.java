@@ -22,13 +22,22 @@ import java.util.Map;
  *     and {@code ChronoUnit.FOREVER.getDuration()} for a key without expiry (not made by relock)
  * @param waiters how many live waiters are queued for it
  * @param permits a semaphore's number of permits (-1 when not set); 0 for locks
+ * @param identities owner id -> who is behind it (host, process, application, thread), for every holder, as the
+ *     holding clients registered themselves (see {@link HolderIdentity}); empty where not looked up
  */
 public record LockInfo(
         String name, LockKind kind, Map<String, Integer> holders, long fencingToken,
-        Duration remainingLease, int waiters, int permits) {
+        Duration remainingLease, int waiters, int permits, Map<String, HolderIdentity> identities) {
 
     public LockInfo {
         holders = Map.copyOf(holders);
+        identities = Map.copyOf(identities);
+    }
+
+    /** What Redis holds for a lock, its holders not named. */
+    public LockInfo(String name, LockKind kind, Map<String, Integer> holders, long fencingToken,
+            Duration remainingLease, int waiters, int permits) {
+        this(name, kind, holders, fencingToken, remainingLease, waiters, permits, Map.of());
     }
 
     /** Whether anyone holds the lock. */

@@ -78,7 +78,8 @@ public interface RelockClient extends AutoCloseable {
     RelockMultiLock multiLock(String... names);
 
     /**
-     * What Redis holds for the lock with this name now, whether held or free. One round trip.
+     * What Redis holds for the lock with this name now, whether held or free, its holders named
+     * ({@link LockInfo#identities()}). One round trip, and one more per holding client, for its identity record.
      *
      * @throws NullPointerException if name is null
      * @throws IllegalArgumentException if name is blank or too long
@@ -86,7 +87,8 @@ public interface RelockClient extends AutoCloseable {
     LockInfo inspect(String name);
 
     /**
-     * What Redis holds for the semaphore with this name now: its permits and live holders.
+     * What Redis holds for the semaphore with this name now: its permits and live holders, named as by
+     * {@link #inspect}.
      *
      * @throws NullPointerException if name is null
      * @throws IllegalArgumentException if name is blank or too long
@@ -99,6 +101,7 @@ public interface RelockClient extends AutoCloseable {
      * {@code nameGlob} (Redis glob syntax: {@code *}, {@code ?}, {@code [abc]}; {@code "*"} for
      * all), sorted by name (a lock before a semaphore of the same name). Walks the keyspace with SCAN,
      * never KEYS, so it does not block Redis, and like SCAN it may miss a lock taken during the walk.
+     * The holders are named as by {@link #inspect} (one identity record read per holding client).
      */
     List<LockInfo> list(String nameGlob);
 
@@ -121,6 +124,12 @@ public interface RelockClient extends AutoCloseable {
 
     /** The random 128-bit id (32 hex digits) that makes this client's owner ids unique. */
     String clientId();
+
+    /**
+     * Who this client is for operators: its id, host, process, application name and label; its Redis connections
+     * carry {@link ClientIdentity#connectionName()}, unless it runs on a Lettuce client you passed.
+     */
+    ClientIdentity identity();
 
     /** The configuration this client runs with. */
     RelockSettings settings();

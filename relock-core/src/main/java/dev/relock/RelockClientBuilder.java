@@ -1,5 +1,6 @@
 package dev.relock;
 
+import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.redlock.ClockDrift;
 import dev.relock.internal.redlock.RedlockEngine;
@@ -61,6 +62,8 @@ public final class RelockClientBuilder {
     private Object meterRegistry;
     private Object observationRegistry;
     private Function<String, String> metricsGroup = Instrumentation.NONE.groupOfName();
+    private String applicationName;
+    private String clientLabel;
 
     RelockClientBuilder() {}
 
@@ -161,6 +164,36 @@ public final class RelockClientBuilder {
         }
         this.keyPrefix = keyPrefix;
         return this;
+    }
+
+    /**
+     * The application's name, part of the client's {@link ClientIdentity} and of the name of every Redis connection
+     * relock opens ({@code CLIENT LIST}); the Spring Boot starter sets {@code spring.application.name}.
+     *
+     * @throws IllegalArgumentException if blank or longer than 64 characters
+     */
+    public RelockClientBuilder applicationName(String applicationName) {
+        this.applicationName = identityPart(applicationName, "applicationName");
+        return this;
+    }
+
+    /**
+     * A free label (an instance, a role, a shard) that tells this client apart from others of the same application
+     * on the same host, in its {@link ClientIdentity} and its connections' names.
+     *
+     * @throws IllegalArgumentException if blank or longer than 64 characters
+     */
+    public RelockClientBuilder clientLabel(String clientLabel) {
+        this.clientLabel = identityPart(clientLabel, "clientLabel");
+        return this;
+    }
+
+    private static String identityPart(String value, String what) {
+        Objects.requireNonNull(value, what);
+        if (value.isBlank() || value.length() > 64) {
+            throw new IllegalArgumentException(what + " must be 1 to 64 characters, not blank: '" + value + "'");
+        }
+        return value.strip();
     }
 
     /**
@@ -310,8 +343,9 @@ public final class RelockClientBuilder {
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace,
                 replicationGuard);
         Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
+        ClientIdentity identity = ClientIdentity.of(EngineClient.newClientId(), applicationName, clientLabel);
         if (redlockUris != null) {
-            return RedlockEngine.connect(redlockUris, settings,
+            return RedlockEngine.connect(redlockUris, settings, identity,
                     clockDrift == null ? ClockDrift.DEFAULT : clockDrift, List.copyOf(leaseLostListeners),
                     instrumentation);
         }
@@ -319,10 +353,10 @@ public final class RelockClientBuilder {
             throw new IllegalStateException("clockDrift(...) applies only to Redlock clients: set redlock(...)");
         }
         if (redisClusterUris != null || redisClusterClient != null) {
-            return SingleServerEngine.connectCluster(redisClusterUris, redisClusterClient, settings,
+            return SingleServerEngine.connectCluster(redisClusterUris, redisClusterClient, settings, identity,
                     List.copyOf(leaseLostListeners), instrumentation);
         }
-        return SingleServerEngine.connect(redisUri, redisClient, settings, List.copyOf(leaseLostListeners),
+        return SingleServerEngine.connect(redisUri, redisClient, settings, identity, List.copyOf(leaseLostListeners),
                 instrumentation);
     }
 

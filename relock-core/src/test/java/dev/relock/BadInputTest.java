@@ -81,6 +81,17 @@ class BadInputTest extends OneServerTestBase {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"", "  ", "a-name-of-sixty-five-characters-is-one-too-long-for-a-connection!"})
+    void blankOrOverlongApplicationNamesAndLabelsAreRefusedNamingTheSetting(String value) {
+        assertThatThrownBy(() -> RelockClient.builder().applicationName(value))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("applicationName");
+        assertThatThrownBy(() -> RelockClient.builder().clientLabel(value))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("clientLabel");
+        assertThatThrownBy(() -> RelockClient.builder().clientLabel(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("clientLabel");
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"redis://user:s3cret@[bad", "rediss://:s3cret@[bad", "redis://user:s3cret@host:99999",
             "redis://user:s3cret@host/notadatabase", "redis://user:s3cret@"})
     void invalidUrisAreRejectedWithoutRevealingThePassword(String uri) {

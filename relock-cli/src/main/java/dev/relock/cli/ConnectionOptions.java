@@ -61,7 +61,8 @@ public final class ConnectionOptions {
         Logging.configure(verbose);
         RelockClientBuilder builder = RelockClient.builder();
         try {
-            builder.redisUri(uri()).keyPrefix(prefix);
+            // CLIENT LIST tells the CLI's connections from the applications'
+            builder.redisUri(uri()).keyPrefix(prefix).applicationName("relock-cli");
             if (defaultLease != null) {
                 builder.defaultLease(defaultLease);
             }

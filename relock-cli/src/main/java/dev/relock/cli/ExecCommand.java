@@ -1,5 +1,6 @@
 package dev.relock.cli;
 
+import dev.relock.HolderIdentity;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
@@ -12,6 +13,7 @@ import dev.relock.RelockException;
 import dev.relock.RelockLock;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -328,7 +330,12 @@ public final class ExecCommand implements Callable<Integer> {
         try {
             LockInfo info = client.inspect(name);
             if (info.isHeld()) {
-                return "; held by " + String.join(", ", info.holders().keySet())
+                List<String> holders = new ArrayList<>();
+                for (String owner : info.holders().keySet()) {
+                    HolderIdentity named = info.identities().get(owner);
+                    holders.add(named == null || named.client().isEmpty() ? owner : owner + " (" + named.describe() + ")");
+                }
+                return "; held by " + String.join(", ", holders)
                         + " (lease left " + Durations.format(info.remainingLease()) + ")";
             }
             return info.waiters() > 0 ? "; " + info.waiters() + " waiter(s) ahead" : "";

@@ -3,6 +3,8 @@ package dev.relock.cli;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.relock.ClientIdentity;
+import dev.relock.HolderIdentity;
 import dev.relock.LockInfo;
 import dev.relock.LockKind;
 import java.io.IOException;
@@ -20,7 +22,8 @@ import java.util.TreeMap;
  * one object per line, UTF-8, written by Jackson's streaming generator).
  *
  * <p>JSON fields: {@code name}, {@code kind}, ({@code held} for one lock,) {@code holders} (array
- * of {@code {owner, holds}} with full owner ids), {@code leaseMillis} (-1 for a key without
+ * of {@code {owner, holds}} with full owner ids, and {@code application, host, pid, label, thread} where the
+ * holding client's identity record names them), {@code leaseMillis} (-1 for a key without
  * expiry), {@code fencingToken} (0 when free), {@code waiters}.
  */
 final class LockReport {
@@ -50,7 +53,8 @@ final class LockReport {
         for (LockInfo lock : locks) {
             List<String> holders = new ArrayList<>();
             for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
-                holders.add(shortOwner(holder.getKey()) + times + holder.getValue());
+                HolderIdentity named = lock.identities().get(holder.getKey());
+                holders.add(shortOwner(holder.getKey()) + times + holder.getValue() + (named == null ? "" : who(named)));
             }
             String kind = lock.kind() == LockKind.SEMAPHORE
                     ? lock.kind().label() + "/" + lock.permits() : lock.kind().label();
@@ -78,6 +82,16 @@ final class LockReport {
         out.flush();
     }
 
+    /** " (billing@host-17:4242 worker-3)": the process and thread behind a holder, short; "" when not known. */
+    static String who(HolderIdentity named) {
+        if (named.client().isEmpty()) {
+            return "";
+        }
+        ClientIdentity client = named.client().get();
+        return " (" + (client.application().isEmpty() ? "" : client.application() + "@") + client.host() + ":"
+                + client.pid() + (named.thread().isEmpty() ? "" : " " + named.thread()) + ")";
+    }
+
     void details(LockInfo lock) {
         StringBuilder text = new StringBuilder();
         line(text, "name", lock.name());
@@ -88,8 +102,10 @@ final class LockReport {
         line(text, "state", lock.isHeld() ? "held" : "not held");
         if (lock.isHeld()) {
             for (Map.Entry<String, Integer> holder : sorted(lock.holders()).entrySet()) {
+                HolderIdentity named = lock.identities().get(holder.getKey());
                 line(text, "holder", holder.getKey() + " (" + holder.getValue()
-                        + (holder.getValue() == 1 ? " hold)" : " holds)"));
+                        + (holder.getValue() == 1 ? " hold)" : " holds)")
+                        + (named == null ? "" : ": " + named.describe()));
             }
             line(text, "lease left", Durations.isForever(lock.remainingLease())
                     ? "no expiry (the key has no TTL; relock always sets one)"
@@ -124,6 +140,15 @@ final class LockReport {
                     json.writeStartObject();
                     json.writeStringField("owner", holder.getKey());
                     json.writeNumberField("holds", holder.getValue());
+                    HolderIdentity named = lock.identities().get(holder.getKey());
+                    if (named != null && named.client().isPresent()) {
+                        ClientIdentity client = named.client().get();
+                        json.writeStringField("application", client.application());
+                        json.writeStringField("host", client.host());
+                        json.writeNumberField("pid", client.pid());
+                        json.writeStringField("label", client.label());
+                        json.writeStringField("thread", named.thread());
+                    }
                     json.writeEndObject();
                 }
                 json.writeEndArray();

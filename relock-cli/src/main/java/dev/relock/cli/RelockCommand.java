@@ -16,7 +16,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "relock",
         mixinStandardHelpOptions = true,
-        version = "relock 0.1.0-SNAPSHOT",
+        versionProvider = VersionProvider.class,
         description = "Distributed locks on Redis, from the shell.",
         footerHeading = "%nExamples:%n",
         footer = {

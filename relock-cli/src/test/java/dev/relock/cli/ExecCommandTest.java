@@ -123,7 +123,9 @@ class ExecCommandTest {
         try (Holder holder = Holder.start(redis.uri(), dir, "busy")) {
             Launcher.Result once = exec(List.of("--wait", "0", "busy"), "touch", ran.toString());
             assertThat(once.exitCode()).as(once.describe()).isEqualTo(ExitCodes.NOT_ACQUIRED);
-            assertThat(once.stderrLines()).singleElement().asString().contains("'busy'").contains("not acquired");
+            // the message names the holder's process, from its identity record
+            assertThat(once.stderrLines()).singleElement().asString().contains("'busy'").contains("not acquired")
+                    .containsPattern("held by [0-9a-f]{32}:\\d+ \\(relock-cli on \\S+ \\(pid \\d+\\)");
 
             Launcher.Result waited = exec(List.of("--wait", "300ms", "busy"), "touch", ran.toString());
             assertThat(waited.exitCode()).as(waited.describe()).isEqualTo(ExitCodes.NOT_ACQUIRED);

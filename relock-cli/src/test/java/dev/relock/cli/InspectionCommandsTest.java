@@ -83,10 +83,13 @@ class InspectionCommandsTest {
             assertThat(lines).hasSize(3);
             assertThat(lines.get(0)).matches("NAME +KIND +HOLDERS +LEASE LEFT +TOKEN +WAITERS");
             // sorted by name; the owner shortened to 8 hex digits of its client id and its thread id
+            // then who is behind it, as the holder's identity record names it: application@host:pid and, once the
+            // holder's lease keeper wrote it, the thread
+            String who = " \\(relock-cli@[^ :]+:\\d+( \\S+)?\\)";
             assertThat(lines.get(1)).matches("billing +exclusive +" + shortOwner(billingOwner)
-                    + "[×x]1 +\\d+(\\.\\d)?s +" + billing.token() + " +0");
-            assertThat(lines.get(2)).matches("orders:42 +exclusive +" + shortOwner(owner) + "[×x]1 +\\d+(\\.\\d)?s +"
-                    + orders.token() + " +1");
+                    + "[×x]1" + who + " +\\d+(\\.\\d)?s +" + billing.token() + " +0");
+            assertThat(lines.get(2)).matches("orders:42 +exclusive +" + shortOwner(owner) + "[×x]1" + who
+                    + " +\\d+(\\.\\d)?s +" + orders.token() + " +1");
 
             Launcher.Result filtered = Launcher.run("list", "--redis", redis.uri(), "--pattern", "orders:*");
             assertThat(filtered.stdout().lines()).hasSize(2).last().asString().startsWith("orders:42 ");
@@ -133,8 +136,11 @@ class InspectionCommandsTest {
 
             Launcher.Result text = Launcher.run("inspect", "--redis", redis.uri(), "report");
             assertThat(text.exitCode()).as(text.describe()).isZero();
-            assertThat(text.stdout().lines()).contains("name: report", "state: held", "holder: " + owner + " (1 hold)",
-                    "fencing token: " + report.token(), "waiters: 0");
+            assertThat(text.stdout().lines()).contains("name: report", "state: held", "fencing token: " + report.token(),
+                    "waiters: 0");
+            assertThat(text.stdout().lines()).anySatisfy(line -> assertThat(line)
+                    .matches("holder: " + Pattern.quote(owner) + " \\(1 hold\\): relock-cli on \\S+ \\(pid \\d+\\)"
+                            + "(, thread \\S+)?"));
             assertThat(text.stdout()).containsPattern("(?m)^kind: exclusive$")
                     .containsPattern("(?m)^lease left: \\d+(\\.\\d)?s \\(\\d+ ms\\)$");
             assertThat(report.release().exitCode()).isZero();
@@ -182,7 +188,9 @@ class InspectionCommandsTest {
         List<Object> holders = (List<Object>) lock.get("holders");
         assertThat(holders).hasSize(1);
         Map<String, Object> holder = (Map<String, Object>) holders.get(0);
-        assertThat(holder).containsOnlyKeys("owner", "holds").containsEntry("holds", 1L);
+        assertThat(holder).containsOnlyKeys("owner", "holds", "application", "host", "pid", "label", "thread")
+                .containsEntry("holds", 1L).containsEntry("application", "relock-cli").containsEntry("label", "");
+        assertThat((Long) holder.get("pid")).as("the holder's process").isPositive();
         String owner = (String) holder.get("owner");
         assertThat(owner).matches(OWNER);
         return owner;

@@ -11,6 +11,7 @@ import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -107,5 +108,37 @@ abstract class ClientCloseContract extends ContractBase {
         assertThat(before.isHeldByCurrentThread()).isFalse();
         assertThat(before.getHoldCount()).isZero();
         assertThatThrownBy(closing::ping).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void acquisitionsCaughtInTheirFirstStepsByCloseLeaveNoWaiterBehind() throws Exception {
+        RelockClient holderClient = newClient();
+        LockHandle held = holderClient.lock("closing-early").acquire();
+        // each round: acquisitions whose first attempt, its reply and the wake-up listening that follows run
+        // while close() marks the client closed and walks its waiting room; not one may stay in the queue
+        for (int round = 0; round < 8; round++) {
+            RelockClient closing = newClient();
+            RelockLock waiting = closing.lock("closing-early");
+            List<CompletableFuture<?>> started = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                started.add(waiting.acquireAsync().toCompletableFuture());
+                started.add(waiting.tryAcquireAsync(Duration.ofSeconds(60)).toCompletableFuture());
+            }
+            if (round % 2 == 1) {
+                // not a synchronisation: odd rounds let the first replies (and the listening they start) meet the
+                // close at other points than the even ones, where the close follows the sends at once
+                Thread.sleep(round);
+            }
+            closing.close();
+            for (CompletableFuture<?> acquisition : started) {
+                assertThatThrownBy(() -> acquisition.get(HANG.toMillis(), TimeUnit.MILLISECONDS))
+                        .hasCauseInstanceOf(IllegalStateException.class);
+            }
+            int round0 = round;
+            await("round " + round0 + ": the closed client's waiters left the queue").atMost(Duration.ofSeconds(5))
+                    .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+                    .until(() -> holderClient.inspect("closing-early").waiters() == 0);
+        }
+        held.close();
     }
 }

@@ -3,13 +3,20 @@ package dev.relock.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.ClientIdentity;
+import dev.relock.HolderIdentity;
 import dev.relock.LockHandle;
 import dev.relock.LockInfo;
 import dev.relock.LockKind;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.testredis.RedisServer;
+import io.lettuce.core.RedisCommandExecutionException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** What an operator sees, as every deployment must show it: inspect, list, a client's own holds, ping. */
@@ -81,7 +88,17 @@ abstract class OperatorViewContract extends ContractBase {
             assertThat(client.heldLocks()).allSatisfy(held -> {
                 assertThat(held.owner()).startsWith(client.clientId() + ":");
                 assertThat(held.renewed()).isTrue();
+                assertThat(held.thread()).as("the thread that asked for it").isEqualTo(Thread.currentThread().getName());
             });
+            String async = resultOf(inNewThread("async-asker", () -> {
+                // a handle's acquisition completes on another thread; the hold names the thread that asked
+                try (LockHandle handle = client.lock("listed:async").acquireAsync().toCompletableFuture()
+                        .get(HANG.toMillis(), TimeUnit.MILLISECONDS)) {
+                    return client.heldLocks().stream().filter(held -> held.name().equals("listed:async"))
+                            .findFirst().orElseThrow().thread();
+                }
+            }));
+            assertThat(async).isEqualTo("async-asker");
         }
         assertThat(client.heldLocks()).isEmpty();
         assertThat(other.list("listed:*")).isEmpty();
@@ -92,5 +109,104 @@ abstract class OperatorViewContract extends ContractBase {
     void pingAnswersWithinTheCommandTimeout() {
         RelockClient client = newClient(b -> b.commandTimeout(Duration.ofSeconds(2)));
         assertThat(client.ping()).isPositive().isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void aClientCarriesItsIdentityAndNamesItsConnectionsAfterIt() throws Exception {
+        RelockClient client = newClient(b -> b.applicationName("billing service").clientLabel("worker-2"));
+        ClientIdentity identity = client.identity();
+        assertThat(identity.clientId()).isEqualTo(client.clientId());
+        assertThat(identity.pid()).isEqualTo(ProcessHandle.current().pid());
+        assertThat(identity.host()).isNotBlank();
+        assertThat(identity.application()).isEqualTo("billing service");
+        assertThat(identity.label()).isEqualTo("worker-2");
+        assertThat(identity.connectionName()).startsWith("relock:billing_service:")
+                .endsWith(":" + identity.pid() + ":" + client.clientId().substring(0, 8) + ":worker-2")
+                .doesNotContain(" ");
+        RelockClient unnamed = newClient();
+        assertThat(unnamed.identity().application()).isEmpty();
+        assertThat(unnamed.identity().connectionName()).as("without names").startsWith("relock:-:")
+                .endsWith(":" + identity.pid() + ":" + unnamed.clientId().substring(0, 8));
+
+        RelockLock lock = client.lock("named");
+        lock.lock();
+        try {
+            // every server that keeps the lock heard from the client over a connection named after it
+            int keeping = 0;
+            for (RedisServer server : deployment().keyHolders()) {
+                if (!keeps(server, "relock:{named}")) {
+                    continue;
+                }
+                keeping++;
+                assertThat(server.execute("CLIENT", "LIST")).as("CLIENT LIST of %s", server)
+                        .contains(" name=" + identity.connectionName() + " ");
+            }
+            assertThat(keeping).as("servers keeping the lock").isPositive();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void inspectAndListNameTheProcessAndThreadBehindEachHolder() throws Exception {
+        // a short lease: the lease keeper's passes, which write the thread names into the client's record, come
+        // every 200 ms
+        RelockClient holder = newClient(b -> b.applicationName("billing").clientLabel("blue")
+                .defaultLease(Duration.ofMillis(600)));
+        RelockClient operator = newClient();
+        CountDownLatch taken = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        CompletableFuture<Void> worker = inNewThread("invoice-worker-1", () -> {
+            RelockLock lock = holder.lock("named-holder");
+            lock.lock();
+            try {
+                taken.countDown();
+                assertThat(done.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            } finally {
+                lock.unlock();
+            }
+            return null;
+        });
+        assertThat(taken.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        try {
+            await("the holder's thread in its record").atMost(HANG).until(() -> operator.inspect("named-holder")
+                    .identities().values().stream().anyMatch(named -> named.thread().equals("invoice-worker-1")));
+            LockInfo info = operator.inspect("named-holder");
+            ClientIdentity expected = holder.identity();
+            assertThat(info.identities()).hasSize(1).allSatisfy((owner, named) -> {
+                assertThat(owner).startsWith(holder.clientId() + ":");
+                assertThat(named.owner()).isEqualTo(owner);
+                assertThat(named.client()).contains(expected);
+                assertThat(named.describe()).isEqualTo("billing on " + expected.host() + " (pid " + expected.pid()
+                        + ", label blue), thread invoice-worker-1");
+            });
+            assertThat(operator.list("named-*")).singleElement()
+                    .satisfies(listed -> assertThat(listed.identities()).isEqualTo(info.identities()));
+        } finally {
+            done.countDown();
+        }
+        resultOf(worker);
+        assertThat(operator.inspect("named-holder").identities()).isEmpty();
+
+        // the record goes with its client
+        String record = "relock:client:{" + holder.clientId() + "}";
+        assertThat(deployment().keyHolders()).as("servers keeping %s", record).anyMatch(server -> keeps(server, record));
+        holder.close();
+        assertThat(deployment().keyHolders()).as("servers keeping %s after close", record)
+                .noneMatch(server -> keeps(server, record));
+        HolderIdentity unnamed = new HolderIdentity(holder.clientId() + ":1", Optional.empty(), "");
+        assertThat(unnamed.describe()).isEqualTo("client " + holder.clientId() + " (no identity record)");
+    }
+
+    /** Whether {@code server} has {@code key}; on a Cluster, a master that does not serve its slot has not. */
+    private static boolean keeps(RedisServer server, String key) {
+        try {
+            return "1".equals(server.execute("EXISTS", key));
+        } catch (RedisCommandExecutionException e) {
+            if (String.valueOf(e.getMessage()).startsWith("MOVED")) {
+                return false;
+            }
+            throw e;
+        }
     }
 }

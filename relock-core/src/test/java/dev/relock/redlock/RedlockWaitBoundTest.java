@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * killed and brought back empty; every {@code tryLock} must return within its wait and a generous bound. This
  * test has not reproduced the campaign's hang (nor in 870 s of longer runs with 3 s and 40 s waits); it bounds what
  * the backstop in {@code SteppedAcquisition.run} guarantees, and with {@code -Drelock.test.redlockWaitBound.seconds}
- * it runs as long as asked, printing every thread's stack if a call outlives its bound.
+ * it runs as long as asked, printing every thread's stack if a call outlives its bound ({@code
+ * -Drelock.internal.traceAcquisitions=true} adds each acquisition's latest events to its ERROR lines).
  */
 class RedlockWaitBoundTest extends RedlockTestBase {
 
@@ -102,16 +103,18 @@ class RedlockWaitBoundTest extends RedlockTestBase {
             }
         }
         assertThat(stuck).as("a tryLock that outlived its wait by %s ms", LATE.toMillis()).isNull();
-        // Issue 15's open bug (a Redlock wait left with no timer, no attempt in flight and its signal spent; caught
-        // here in CI on 24 Nov with the state line) still happens now and then: the backstop ends such a wait with
-        // the ERROR, and the bound above holds. Only -Drelock.test.redlockWaitBound.strict=true fails on the ERROR
-        // itself, until the bug is fixed; a run without it shows the lines it saw.
-        List<String> backstopped = logged.text().lines().filter(line -> line.contains("This is a bug in relock"))
-                .toList();
-        if (Boolean.getBoolean("relock.test.redlockWaitBound.strict")) {
-            assertThat(backstopped).as("waits the backstop had to end").isEmpty();
-        } else if (!backstopped.isEmpty()) {
-            System.err.println("KNOWN BUG (issue 15): waits the backstop had to end:\n" + String.join("\n", backstopped));
+        // Issue 15's bug (a Redlock wait left with no timer and no attempt in flight; caught here in CI on 24 Nov by
+        // the backstop, with the state line): the acquisition now checks after every event that something will wake
+        // it, and mends it at once if not, with an ERROR of its own. The backstop must never have to end a wait; a
+        // mended one is shown (its line names the step that broke the rule) but does not fail the test.
+        List<String> backstopped = logged.text().lines()
+                .filter(line -> line.contains("the acquisition has not; giving it up")
+                        || line.contains("an error in handling an event")).toList();
+        assertThat(backstopped).as("waits the backstop had to end, or that failed on an Error").isEmpty();
+        List<String> mended = logged.text().lines().filter(line -> line.contains("that it recovered from")).toList();
+        if (!mended.isEmpty()) {
+            System.err.println("KNOWN BUG (issue 15), mended: acquisitions left with nothing to wake them:\n"
+                    + String.join("\n", mended));
         }
         int sections = 0;
         for (CompletableFuture<Integer> worker : workers) {

@@ -8,6 +8,7 @@ import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.single.SingleServerEngine;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -113,6 +114,21 @@ public interface Engine {
 
     /** How the lock objects' toString() names the deployment, or null for one Redis. */
     String topology();
+
+    /**
+     * Writes this client's identity record ({@link ClientRegistry}) without waiting; a failure is logged at DEBUG
+     * (the next pass writes it again). At start-up and after every pass of the lease keeper; never on a Netty I/O
+     * thread.
+     */
+    void register();
+
+    /**
+     * The identity record of client {@code clientId} ({@link ClientRegistry}), or an empty map when it has none;
+     * waits at most the command timeout.
+     *
+     * @throws dev.relock.RedisUnavailableException if no reply came in time
+     */
+    Map<String, String> identityRecord(String clientId);
 
     /**
      * Releases every hold of the client, fails every acquisition under way and closes the connections.

@@ -1,5 +1,6 @@
 package dev.relock.internal.engine;
 
+import dev.relock.ClientIdentity;
 import dev.relock.HeldLock;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseLostListener;
@@ -45,7 +46,8 @@ public final class EngineClient implements RelockClient {
     private static final Logger log = LoggerFactory.getLogger(EngineClient.class);
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final String clientId = newClientId();
+    private final ClientIdentity identity;
+    private final String clientId;
     private final RelockSettings settings;
     private final List<LeaseLostListener> listeners;
     private final HoldTable holds = new HoldTable();
@@ -53,8 +55,7 @@ public final class EngineClient implements RelockClient {
     private final AtomicLong holderIds = new AtomicLong();
     // a thread's owner id, made once: every hold of the thread shares the string, and a lock or
     // unlock does not concatenate it again
-    private final ThreadLocal<String> ownerOfThread =
-            ThreadLocal.withInitial(() -> clientId + ":" + Thread.currentThread().getId());
+    private final ThreadLocal<String> ownerOfThread;
     // set once, before the constructor returns
     private final Engine engine;
 
@@ -62,8 +63,11 @@ public final class EngineClient implements RelockClient {
      * Connects: {@code connect} makes the engine for this client (it may keep the client, whose
      * engine it must not reach before it returns) or throws.
      */
-    public EngineClient(RelockSettings settings, List<LeaseLostListener> listeners,
+    public EngineClient(RelockSettings settings, ClientIdentity identity, List<LeaseLostListener> listeners,
             Function<EngineClient, Engine> connect) {
+        this.identity = identity;
+        this.clientId = identity.clientId();
+        this.ownerOfThread = ThreadLocal.withInitial(() -> clientId + ":" + Thread.currentThread().getId());
         this.settings = settings;
         this.listeners = List.copyOf(listeners);
         this.engine = connect.apply(this);
@@ -118,20 +122,20 @@ public final class EngineClient implements RelockClient {
     @Override
     public LockInfo inspect(String name) {
         checkOpenFor(name);
-        return engine.inspect(name);
+        return ClientRegistry.withIdentities(engine.inspect(name), engine::identityRecord);
     }
 
     @Override
     public LockInfo inspectSemaphore(String name) {
         checkOpenFor(name);
-        return engine.inspectSemaphore(name);
+        return ClientRegistry.withIdentities(engine.inspectSemaphore(name), engine::identityRecord);
     }
 
     @Override
     public List<LockInfo> list(String nameGlob) {
         Objects.requireNonNull(nameGlob, "nameGlob");
         ensureOpen();
-        return engine.list(nameGlob);
+        return ClientRegistry.withIdentities(engine.list(nameGlob), engine::identityRecord);
     }
 
     @Override
@@ -143,6 +147,11 @@ public final class EngineClient implements RelockClient {
     public Duration ping() {
         ensureOpen();
         return engine.ping();
+    }
+
+    @Override
+    public ClientIdentity identity() {
+        return identity;
     }
 
     @Override
@@ -247,8 +256,8 @@ public final class EngineClient implements RelockClient {
         }
     }
 
-    /** A random 128-bit client id: 32 hex digits. */
-    private static String newClientId() {
+    /** A new client id: 128 bits from a {@link SecureRandom}, as 32 hex digits. */
+    public static String newClientId() {
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
         return HexFormat.of().formatHex(id);

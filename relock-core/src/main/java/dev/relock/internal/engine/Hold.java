@@ -87,6 +87,9 @@ public final class Hold {
     private boolean lostReleaseSent;
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = LockEvents.NO_SPAN;
+    // the name of the thread that asked for the hold (for a handle: the thread that started the acquisition); set
+    // once, before the hold is handed out
+    private volatile String threadName = "";
 
     public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
@@ -203,6 +206,16 @@ public final class Hold {
         if (STATE.compareAndSet(this, LeaseState.HELD, LeaseState.RELEASED)) {
             span.ended(this, false);
         }
+    }
+
+    /** Records the name of the thread that asked for this hold; called once, before the hold is handed out. */
+    public void acquiredOn(String threadName) {
+        this.threadName = threadName;
+    }
+
+    /** The name of the thread that asked for this hold, or "" (a virtual thread without a name). */
+    public String threadName() {
+        return threadName;
     }
 
     /** From now on {@code span} hears when this hold ends (at once if it has ended already). */

@@ -136,7 +136,7 @@ public final class HoldTable {
             long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
             held.add(new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner,
                     hold.fencingToken, Instant.ofEpochMilli(hold.heldSinceMillis()),
-                    Duration.ofMillis(leftMillis), hold.renewed()));
+                    Duration.ofMillis(leftMillis), hold.renewed(), hold.threadName()));
         }
         held.sort(Comparator.comparing(HeldLock::name).thenComparing(HeldLock::kind).thenComparing(HeldLock::owner));
         return held;

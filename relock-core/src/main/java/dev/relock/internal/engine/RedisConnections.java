@@ -1,7 +1,9 @@
 package dev.relock.internal.engine;
 
+import dev.relock.ClientIdentity;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import java.time.Duration;
@@ -78,4 +80,14 @@ public final class RedisConnections {
             log.debug("closing {} failed", closeable, e);
         }
     }
-}
+
+    /**
+     * Lettuce names every connection it opens on {@code uri} (CLIENT SETNAME in its handshake, again after a
+     * reconnect; on a Sentinel URI the sentinels' connections too); a name given in the URI ({@code ?clientName=})
+     * is kept.
+     */
+    public static void nameConnections(RedisURI uri, ClientIdentity identity) {
+        if (uri.getClientName() == null) {
+            uri.setClientName(identity.connectionName());
+        }
+    }}

@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * <p>Invariants. Every event (a reply, a timer, a wake-up, a cancel) is one {@link #step}: its handling runs
  * under {@link #lock}, which subclasses also guard their own state with, and the outcome is completed after the
  * lock is released, so no caller's callback ever runs under it. A handling that throws decides the outcome
- * with that exception ({@link #handlingFailed}). Only {@link #decide} decides it, at most once, and
+ * with that exception ({@link #handlingFailed}; an Error with a RelockException around it, and the Error goes on).
+ * After every handling an undecided acquisition has an attempt in flight or a timer armed ({@link #awaitsEvent});
+ * a breach, a bug, is logged and mended ({@link #stranded}). Only {@link #decide} decides it, at most once, and
  * {@link #isDecided} tells whether it has been. No handling runs on a Netty I/O thread, where a command it
  * sends would overtake those other threads queued on that loop ({@link IoThreads}): an event that arrives on one
  * (a reply, a pub/sub message, a caller's callback) is handled on {@code events} instead, and the outcome
@@ -34,6 +36,15 @@ import org.slf4j.LoggerFactory;
 public abstract class SteppedAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(SteppedAcquisition.class);
+    // -Drelock.internal.traceAcquisitions=true: each acquisition keeps a trail of its latest events for its ERROR lines;
+    // every call of trace() is guarded by it, so that no message is built when it is off
+    protected static final boolean TRACING = Boolean.getBoolean("relock.internal.traceAcquisitions");
+    private static final int TRAIL = 32;
+    private static final long FIRST_MEND_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final long MAX_MEND_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    // the outcome of an acquisition whose handling failed with an Error when no other exception can be made
+    private static final RelockException OUT_OF_RESOURCES = new RelockException(
+            "acquire failed on an internal error (out of memory or stack); see the ERROR logged with it");
 
     // not synchronized: a virtual thread that enters never pins its carrier
     protected final ReentrantLock lock = new ReentrantLock();
@@ -52,6 +63,8 @@ public abstract class SteppedAcquisition {
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
+    // the name of the thread that started the acquisition, set before its first step: the hold's thread name
+    private String startingThread = "";
     // all guarded by lock
     private boolean decided;
     private boolean settled;
@@ -63,6 +76,11 @@ public abstract class SteppedAcquisition {
     // the timer of the next attempt, when it fires (System.nanoTime()); null when none is armed
     private ScheduledFuture<?> timer;
     private long timerAt;
+    // the latest events handled, for giveUpOverdue's diagnosis; only with -Drelock.internal.traceAcquisitions=true
+    private final String[] trail = TRACING ? new String[TRAIL] : null;
+    private long trailed;
+    // how often stranded() mended this acquisition; guarded by lock
+    private int mends;
 
     /**
      * @param events the client's event executors, which are not Netty I/O threads
@@ -148,12 +166,39 @@ public abstract class SteppedAcquisition {
     /** {@link #lock} held by the caller, who also releases it: the state for {@link #giveUpOverdue}'s message. */
     private String describeLocked() {
         try {
-            return "decided=" + decided + ", settled=" + settled + ", timer="
-                    + (timer == null ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
-                            + " ms" + (timer.isDone() ? " (fired)" : "")) + ", " + describe();
+            return describeHeld();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The state, for a diagnosis. Lock held. */
+    private String describeHeld() {
+        return "decided=" + decided + ", settled=" + settled + ", timer="
+                + (timer == null ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
+                        + " ms" + (timer.isDone() ? " (fired)" : "")) + ", " + describe() + trail();
+    }
+
+    /**
+     * Notes an event in the trail that {@link #giveUpOverdue} prints, when tracing is on
+     * ({@code -Drelock.internal.traceAcquisitions=true}); costs nothing otherwise. Lock held.
+     */
+    protected final void trace(String event) {
+        if (TRACING) {
+            trail[(int) (trailed++ % TRAIL)] = (System.nanoTime() / 1_000_000 % 100_000) + "ms "
+                    + Thread.currentThread().getName() + " " + event;
+        }
+    }
+
+    private String trail() {
+        if (!TRACING) {
+            return "";
+        }
+        StringBuilder lines = new StringBuilder("; trail:");
+        for (long i = Math.max(0, trailed - TRAIL); i < trailed; i++) {
+            lines.append("\n  ").append(trail[(int) (i % TRAIL)]);
+        }
+        return lines.toString();
     }
 
     /** The subclass's state, for a diagnosis. Lock held. */
@@ -193,6 +238,7 @@ public abstract class SteppedAcquisition {
     }
 
     private void start(long waitNanos, boolean forever) {
+        startingThread = Thread.currentThread().getName();
         observed = started();
         step(() -> {
             this.forever = forever;
@@ -267,26 +313,86 @@ public abstract class SteppedAcquisition {
     }
 
     private void stepHere(Runnable handling) {
+        Error fatal = null;
         lock.lock();
         try {
             handling.run();
-        } catch (RuntimeException e) {
+            if (!decided && lock.getHoldCount() == 1 && !awaitsEvent()) {
+                stranded();
+            }
+        } catch (RuntimeException | Error e) {
+            if (e instanceof Error error) {
+                fatal = error;
+            }
             if (!decided) {
+                // an Error is a bug, or the JVM out of memory or stack: the outcome is decided all the same, so no
+                // caller waits forever; nothing here may throw past the decision (the fallback needs no memory)
+                RuntimeException failure = OUT_OF_RESOURCES;
                 try {
-                    handlingFailed(e);
-                } catch (RuntimeException also) {
-                    e.addSuppressed(also);
+                    failure = e instanceof RuntimeException runtime ? runtime
+                            : new RelockException("acquire of '" + name + "' failed on an internal error: " + e, e);
+                    handlingFailed(failure);
+                } catch (RuntimeException | Error also) {
+                    if (failure != OUT_OF_RESOURCES) {
+                        failure.addSuppressed(also);
+                    }
                 } finally {
                     if (!decided) {
-                        decide(null, e);
+                        decide(null, failure);
                     }
                 }
             }
         } finally {
             lock.unlock();
+            try {
+                if (fatal != null) {
+                    // before the outcome completes, so whoever hears of the failure finds the line logged
+                    log.error("{} '{}' by {}: an error in handling an event of the acquisition; it failed. This is a"
+                            + " bug in relock (or the JVM is out of memory or stack), please report it",
+                            mode.description, name, owner, fatal);
+                }
+            } catch (RuntimeException | Error ignored) {
+                // logging itself failed: the outcome is decided all the same
+            } finally {
+                settle();
+            }
         }
-        settle();
+        if (fatal != null) {
+            throw fatal;
+        }
     }
+
+    /**
+     * Whether something is sure to wake this undecided acquisition: an attempt (or a check that follows one) in
+     * flight, or an armed timer. True after every event's handling; {@link #stranded} mends a breach. Lock held.
+     */
+    protected abstract boolean awaitsEvent();
+
+    /**
+     * An event's handling left this undecided acquisition with nothing to wake it, a bug: said loudly (an ERROR with
+     * the state the first time, DEBUG after), and mended by a timer: at once the first time, then after a back-off
+     * that doubles up to a second, so a bug that strands every step cannot turn a wait into a loop of attempts.
+     * Lock held.
+     */
+    private void stranded() {
+        if (mends == 0) {
+            log.error("{} '{}' by {}: an event's handling left the acquisition with neither an attempt in flight nor a"
+                    + " timer; trying again at once. This is a bug in relock that it recovered from, please report it"
+                    + " with this line; state: {}", mode.description, name, owner, describeHeld());
+        } else {
+            log.debug("{} '{}' by {}: stranded again ({} times), mended: {}", mode.description, name, owner, mends + 1,
+                    describeHeld());
+        }
+        long delay = mends == 0 ? 0 : Math.min(MAX_MEND_DELAY_NANOS, FIRST_MEND_DELAY_NANOS << Math.min(mends, 20));
+        mends++;
+        recover(System.nanoTime() + delay);
+    }
+
+    /**
+     * Arms what {@link #stranded} needs: a timer at {@code at} (System.nanoTime()) for the next attempt, or for the
+     * end of a wait whose deadline comes first (then no attempt follows). Lock held, not decided.
+     */
+    protected abstract void recover(long at);
 
     /**
      * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
@@ -295,6 +401,9 @@ public abstract class SteppedAcquisition {
      * @return false if the executors are shut down (the client is closing): nothing is armed
      */
     protected final boolean armTimer(Runnable onFire, long at) {
+        if (TRACING) {
+            trace("arm in " + (at - System.nanoTime()) / 1_000_000 + " ms");
+        }
         cancelTimer();
         try {
             timer = events.schedule(onFire, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -329,6 +438,9 @@ public abstract class SteppedAcquisition {
     /** Cancels the armed timer, if any. Lock held. */
     protected final void cancelTimer() {
         if (timer != null) {
+            if (TRACING) {
+                trace("cancel timer");
+            }
             timer.cancel(false);
             timer = null;
         }
@@ -356,6 +468,12 @@ public abstract class SteppedAcquisition {
 
     /** Decides the outcome: {@code hold}, or null, or {@code error} when not null. Lock held; at most once. */
     protected final void decide(Hold hold, RuntimeException error) {
+        if (hold != null) {
+            hold.acquiredOn(startingThread);
+        }
+        if (TRACING) {
+            trace("decide " + (hold != null ? "hold" : error != null ? error.getClass().getSimpleName() : "null"));
+        }
         decided = true;
         acquired = hold;
         failure = error;
@@ -381,18 +499,22 @@ public abstract class SteppedAcquisition {
             lock.unlock();
         }
         ended();
-        // the observer hears of the outcome before anyone waiting for it does
-        if (error != null) {
-            observed.failed(error);
-            outcome.completeExceptionally(error);
-        } else {
-            if (hold == null) {
+        // the observer hears of the outcome before anyone waiting for it does; the outcome completes even if it throws
+        try {
+            if (error != null) {
+                observed.failed(error);
+            } else if (hold == null) {
                 // the wait ended, or it was cancelled or interrupted
                 observed.timedOut();
             } else {
                 observed.acquired(hold);
             }
-            outcome.complete(hold);
+        } finally {
+            if (error != null) {
+                outcome.completeExceptionally(error);
+            } else {
+                outcome.complete(hold);
+            }
         }
     }
 

@@ -59,10 +59,15 @@ public final class LeaseKeeper implements AutoCloseable {
         void deadlinePassed(Hold hold);
 
         /**
-         * Sends the renewal of {@code batch} (1 to {@value #BATCH} holds of one group) without waiting; its
-         * replies are handled on {@code keeperThread}, which is the keeper's.
+         * Sends the renewal of {@code batch} (1 to {@value #BATCH} holds of one group) without waiting for its
+         * replies (the engine may briefly wait for a lock that orders its sends); they are handled on
+         * {@code keeperThread}, which is the keeper's.
          */
         void send(List<Hold> batch, Executor keeperThread);
+
+        /** After each periodic pass (the client's identity record is written again then). */
+        default void passEnded() {
+        }
     }
 
     private final HoldTable holds;
@@ -110,6 +115,11 @@ public final class LeaseKeeper implements AutoCloseable {
     /** A pass, then the next one a period after it ends (a fixed delay). Keeper thread only. */
     private void periodicPass() {
         renewAll();
+        try {
+            renewal.passEnded();
+        } catch (RuntimeException e) {
+            log.error("relock lease keeper: what follows a pass failed", e);
+        }
         try {
             thread.schedule(this::periodicPass, periodNanos);
         } catch (RejectedExecutionException e) {

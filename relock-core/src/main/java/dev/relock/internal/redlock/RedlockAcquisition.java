@@ -163,6 +163,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private void onTimer(long wakeGeneration) {
         step(() -> {
+            if (TRACING) {
+                trace("timer gen " + wakeGeneration + "/" + generation + (inFlight ? " inFlight" : ""));
+            }
             if (!isDecided() && !inFlight && wakeGeneration == generation) {
                 attempt();
             }
@@ -172,6 +175,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
     /** A release was announced; {@code turn}: the waiting writer whose turn it is, or "". */
     private void onAnnounced(long wakeGeneration, String turn) {
         step(() -> {
+            if (TRACING) {
+                trace("announced gen " + wakeGeneration + "/" + generation + " turn '" + turn + "'"
+                        + (inFlight ? " inFlight" : ""));
+            }
             if (isDecided() || inFlight || wakeGeneration != generation) {
                 return;
             }
@@ -203,6 +210,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private void onVoted(Poll<List<Object>> poll, long sent) {
         step(() -> {
+            if (TRACING) {
+                trace("voted yes " + poll.yes() + " no " + poll.no() + " failed " + poll.failed());
+            }
             if (isDecided()) {
                 // cancelled meanwhile; its clean-up follows the attempt on every node
                 return;
@@ -305,6 +315,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
                         : new String[] {owner, lease, Long.toString(markMillis()), waitedMicros(), attemptId, proposal,
                                 place});
         attemptReplies = poll.replies();
+        if (TRACING) {
+            trace("attempt " + attemptId + " sent");
+        }
         inFlight = true;
         attempted = true;
         poll.decidedWithin(client.timeoutNanos(), client.timer()).thenRun(() -> onVoted(poll, sent));
@@ -368,6 +381,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
     }
 
     private void split() {
+        if (TRACING) {
+            trace("split");
+        }
         long cap = Math.min(MAX_SPLIT_BACKOFF_NANOS, FIRST_SPLIT_BACKOFF_NANOS << Math.min(splits++, 5));
         // a release still on its way to some nodes also looks like a split: its announcement,
         // when it names this writer, ends the back-off
@@ -376,6 +392,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
     }
 
     private void unavailable(RedisUnavailableException e) {
+        if (TRACING) {
+            trace("unavailable");
+        }
         if (once) {
             finish(null, e);
             return;
@@ -396,6 +415,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * found no majority) instead.
      */
     private void waitUntil(long at, boolean onSignal) {
+        if (TRACING) {
+            trace("waitUntil in " + (at - System.nanoTime()) / 1_000_000 + " ms, onSignal " + onSignal + ", signal "
+                    + (signal == null ? "none" : signal.isDone() ? "done" : "pending"));
+        }
         if (!forever && System.nanoTime() - deadline >= 0) {
             finish(null, unavailable);
             return;
@@ -486,6 +509,17 @@ final class RedlockAcquisition extends SteppedAcquisition {
             client.signals().forget(keys.lock(), signal);
             signal = null;
         }
+    }
+
+    @Override
+    protected boolean awaitsEvent() {
+        return inFlight || hasTimer();
+    }
+
+    @Override
+    protected void recover(long at) {
+        // ends a wait whose deadline has passed, or arms the next attempt at the earlier of the two
+        waitUntil(at, false);
     }
 
     @Override

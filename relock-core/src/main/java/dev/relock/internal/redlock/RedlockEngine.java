@@ -1,5 +1,6 @@
 package dev.relock.internal.redlock;
 
+import dev.relock.ClientIdentity;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
 import dev.relock.LeaseState;
@@ -11,6 +12,7 @@ import dev.relock.RelockException;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
+import dev.relock.internal.engine.ClientRegistry;
 import dev.relock.internal.engine.Engine;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.EngineLock;
@@ -119,6 +121,8 @@ public final class RedlockEngine implements Engine {
 
     // the client this engine serves: ids, the hold table, loss reporting
     final EngineClient core;
+    // the writes of the identity record and its delete at close, in that order
+    private final ClientRegistry.Writes recordWrites = new ClientRegistry.Writes();
     private final RelockSettings settings;
     private final ClockDrift drift;
     private final ClientResources resources;
@@ -179,6 +183,7 @@ public final class RedlockEngine implements Engine {
         }
         this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
                 Math.max(1, settings.defaultLease().toMillis() / 3));
+        register();
         // after a reconnect the lease keeper renews at once: the outage already used up part of every validity
         this.reconnected = new RedisConnectionStateListener() {
             @Override
@@ -237,11 +242,13 @@ public final class RedlockEngine implements Engine {
      *
      * @throws RedisUnavailableException if fewer than a majority of the servers can be reached
      */
-    public static RelockClient connect(List<String> uris, RelockSettings settings, ClockDrift drift,
-            List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+    public static RelockClient connect(List<String> uris, RelockSettings settings, ClientIdentity identity,
+            ClockDrift drift, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         List<RedisURI> parsed = new ArrayList<>();
         checkUris(uris).forEach(uri -> parsed.add(parse(uri)));
-        return new EngineClient(settings, listeners, core -> new RedlockEngine(core, parsed, drift, instrumentation));
+        parsed.forEach(uri -> RedisConnections.nameConnections(uri, identity));
+        return new EngineClient(settings, identity, listeners,
+                core -> new RedlockEngine(core, parsed, drift, instrumentation));
     }
 
     // ---- the engine ---------------------------------------------------------------------------
@@ -559,6 +566,45 @@ public final class RedlockEngine implements Engine {
         return lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, lease));
     }
 
+    @Override
+    public void register() {
+        String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
+        String[] args = ClientRegistry.registerArgs(core);
+        recordWrites.write(() -> {
+            for (RedlockNode node : nodes) {
+                node.<Long>runInOrder(LuaScript.REGISTER, ScriptOutputType.INTEGER, new String[] {key}, args)
+                        .whenComplete((written, error) -> {
+                            if (error != null) {
+                                log.debug("relock Redlock client {}: writing its identity record on {} failed: {}",
+                                        core.clientId(), node.address, error.toString());
+                            }
+                        });
+            }
+        });
+    }
+
+    /** The record from the first node that has it: any node that took a write of it has the whole record. */
+    @Override
+    public Map<String, String> identityRecord(String clientId) {
+        String key = ClientRegistry.key(settings.keyPrefix(), clientId);
+        RuntimeException unreachable = null;
+        for (RedlockNode node : nodes) {
+            try {
+                Map<String, String> record = node.hashAt(key, "read the identity record of client " + clientId);
+                if (!record.isEmpty()) {
+                    return record;
+                }
+            } catch (RuntimeException e) {
+                unreachable = e;
+            }
+        }
+        if (unreachable != null) {
+            log.debug("relock: the identity record of client {} was found on no node that answered: {}", clientId,
+                    unreachable.toString());
+        }
+        return Map.of();
+    }
+
     /**
      * Sends a PING to every node and returns the time until a majority answered.
      *
@@ -593,6 +639,11 @@ public final class RedlockEngine implements Engine {
         acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
         signals.wakeAll();
         List<CompletableFuture<Void>> releases = new ArrayList<>();
+        // the identity record goes with the client (a crashed client's expires); after any write of it, on the
+        // same connections, and no write follows
+        String record = ClientRegistry.key(settings.keyPrefix(), core.clientId());
+        recordWrites.delete(
+                () -> nodes.forEach(node -> releases.add(node.delete(record).handle((deleted, error) -> null))));
         for (Hold hold : holds.all()) {
             Poll<Long> poll = sendRelease(hold);
             releases.add(poll.decided());

@@ -18,6 +18,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -127,6 +128,21 @@ final class RedlockNode implements AutoCloseable {
     <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         RedisCalls connected = calls;
         return connected == null ? notConnected() : connected.run(script, type, keys, args);
+    }
+
+    /** The hash at {@code key} (HGETALL), waiting at most the command timeout. */
+    Map<String, String> hashAt(String key, String operation) {
+        RedisCalls connected = calls;
+        if (connected == null) {
+            return this.<Map<String, String>>notConnected().join();
+        }
+        return connected.await(connected.commands().hgetall(key), operation, null);
+    }
+
+    /** Deletes {@code key}, without waiting. */
+    CompletableFuture<Long> delete(String key) {
+        RedisCalls connected = calls;
+        return connected == null ? notConnected() : connected.commands().del(key).toCompletableFuture();
     }
 
     /** Runs a script by EVAL, in order with every command sent before it on this node; see {@link RedisCalls#runInOrder}. */

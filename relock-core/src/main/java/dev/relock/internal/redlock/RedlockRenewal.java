@@ -139,4 +139,9 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
                     client.core.clientId(), hold.lockName, String.join("; ", poll.failures()));
         }
     }
+
+    @Override
+    public void passEnded() {
+        client.register();
+    }
 }

@@ -43,6 +43,7 @@ public final class LuaScript {
     public static final LuaScript PERMITS_WITHDRAW = load("permits-withdraw.lua");
     public static final LuaScript PERMITS_ADMIN = load("permits-admin.lua");
     public static final LuaScript PERMITS_INSPECT = load("permits-inspect.lua");
+    public static final LuaScript REGISTER = load("register.lua");
 
 
     private final String name;

@@ -117,6 +117,8 @@ final class Acquisition extends SteppedAcquisition {
     private long backoff;
     // the acquisition listens for wake-ups on its lock's own channel (sharded pub/sub), see notAcquired
     private boolean listening;
+    // ended without a hold after the client was marked closed: left in the waiting room for close() to withdraw
+    private boolean awaitsCloseWithdraw;
 
     /**
      * @param extraArgs the acquire script's arguments after the wake-up route
@@ -239,9 +241,15 @@ final class Acquisition extends SteppedAcquisition {
     CompletableFuture<?> failAtClose(IllegalStateException closed) {
         List<CompletableFuture<?>> withdrawn = new ArrayList<>(1);
         step(() -> {
+            boolean attempting = abandonAttempt();
             if (!isDecided()) {
-                withdrawn.add(sendWithdraw(abandonAttempt()));
                 finish(null, closed);
+            }
+            // also an acquisition that an event ended without a hold after the client was marked closed (withdraw()
+            // left its withdraw to this); not one that took its hold meanwhile
+            if (awaitsCloseWithdraw) {
+                awaitsCloseWithdraw = false;
+                withdrawn.add(sendWithdraw(attempting));
             }
         });
         return withdrawn.isEmpty() ? CompletableFuture.completedFuture(null) : withdrawn.get(0);
@@ -493,8 +501,8 @@ final class Acquisition extends SteppedAcquisition {
 
     /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
     private void withdraw(boolean undoFreshHold) {
-        if (client.core.isClosed()) {
-            // close() withdraws the waiters itself, before it closes the connection
+        if (queued && client.core.isClosed()) {
+            // close() withdraws the queued acquisitions itself, before it closes the connection (see finish)
             return;
         }
         sendWithdraw(undoFreshHold).whenComplete((undone, error) -> {
@@ -510,9 +518,11 @@ final class Acquisition extends SteppedAcquisition {
         if (inFlight == null) {
             return false;
         }
-        // no NOSCRIPT fallback of the attempt may follow the withdraw that undoes it
-        calls.abandon(inFlight);
+        CompletableFuture<?> abandoned = inFlight;
+        // first: the cancellation completes the reply, whose handling (in this thread) must find it abandoned
         inFlight = null;
+        // no NOSCRIPT fallback of the attempt may follow the withdraw that undoes it
+        calls.abandon(abandoned);
         return true;
     }
 
@@ -530,12 +540,34 @@ final class Acquisition extends SteppedAcquisition {
     protected void finish(Hold hold, RuntimeException error) {
         decide(hold, error);
         cancelTimer();
-        if (queued) {
+        if (queued && hold == null && client.core.isClosed()) {
+            // close() walks the room and withdraws what it finds there (failAtClose); withdraw() leaves that to it
+            // once the client is marked closed, so an acquisition that ended without a hold since stays for it
+            awaitsCloseWithdraw = true;
+        } else if (queued) {
             client.waitingRoom().leave(owner, this);
         }
         if (listening) {
             client.stopListeningForWakeUps(this);
         }
+    }
+
+    @Override
+    protected boolean awaitsEvent() {
+        return inFlight != null || hasTimer();
+    }
+
+    @Override
+    protected void recover(long at) {
+        if (!forever && System.nanoTime() - deadline >= 0) {
+            // the wait is over: it ends as a wait that ran out does
+            if (queued) {
+                withdraw(false);
+            }
+            finish(null, null);
+            return;
+        }
+        schedule(forever || at - deadline < 0 ? at : deadline);
     }
 
     @Override

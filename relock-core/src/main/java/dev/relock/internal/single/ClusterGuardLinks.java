@@ -48,15 +48,18 @@ final class ClusterGuardLinks {
     // opens the node connections on the cluster client's threads and event loops
     private final RedisClient nodes;
     private final RelockSettings settings;
+    // the CLIENT SETNAME of every link (the client's ClientIdentity#connectionName)
+    private final String connectionName;
     // "host:port" of a master -> its connection, open or opening; a failed or closed one is replaced
     private final Map<String, CompletableFuture<Link>> links = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private record Link(StatefulRedisConnection<String, String> connection, RedisCalls calls) {}
 
-    ClusterGuardLinks(RedisClusterClient cluster, RelockSettings settings) {
+    ClusterGuardLinks(RedisClusterClient cluster, RelockSettings settings, String connectionName) {
         this.cluster = cluster;
         this.settings = settings;
+        this.connectionName = connectionName;
         this.nodes = RedisClient.create(cluster.getResources());
         nodes.setOptions(ClientOptions.copyOf(cluster.getOptions()).mutate()
                 .autoReconnect(false)
@@ -92,7 +95,9 @@ final class ClusterGuardLinks {
 
     private CompletableFuture<Link> open(RedisURI uri, String address) {
         log.debug("replication guard: connecting to Redis Cluster master {}", address);
-        CompletableFuture<Link> opened = nodes.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
+        // the topology's URI carries the seed's credentials but not its client name
+        RedisURI named = RedisURI.builder(uri).withClientName(connectionName).build();
+        CompletableFuture<Link> opened = nodes.connectAsync(StringCodec.UTF8, named).toCompletableFuture()
                 .thenApply(connection -> {
                     connection.setTimeout(settings.commandTimeout());
                     if (closed.get()) {

@@ -1,5 +1,6 @@
 package dev.relock.internal.single;
 
+import dev.relock.ClientIdentity;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
 import dev.relock.LeaseState;
@@ -14,6 +15,7 @@ import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
 import dev.relock.ReplicationGuard;
 import dev.relock.ReplicationShortfallException;
+import dev.relock.internal.engine.ClientRegistry;
 import dev.relock.internal.engine.Engine;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.EngineLock;
@@ -64,6 +66,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
@@ -106,6 +109,11 @@ public final class SingleServerEngine implements Engine {
     private final StatefulConnection<String, String> connection;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     private final RedisCalls calls;
+    // held while a renewal batch or a release is handed to Lettuce (SingleServerRenewal.send, release): orders
+    // them on the connection, so no renewal follows the release of a hold it renews
+    final ReentrantLock dispatch = new ReentrantLock();
+    // the writes of the identity record and its delete at close, in that order
+    private final ClientRegistry.Writes recordWrites = new ClientRegistry.Writes();
     // with a replication guard on a single Redis or Sentinel: a connection of its own for
     // acquisitions and their WAITs, which block it; otherwise null, and acquisitions use the shared one
     private final StatefulRedisConnection<String, String> guarded;
@@ -184,7 +192,8 @@ public final class SingleServerEngine implements Engine {
             }
             // on Cluster the guard connects to a master when an acquisition first needs it
             this.guardLinks = settings.replicationGuard() != null && cluster
-                    ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings) : null;
+                    ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings, core.identity().connectionName())
+                    : null;
         } catch (RuntimeException e) {
             if (sharded != null) {
                 sharded.close();
@@ -207,6 +216,7 @@ public final class SingleServerEngine implements Engine {
         EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
         this.leaseKeeper = LeaseKeeper.start("relock-lease-keeper", core.clientId(), holds,
                 new SingleServerRenewal(this, calls), Math.max(1, settings.defaultLease().toMillis() / 3));
+        register();
         // after a reconnect the keeper renews at once: the outage already used up part of every lease
         this.reconnected = new RedisConnectionStateListener() {
             @Override
@@ -249,6 +259,7 @@ public final class SingleServerEngine implements Engine {
 
     /** Called by {@link RelockClientBuilder#build()} with exactly one of redisUri and redisClient. */
     public static RelockClient connect(String redisUri, RedisClient redisClient, RelockSettings settings,
+            ClientIdentity identity,
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(settings);
         if (redisClient != null) {
@@ -262,11 +273,12 @@ public final class SingleServerEngine implements Engine {
                         + " autoReconnect(false)) on the RedisClient, or give relock a URI");
             }
             warnIfCommandsAreSentAgain(redisClient);
-            return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
+            return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners, core -> new SingleServerEngine(core,
                     instrumentation, redisClient, false, "(caller's Lettuce client)")));
         }
         RedisURI uri = parse(redisUri, "redisUri");
         uri.setTimeout(settings.commandTimeout());
+        RedisConnections.nameConnections(uri, identity);
         String address = uri.getSentinels().isEmpty()
                 ? uri.getHost() + ":" + uri.getPort()
                 : "sentinel master " + uri.getSentinelMasterId();
@@ -280,7 +292,7 @@ public final class SingleServerEngine implements Engine {
         created.setOptions(RedisConnections.clientOptions(settings.commandTimeout()));
         warnIfCommandsAreSentAgain(created);
         RedisClient owned = created;
-        return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
+        return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners,
                 core -> new SingleServerEngine(core, instrumentation, owned, true, address)));
     }
 
@@ -331,11 +343,12 @@ public final class SingleServerEngine implements Engine {
      * URIs and a Lettuce cluster client.
      */
     public static RelockClient connectCluster(List<String> seedUris, RedisClusterClient clusterClient,
-            RelockSettings settings, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
+            RelockSettings settings, ClientIdentity identity, List<LeaseLostListener> listeners,
+            Instrumentation instrumentation) {
         refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(settings);
         if (clusterClient != null) {
             warnIfCommandsAreSentAgain(clusterClient);
-            return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners, core -> new SingleServerEngine(core,
+            return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners, core -> new SingleServerEngine(core,
                     instrumentation, clusterClient, false, "(caller's Lettuce cluster client)")));
         }
         List<RedisURI> seeds = new ArrayList<>();
@@ -346,6 +359,7 @@ public final class SingleServerEngine implements Engine {
                         + RedisConnections.withoutCredentials(seedUri));
             }
             seed.setTimeout(settings.commandTimeout());
+            RedisConnections.nameConnections(seed, identity);
             seeds.add(seed);
         }
         String address = "cluster " + seeds.stream().map(seed -> seed.getHost() + ":" + seed.getPort()).toList();
@@ -365,7 +379,7 @@ public final class SingleServerEngine implements Engine {
                         .build())
                 .build());
         warnIfCommandsAreSentAgain(created);
-        return offeringWhatTheGuardNeeds(new EngineClient(settings, listeners,
+        return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners,
                 core -> new SingleServerEngine(core, instrumentation, created, true, address)));
     }
 
@@ -442,16 +456,24 @@ public final class SingleServerEngine implements Engine {
     @Override
     public void extendLease(Hold hold, long leaseMillis) {
         core.ensureOpen();
-        if (hold.releasing()) {
-            throw Engine.releasedAtExtension(hold);
-        }
         String[] keys = hold.mode == LockMode.WRITE
                 ? new String[] {hold.keys.lock()} : new String[] {hold.keys.lock(), hold.keys.leases()};
         String[] args = {hold.owner, Long.toString(leaseMillis), ModeScripts.of(hold.mode).kind};
         long sent = System.nanoTime();
-        List<Long> reply = calls.await(IoThreads.offIo(timer(),
-                () -> calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args)),
-                "lease extension", hold.lockName);
+        // checked and sent under the dispatch lock, as a renewal is: no extension follows a release-after
+        CompletableFuture<List<Long>> extension = IoThreads.offIo(timer(), () -> {
+            dispatch.lock();
+            try {
+                return hold.releasing() ? null
+                        : calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args);
+            } finally {
+                dispatch.unlock();
+            }
+        });
+        if (extension == null) {
+            throw Engine.releasedAtExtension(hold);
+        }
+        List<Long> reply = calls.await(extension, "lease extension", hold.lockName);
         if (reply.get(0) == 1L) {
             if (hold.leaseExtended(sent, leaseMillis)) {
                 return;
@@ -609,6 +631,24 @@ public final class SingleServerEngine implements Engine {
     }
 
     @Override
+    public void register() {
+        String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
+        recordWrites.write(() -> calls.runInOrder(LuaScript.REGISTER, ScriptOutputType.INTEGER, new String[] {key},
+                ClientRegistry.registerArgs(core)).whenComplete((written, error) -> {
+                    if (error != null) {
+                        log.debug("relock client {}: writing its identity record failed: {}", core.clientId(),
+                                error.toString());
+                    }
+                }));
+    }
+
+    @Override
+    public Map<String, String> identityRecord(String clientId) {
+        return calls.await(calls.commands().hgetall(ClientRegistry.key(settings.keyPrefix(), clientId)),
+                "read the identity record of client " + clientId, null);
+    }
+
+    @Override
     public Duration ping() {
         long sent = System.nanoTime();
         calls.await(calls.commands().ping(), "ping", null);
@@ -623,6 +663,11 @@ public final class SingleServerEngine implements Engine {
         // withdraw the queued acquisitions while the connection is still open
         IllegalStateException closedNow = core.closedException();
         waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
+        // the identity record goes with the client (a crashed client's expires); after any write of it, on the
+        // same connection, and no write follows
+        // not a release: a failure here is no hold left behind (the record expires), so it is not reported
+        recordWrites.delete(() -> releases.add(calls.commands().del(ClientRegistry.key(settings.keyPrefix(),
+                core.clientId())).toCompletableFuture().handle((deleted, error) -> null)));
         for (Hold hold : holds.all()) {
             hold.beginRelease();
             releases.add(calls.run(ModeScripts.of(hold.mode).release, ScriptOutputType.INTEGER, hold.keys.all(),
@@ -822,9 +867,6 @@ public final class SingleServerEngine implements Engine {
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         boolean last = hold.holds() <= 1;
-        if (last) {
-            hold.beginRelease();
-        }
         long left;
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
@@ -834,8 +876,21 @@ public final class SingleServerEngine implements Engine {
                             wakeRoute(hold.keys)}
                     : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
-            left = calls.await(IoThreads.offIo(timer(), () -> sendRelease(hold, script, args)), "release",
-                    hold.lockName);
+            // a renewal either went out before this release or sees the hold releasing and is not sent: none
+            // follows a release-after, which would lengthen the lease it cut to the delay. Taken in the thread that
+            // sends (never while offIo waits for an executor, whose task might wait for it)
+            CompletableFuture<Long> sent = IoThreads.offIo(timer(), () -> {
+                dispatch.lock();
+                try {
+                    if (last) {
+                        hold.beginRelease();
+                    }
+                    return sendRelease(hold, script, args);
+                } finally {
+                    dispatch.unlock();
+                }
+            });
+            left = calls.await(sent, "release", hold.lockName);
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself

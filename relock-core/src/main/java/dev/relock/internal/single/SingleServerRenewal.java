@@ -92,7 +92,26 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
     }
 
     @Override
-    public void send(List<Hold> batch, Executor keeperThread) {
+    public void send(List<Hold> due, Executor keeperThread) {
+        // a hold whose release began since the keeper looked is not renewed: under the engine's dispatch lock, so a
+        // release either follows this batch on the connection or was counted here (see SingleServerEngine.release)
+        client.dispatch.lock();
+        try {
+            List<Hold> batch = new ArrayList<>(due.size());
+            for (Hold hold : due) {
+                if (!hold.releasing()) {
+                    batch.add(hold);
+                }
+            }
+            if (!batch.isEmpty()) {
+                sendNow(batch, keeperThread);
+            }
+        } finally {
+            client.dispatch.unlock();
+        }
+    }
+
+    private void sendNow(List<Hold> batch, Executor keeperThread) {
         // only the keys each hold has (see renew.lua): a write hold's lock hash; a read hold's or permits' hash and zset
         List<String> keys = new ArrayList<>(batch.size() * 2);
         String[] args = new String[batch.size() * 3];
@@ -146,5 +165,10 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             client.events().renewals(false, 1);
             client.reportLost(hold, "Redis no longer had it at renewal (key expired, deleted, flushed or forced open)");
         }
+    }
+
+    @Override
+    public void passEnded() {
+        client.register();
     }
 }

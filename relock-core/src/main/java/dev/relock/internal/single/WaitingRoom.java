@@ -7,7 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 /**
- * The client's queued acquisitions, found by owner id, and the listener that routes wake-up
+ * The client's queued acquisitions (and, once the client is closing, those that ended without a hold and wait
+ * for close() to withdraw them), found by owner id, and the listener that routes wake-up
  * messages to them (see queue.lua for the messages), from the client's own channel or, with sharded
  * pub/sub on a Cluster, from the lock channels it listens to, where a message for another client's
  * owner finds no acquisition here and is dropped.

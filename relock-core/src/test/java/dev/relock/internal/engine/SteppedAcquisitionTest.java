@@ -1,18 +1,26 @@
 package dev.relock.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relock.ClientIdentity;
+import dev.relock.RelockException;
 import dev.relock.RelockSettings;
 import dev.relock.StderrCapture;
 import dev.relock.internal.metrics.LockEvents;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** The blocking wait's backstop, without Redis: a state machine that never decides cannot hang a bounded wait. */
+/**
+ * The rules every acquisition state machine keeps, without Redis: a step that leaves it with nothing to wake it is
+ * mended at once, an Error in a step fails it, and a state machine that never decides cannot hang a bounded wait.
+ */
 class SteppedAcquisitionTest {
 
     private static final long WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -26,16 +34,8 @@ class SteppedAcquisitionTest {
     @Test
     void aWaitWhoseAcquisitionNeverDecidesEndsAfterItsDeadlineAndTheBugIsLogged() throws Exception {
         ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
-        EngineClient core = new EngineClient(new RelockSettings("test", Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofMillis(50)), List.of(), client -> null);
         boolean[] gaveUp = {false};
-        SteppedAcquisition lostEvent = new SteppedAcquisition(core, events, "stuck", LockKeys.of("test", "stuck"),
-                LockMode.WRITE, "owner", 30_000, true) {
-            @Override
-            protected LockEvents.Wait started() {
-                return LockEvents.NONE.waitStarted(mode, name);
-            }
-
+        SteppedAcquisition lostEvent = new TestAcquisition(events, "stuck") {
             @Override
             protected void begin(long waitNanos) {
                 // the event that should drive the next step is lost: no timer armed, nothing in flight
@@ -48,26 +48,19 @@ class SteppedAcquisitionTest {
             }
 
             @Override
-            protected void releaseUnseen(Hold hold) {}
-
-            @Override
-            protected void handlingFailed(RuntimeException error) {
-                finish(null, error);
-            }
-
-            @Override
-            protected void finish(Hold hold, RuntimeException error) {
-                decide(hold, error);
-            }
-
-            @Override
             protected String describe() {
                 return "nothing armed";
             }
 
             @Override
-            protected long settlingNanos() {
-                return SETTLING_NANOS;
+            protected boolean awaitsEvent() {
+                // it believes an event will come (which is then lost), so the check after each step does not mend it
+                return true;
+            }
+
+            @Override
+            protected void recover(long at) {
+                throw new AssertionError("not stranded by its own account");
             }
         };
         long start = System.nanoTime();
@@ -88,5 +81,150 @@ class SteppedAcquisitionTest {
         assertThat(logged).contains("ERROR").contains("lock 'stuck' by owner")
                 .contains("This is a bug in relock").contains("decided=false").contains("timer=none")
                 .contains("nothing armed");
+    }
+
+    /**
+     * Issue 15: a Redlock wait was left with no timer and no attempt in flight (the backstop's state line), by a path
+     * not found in review. Whatever the path, the check after each step finds such a state, logs it with the state,
+     * and arms a timer at once: a wait without a deadline does not hang, and one with a deadline is not late.
+     */
+    @Test
+    void aStepThatLeavesNothingToWakeTheAcquisitionIsMendedAtOnce() throws Exception {
+        ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
+        int[] recovered = {0};
+        Hold[] taken = {null};
+        SteppedAcquisition stranding = new TestAcquisition(events, "stranded") {
+            @Override
+            protected void begin(long waitNanos) {
+                // the bug: neither an attempt sent nor a timer armed
+            }
+
+            @Override
+            protected boolean awaitsEvent() {
+                return hasTimer();
+            }
+
+            @Override
+            protected void recover(long at) {
+                recovered[0]++;
+                armTimer(() -> step(() -> finish(taken[0] = hold(this), null)), at);
+            }
+        };
+        long start = System.nanoTime();
+        Hold hold;
+        String logged;
+        try (StderrCapture err = new StderrCapture()) {
+            // forever: only the mending can end this wait
+            hold = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return stranding.run(0, true, true);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }).get(15, TimeUnit.SECONDS);
+            logged = err.text();
+        } finally {
+            events.shutdownNow();
+        }
+        assertThat(hold).as("the hold of the attempt the mending led to").isSameAs(taken[0]).isNotNull();
+        assertThat(recovered[0]).as("times mended").isEqualTo(1);
+        assertThat(System.nanoTime() - start).as("ns until the caller returned")
+                .isLessThan(TimeUnit.SECONDS.toNanos(5));
+        assertThat(logged).contains("ERROR").contains("lock 'stranded' by owner")
+                .contains("neither an attempt in flight nor a timer").contains("that it recovered from")
+                .contains("decided=false").contains("timer=none");
+    }
+
+    /** An Error thrown while handling an event (a bug, or the stack or heap exhausted) fails the acquisition. */
+    @Test
+    void anErrorInAStepFailsTheAcquisitionInsteadOfLeavingItUndecided() throws Exception {
+        ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
+        SteppedAcquisition failing = new TestAcquisition(events, "erring") {
+            @Override
+            protected void begin(long waitNanos) {
+                armTimer(() -> step(() -> {
+                    throw new StackOverflowError("simulated");
+                }), System.nanoTime());
+            }
+
+            @Override
+            protected boolean awaitsEvent() {
+                return hasTimer();
+            }
+
+            @Override
+            protected void recover(long at) {
+                throw new AssertionError("never stranded: its timer is armed");
+            }
+        };
+        String logged;
+        try (StderrCapture err = new StderrCapture()) {
+            // a wait without a deadline: only the Error's handling can end it (bounded here, so a bug fails, not hangs)
+            CompletableFuture<Hold> waited = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return failing.run(0, true, true);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThatThrownBy(() -> waited.get(15, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(RelockException.class)
+                    .hasMessageContaining("'erring'").hasMessageContaining("internal error")
+                    .hasCauseInstanceOf(StackOverflowError.class);
+            logged = err.text();
+        } finally {
+            events.shutdownNow();
+        }
+        assertThat(logged).contains("ERROR").contains("an error in handling an event").contains("simulated");
+    }
+
+    private static Hold hold(SteppedAcquisition acquisition) {
+        return new Hold(acquisition.name, acquisition.keys, acquisition.mode, acquisition.owner, 1, 30_000, true,
+                System.nanoTime());
+    }
+
+    /** An acquisition whose steps the test writes, on a client that talks to no Redis. */
+    private abstract static class TestAcquisition extends SteppedAcquisition {
+
+        TestAcquisition(ScheduledExecutorService events, String name) {
+            super(new EngineClient(new RelockSettings("test", Duration.ofSeconds(30), Duration.ofSeconds(1),
+                    Duration.ofMillis(50)), new ClientIdentity(EngineClient.newClientId(), "localhost", 1, "", ""),
+                    List.of(), client -> null), events, name, LockKeys.of("test", name),
+                    LockMode.WRITE, "owner", 30_000, true);
+        }
+
+        @Override
+        protected LockEvents.Wait started() {
+            return LockEvents.NONE.waitStarted(mode, name);
+        }
+
+        @Override
+        protected void giveUp() {
+            finish(null, null);
+        }
+
+        @Override
+        protected void releaseUnseen(Hold hold) {}
+
+        @Override
+        protected void handlingFailed(RuntimeException error) {
+            finish(null, error);
+        }
+
+        @Override
+        protected void finish(Hold hold, RuntimeException error) {
+            decide(hold, error);
+            cancelTimer();
+        }
+
+        @Override
+        protected String describe() {
+            return "test";
+        }
+
+        @Override
+        protected long settlingNanos() {
+            return SETTLING_NANOS;
+        }
     }
 }

@@ -69,6 +69,15 @@ public class RelockAutoConfiguration {
         if (properties.getKeyPrefix() != null) {
             builder.keyPrefix(properties.getKeyPrefix());
         }
+        // names only: a long spring.application.name or an empty label (relock.client-label=${LABEL:}) never fails
+        // the start-up
+        String application = environment.getProperty("spring.application.name");
+        if (application != null && !application.isBlank()) {
+            builder.applicationName(atMost64(application.strip()));
+        }
+        if (properties.getClientLabel() != null && !properties.getClientLabel().isBlank()) {
+            builder.clientLabel(atMost64(properties.getClientLabel().strip()));
+        }
         if (properties.getDefaultLease() != null) {
             builder.defaultLease(properties.getDefaultLease());
         }
@@ -88,6 +97,10 @@ public class RelockAutoConfiguration {
         RelockClient client = LazyRelockClient.of(builder::build, target);
         LazyRelockClient.handlerOf(client).tryToConnect();
         return client;
+    }
+
+    private static String atMost64(String name) {
+        return name.length() <= 64 ? name : name.substring(0, 64);
     }
 
     /**

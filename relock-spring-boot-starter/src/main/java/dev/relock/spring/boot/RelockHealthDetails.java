@@ -19,6 +19,8 @@ final class RelockHealthDetails {
         details.put("pingMillis", ping.toNanos() / 1_000_000.0);
         details.put("heldLocks", client.heldLocks().size());
         details.put("keyPrefix", client.settings().keyPrefix());
+        // what CLIENT LIST shows for its connections (not for a Lettuce client the application passed)
+        details.put("connectionName", client.identity().connectionName());
         return details;
     }
 }

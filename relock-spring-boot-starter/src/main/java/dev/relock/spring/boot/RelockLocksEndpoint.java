@@ -1,5 +1,6 @@
 package dev.relock.spring.boot;
 
+import dev.relock.ClientIdentity;
 import dev.relock.HeldLock;
 import dev.relock.RelockClient;
 import java.time.Instant;
@@ -24,16 +25,25 @@ public class RelockLocksEndpoint {
     /** The held locks, by name. */
     @ReadOperation
     public HeldLocks locks() {
-        return new HeldLocks(client.clientId(), client.heldLocks().stream().map(HeldLockDescriptor::of).toList());
+        ClientIdentity identity = client.identity();
+        return new HeldLocks(client.clientId(), identity.application(), identity.host(), identity.pid(),
+                identity.label(), identity.connectionName(),
+                client.heldLocks().stream().map(HeldLockDescriptor::of).toList());
     }
 
     /**
      * The endpoint's reply.
      *
      * @param clientId the id that makes this client's owner ids unique
+     * @param application the client's application name ({@code spring.application.name}), or ""
+     * @param host the host the application runs on
+     * @param pid its process id
+     * @param label the client's label ({@code relock.client-label}), or ""
+     * @param connectionName what {@code CLIENT LIST} shows for the connections relock opened
      * @param locks one entry per held lock
      */
-    public record HeldLocks(String clientId, List<HeldLockDescriptor> locks) {}
+    public record HeldLocks(String clientId, String application, String host, long pid, String label,
+            String connectionName, List<HeldLockDescriptor> locks) {}
 
     /**
      * One held lock, as JSON shows it; the fields are those of {@link HeldLock}, the lease in
@@ -42,13 +52,14 @@ public class RelockLocksEndpoint {
      * @param kind the kind's lower-case label ({@link dev.relock.LockKind#label()}), not the enum's name
      * @param remainingLeaseMillis the lease left when asked, in milliseconds
      * @param renewed whether the lease keeper renews the lease
+     * @param thread the name of the thread that took it, or ""
      */
     public record HeldLockDescriptor(String name, String kind, String owner, long fencingToken, Instant heldSince,
-            long remainingLeaseMillis, boolean renewed) {
+            long remainingLeaseMillis, boolean renewed, String thread) {
 
         static HeldLockDescriptor of(HeldLock lock) {
             return new HeldLockDescriptor(lock.name(), lock.kind().label(), lock.owner(), lock.fencingToken(),
-                    lock.heldSince(), lock.remainingLease().toMillis(), lock.renewed());
+                    lock.heldSince(), lock.remainingLease().toMillis(), lock.renewed(), lock.thread());
         }
     }
 }

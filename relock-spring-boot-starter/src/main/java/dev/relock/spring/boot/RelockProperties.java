@@ -19,6 +19,12 @@ public class RelockProperties {
     /** Lease of holds taken without an explicit lease, renewed every third of it (relock's default: 30s). */
     private Duration defaultLease;
 
+    /**
+     * A label that tells this instance's client apart in its identity and Redis connection names (CLIENT LIST),
+     * beside spring.application.name, host and PID; none by default.
+     */
+    private String clientLabel;
+
     /** How long one Redis command may take (default: spring.data.redis.timeout if set, else relock's 3s). */
     private Duration commandTimeout;
 
@@ -45,6 +51,14 @@ public class RelockProperties {
 
     public void setKeyPrefix(String keyPrefix) {
         this.keyPrefix = keyPrefix;
+    }
+
+    public String getClientLabel() {
+        return clientLabel;
+    }
+
+    public void setClientLabel(String clientLabel) {
+        this.clientLabel = clientLabel;
     }
 
     public Duration getDefaultLease() {

@@ -1,8 +1,12 @@
 package dev.relock.spring.internal;
 
+import dev.relock.HolderIdentity;
+import dev.relock.LockInfo;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.spring.LockNotAcquiredException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -47,12 +51,32 @@ final class DistributedLockInterceptor implements MethodInterceptor {
                 return LockedPublisher.call(locked, lock, lockName, invocation, target, args);
             case VALUE:
             default:
-                return callHoldingThreadLock(invocation, locked, lock, lockName, target, args);
+                return callHoldingThreadLock(invocation, locked, lock, lockName, target, args,
+                        () -> heldBy(client.get(), lockName));
+        }
+    }
+
+    /**
+     * " (held by billing on host-17 (pid 4242), thread worker-3)" for a blocking caller's exception: one inspect, on
+     * the failure path only (never for asynchronous results, whose callers may sit on an event loop); "" when it
+     * cannot be found out.
+     */
+    private static String heldBy(RelockClient client, String lockName) {
+        try {
+            LockInfo info = client.inspect(lockName);
+            List<String> holders = new ArrayList<>();
+            info.holders().keySet().forEach(owner -> {
+                HolderIdentity named = info.identities().get(owner);
+                holders.add(named == null ? owner : named.describe());
+            });
+            return holders.isEmpty() ? "" : " (held by " + String.join("; ", holders) + ")";
+        } catch (RuntimeException e) {
+            return "";
         }
     }
 
     private static Object callHoldingThreadLock(MethodInvocation invocation, LockedMethod locked, RelockLock lock,
-            String lockName, Object target, Object[] args) throws Throwable {
+            String lockName, Object target, Object[] args, Supplier<String> heldBy) throws Throwable {
         boolean acquired;
         try {
             acquired = locked.tryLock(lock);
@@ -64,7 +88,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             throw new LockNotAcquiredException(lockName, locked.method(), "was not acquired: interrupted while waiting", e);
         }
         if (!acquired) {
-            return locked.notAcquired(lockName, target, args);
+            return locked.notAcquired(lockName, target, args, heldBy);
         }
         Throwable failure = null;
         try {

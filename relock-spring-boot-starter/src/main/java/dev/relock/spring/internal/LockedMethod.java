@@ -165,6 +165,14 @@ final class LockedMethod {
      * an asynchronous result, a result of that kind (an empty Mono, a completed stage, the fallback's result).
      */
     Object notAcquired(String lockName, Object target, Object[] args) throws Throwable {
+        return notAcquired(lockName, target, args, () -> "");
+    }
+
+    /**
+     * As {@link #notAcquired(String, Object, Object[])}; {@code heldBy} says who holds the lock for the exception's
+     * message (" (held by …)", or "" when not known), asked only when the call throws.
+     */
+    Object notAcquired(String lockName, Object target, Object[] args, Supplier<String> heldBy) throws Throwable {
         switch (whenNotAcquired) {
             case SKIP:
                 return emptyResult.get();
@@ -172,7 +180,8 @@ final class LockedMethod {
                 return AopUtils.invokeJoinpointUsingReflection(target, fallback, args);
             case THROW:
             default:
-                throw new LockNotAcquiredException(lockName, method, "was not acquired within " + wait.toMillis() + " ms", null);
+                throw new LockNotAcquiredException(lockName, method,
+                        "was not acquired within " + wait.toMillis() + " ms" + heldBy.get(), null);
         }
     }
 

@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -68,7 +69,9 @@ class RelockActuatorTest extends RelockContextTestBase {
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             Instant before = Instant.now();
+            AtomicReference<String> ranOn = new AtomicReference<>();
             CompletableFuture<Void> running = CompletableFuture.runAsync(() -> {
+                ranOn.set(Thread.currentThread().getName());
                 try {
                     report.run(entered, release);
                 } catch (InterruptedException e) {
@@ -88,7 +91,10 @@ class RelockActuatorTest extends RelockContextTestBase {
                             .isPositive().isLessThanOrEqualTo(client.settings().defaultLease().toMillis());
                     assertThat(held.renewed()).isTrue();
                     assertThat(held.fencingToken()).isPositive();
+                    assertThat(held.thread()).as("the thread that ran the job").isEqualTo(ranOn.get());
                 });
+                assertThat(endpoint.locks().pid()).isEqualTo(ProcessHandle.current().pid());
+                assertThat(endpoint.locks().connectionName()).isEqualTo(client.identity().connectionName());
                 token = endpoint.locks().locks().get(0).fencingToken();
             } finally {
                 release.countDown();

@@ -55,6 +55,21 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
     }
 
     @Test
+    void theClientIsNamedAfterTheApplicationAndItsLabelInItsIdentityAndInClientList() {
+        runner.withPropertyValues("spring.data.redis.password=" + PASSWORD, "spring.application.name=billing",
+                "relock.client-label=blue").run(context -> {
+                    RelockClient client = context.getBean(RelockClient.class);
+                    assertThat(client.identity().application()).isEqualTo("billing");
+                    assertThat(client.identity().label()).isEqualTo("blue");
+                    try (LockHandle held = client.lock("named").acquire()) {
+                        assertThat(redis.execute("CLIENT", "LIST"))
+                                .contains(" name=" + client.identity().connectionName() + " ");
+                    }
+                    assertThat(client.identity().connectionName()).startsWith("relock:billing:").endsWith(":blue");
+                });
+    }
+
+    @Test
     void connectsWithTheSpringDataRedisUrl() {
         runner.withPropertyValues("spring.data.redis.url=redis://:" + SpringDataRedisSettings.percentEncoded(PASSWORD)
                 + "@" + redis.host() + ":" + redis.port() + "/2", "spring.data.redis.port=1").run(context -> {

@@ -80,6 +80,10 @@ class SampleApplicationTest {
         assertThatThrownBy(() -> orders.ship(new Order("42"), () -> {}))
                 .isInstanceOf(LockNotAcquiredException.class)
                 .hasMessageContaining("lock 'order:42'")
+                // who holds it: this process (its identity record), the thread named once a keeper pass wrote it
+                .hasMessageContaining("(held by " + (relock.identity().application().isEmpty() ? "an application"
+                        : relock.identity().application()) + " on " + relock.identity().host() + " (pid "
+                        + ProcessHandle.current().pid() + ")")
                 .hasMessageContaining(Orders.class.getName() + ".ship did not run")
                 .satisfies(e -> assertThat(((LockNotAcquiredException) e).lockName()).isEqualTo("order:42"));
         assertThat(orders.ship(new Order("43"), () -> {})).as("another order's lock").isEqualTo("shipped 43");
