@@ -102,6 +102,22 @@ abstract class ContractBase {
         }
     }
 
+    /**
+     * The keys of relock's lock named {@code name} on every server that holds keys ({@code port key}), but its
+     * fence, which outlives every hold (24 h).
+     */
+    List<String> keysOfLock(String name) {
+        List<String> keys = new ArrayList<>();
+        for (RedisServer server : deployment().keyHolders()) {
+            for (String key : items(server.execute("KEYS", "relock:{" + name + "}*"))) {
+                if (!key.endsWith(":fence")) {
+                    keys.add(server.port() + " " + key);
+                }
+            }
+        }
+        return keys;
+    }
+
     /** Keys of relock's on {@code server} that a finished test must not leave, with why. */
     private static List<String> leftKeys(RedisServer server) {
         List<String> left = new ArrayList<>();

@@ -286,6 +286,24 @@ abstract class ReadWriteLockContract extends ContractBase {
     }
 
     @Test
+    void aReadHoldReleasedAfterADelayLeavesNoKeyOnceTheDelayIsOver() throws Exception {
+        // a lease far longer than the wait below: the keys must go with the delay, not with the lease once renewed
+        RelockClient client = newClient(b -> b.defaultLease(Duration.ofSeconds(60)));
+        RelockLock reader = client.readWriteLock("fading").readLock();
+        RelockLock writer = client.readWriteLock("fading-write").writeLock();
+        LockHandle reading = reader.acquire();
+        LockHandle writing = writer.acquire();
+        reading.releaseAfter(Duration.ofMillis(200));
+        writing.releaseAfter(Duration.ofMillis(200));
+        assertThat(keysOfLock("fading")).as("keys of the read-locked lock right after releaseAfter").isNotEmpty();
+        // nobody touches the lock meanwhile: on Redlock a node no later attempt reaches keeps what the release left
+        Polling.soon("keys gone after the delay").untilAsserted(() -> {
+            assertThat(keysOfLock("fading")).isEmpty();
+            assertThat(keysOfLock("fading-write")).isEmpty();
+        });
+    }
+
+    @Test
     void aReadersExtendedLeaseKeepsAWriterOutPastItsFirstEndAndTheReaderIsToldBeforeTheWriterGetsIn()
             throws Exception {
         RelockClient readerClient = newClient();

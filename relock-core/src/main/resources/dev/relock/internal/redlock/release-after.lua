@@ -25,7 +25,12 @@ if is_reader(member) then
   if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner) then return 0 end
   local now_ms = server_time()
   redis.call('ZADD', readers, now_ms + delay, owner)
-  extend(lock, readers, delay)
+  if writer then
+    -- the owner also writes (a downgrade): the write lease keeps the keys
+    extend(lock, readers, delay)
+  else
+    expire_with_readers(lock, readers, now_ms)
+  end
   return 1
 end
 if writer ~= member then return 0 end

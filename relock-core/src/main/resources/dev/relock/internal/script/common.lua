@@ -69,6 +69,18 @@ local function extend(lock, readers, ms)
   end
 end
 
+-- For a lock no writer holds: its keys expire when the last reader's lease ends (they may live
+-- longer than that, from a longer lease that was given up early: a read hold released after a
+-- delay must not leave its fields behind until the lease it had).
+local function expire_with_readers(lock, readers, now_ms)
+  local last = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')[2]
+  if last then
+    local ms = math.max(1, tonumber(last) - now_ms)
+    redis.call('PEXPIRE', lock, ms)
+    redis.call('PEXPIRE', readers, ms)
+  end
+end
+
 -- Drops the readers whose lease has ended, with their fields ('a|', the attempt id, is a Redlock
 -- node's only); returns how many live readers are left.
 local function live_readers(lock, readers, now_ms)

@@ -23,7 +23,12 @@ elseif kind == 'r' then
   live_readers(lock, leases, now_ms)
   if not redis.call('ZSCORE', leases, owner) then return -1 end
   redis.call('ZADD', leases, now_ms + delay, owner)
-  extend(lock, leases, delay)
+  if redis.call('HEXISTS', lock, '~writer') == 1 then
+    -- the owner also writes (a downgrade): the write lease keeps the keys
+    extend(lock, leases, delay)
+  else
+    expire_with_readers(lock, leases, now_ms)
+  end
 else
   -- read only as a type guard: a semaphore key of another type fails (WRONGTYPE) before any write
   redis.call('HGET', lock, '~limit')
