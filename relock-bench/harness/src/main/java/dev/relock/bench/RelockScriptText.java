@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 /**
  * relock's single-server acquire and release scripts as relock sends them, and the keys of one lock, for the
  * diagnostics that run relock's scripts from a bare Lettuce connection. Read from relock-core's jar by the
- * bench itself (a file's {@code -- uses <file>.lua} lines put those files before it, once, as the scripts'
+ * bench itself (a file's {@code -- uses <file>.lua} line puts that file where it stands, once, as the scripts'
  * headers say), so the bench needs none of relock's internal classes. Names given to {@link #keysOf} must not
  * contain '{', '}' or '%', which relock escapes.
  */
@@ -37,22 +37,24 @@ final class RelockScriptText {
     }
 
     private static String withPreludes(String file) {
-        Set<String> files = new LinkedHashSet<>();
-        addWithPreludes(file, files);
-        StringBuilder body = new StringBuilder();
-        files.forEach(each -> body.append(read(each)));
-        return body.toString();
+        return withPreludes(read(file), new HashSet<>());
     }
 
-    /** Adds the files {@code file} uses, each after those it uses itself, then {@code file}. */
-    private static void addWithPreludes(String file, Set<String> files) {
-        Matcher uses = USES.matcher(read(file));
+    /** {@code script} with the file each {@code -- uses} line names put right after that line, once (as LuaScript). */
+    private static String withPreludes(String script, Set<String> included) {
+        Matcher uses = USES.matcher(script);
+        StringBuilder body = new StringBuilder(script.length());
+        int from = 0;
         while (uses.find()) {
-            if (!files.contains(uses.group(1))) {
-                addWithPreludes(uses.group(1), files);
+            int lineEnd = script.indexOf('\n', uses.end());
+            lineEnd = lineEnd < 0 ? script.length() : lineEnd + 1;
+            body.append(script, from, lineEnd);
+            from = lineEnd;
+            if (included.add(uses.group(1))) {
+                body.append(withPreludes(read(uses.group(1)), included)).append('\n');
             }
         }
-        files.add(file);
+        return body.append(script, from, script.length()).toString();
     }
 
     private static String read(String file) {

@@ -6,20 +6,22 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HashSet;
 import java.util.HexFormat;
-import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * One Lua script of relock, read once from the resources beside its class. A line
- * {@code -- uses <file>.lua} in a script prepends that file's functions, from the resources beside
- * this class, for scripts of every package: {@code common.lua} (what both engines' scripts share: what
- * each key holds, the server's clock, fencing tokens, readers' leases) and {@code queue.lua} (the
- * single-server lock's layout, queue and wake-ups, which itself uses common.lua).
- * Each file is prepended once, before the files that use it. Immutable; the SHA-1 is the one Redis
- * computes for {@code EVALSHA}.
+ * {@code -- uses <file>.lua} in a script puts that file's functions, from the resources beside this
+ * class, where the line stands, for scripts of every package: {@code token.lua} (the server's clock and
+ * fencing tokens), {@code common.lua} (what both engines' scripts share: what each key holds, readers'
+ * leases; it uses token.lua) and {@code queue.lua} (the single-server lock's layout, queue and wake-ups;
+ * it uses common.lua). Each file goes in once, where it is first named, after the files it uses. Most
+ * scripts name them in their header; a script with a fast path names only token.lua there and the rest
+ * after the fast path, which then does not pay for defining the helpers it does not call. Immutable; the
+ * SHA-1 is the one Redis computes for {@code EVALSHA}.
  *
  * <p>Public because both engines, each in a package of its own, run scripts; tests load them too.
  */
@@ -81,26 +83,27 @@ public final class LuaScript {
      * @throws IllegalStateException if the resource, or a prelude it uses, is missing
      */
     public static LuaScript load(Class<?> anchor, String file) {
-        String script = read(anchor, file);
-        Set<String> preludes = new LinkedHashSet<>();
-        addPreludesOf(script, preludes);
-        StringBuilder body = new StringBuilder();
-        for (String prelude : preludes) {
-            body.append(read(LuaScript.class, prelude));
-        }
-        return new LuaScript(file, body.append(script).toString());
+        return new LuaScript(file, withPreludes(read(anchor, file), new HashSet<>()));
     }
 
-    /** Adds the preludes {@code script} uses, each after those it uses itself. */
-    private static void addPreludesOf(String script, Set<String> preludes) {
+    /**
+     * {@code script} with the file each {@code -- uses} line names put right after that line, itself with the
+     * files it uses, unless {@code included} has it already; adds what it puts in to {@code included}.
+     */
+    private static String withPreludes(String script, Set<String> included) {
         Matcher uses = USES.matcher(script);
+        StringBuilder body = new StringBuilder(script.length());
+        int from = 0;
         while (uses.find()) {
-            String prelude = uses.group(1);
-            if (!preludes.contains(prelude)) {
-                addPreludesOf(read(LuaScript.class, prelude), preludes);
-                preludes.add(prelude);
+            int lineEnd = script.indexOf('\n', uses.end());
+            lineEnd = lineEnd < 0 ? script.length() : lineEnd + 1;
+            body.append(script, from, lineEnd);
+            from = lineEnd;
+            if (included.add(uses.group(1))) {
+                body.append(withPreludes(read(LuaScript.class, uses.group(1)), included)).append('\n');
             }
         }
+        return body.append(script, from, script.length()).toString();
     }
 
     private static String read(Class<?> anchor, String file) {

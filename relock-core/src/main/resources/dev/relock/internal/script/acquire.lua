@@ -1,6 +1,6 @@
 -- acquire.lua: take the write (exclusive) lock, re-enter it, or join the queue of waiters.
 -- The exclusive lock of RelockClient.lock(N) is the write half of readWriteLock(N).
--- uses queue.lua
+-- uses token.lua
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
@@ -20,20 +20,23 @@
 --         {-1}               a re-entry, but the owner no longer holds it: lease lost
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
+
+-- the usual case, in 5 calls and before the other helpers are defined: nobody holds, reads or
+-- waits (none of these keys exists, so none has a wrong type; SET ... GET refuses a fence key of
+-- the wrong type before writing anything)
+if ARGV[3] == '0' and redis.call('EXISTS', lock, queue, readers) == 0 then
+  local _, now_us = server_time()
+  local token, text = next_token(fence, now_us)
+  redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
+  redis.call('PEXPIRE', lock, ARGV[2])
+  return {1, token, 1}
+end
+
+-- uses queue.lua
 local lease = tonumber(ARGV[2])
 local held = tonumber(ARGV[3])
 local wait = tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
-
--- the usual case, in 5 calls: nobody holds, reads or waits (none of these keys exists, so none
--- has a wrong type; SET ... GET refuses a fence key of the wrong type before writing anything)
-if held == 0 and redis.call('EXISTS', lock, queue, readers) == 0 then
-  local _, now_us = server_time()
-  local token, text = next_token(fence, now_us)
-  redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
-  redis.call('PEXPIRE', lock, lease)
-  return {1, token, 1}
-end
 
 -- the first command on each key is a read, so a key of the wrong type fails before any write
 local writer = redis.call('HGET', lock, '~writer')

@@ -1,6 +1,7 @@
--- common.lua: functions every script family shares, single-server and Redlock; prepended to every
--- script with a line "uses common.lua" (LuaScript does this once, at load, before the files that
--- use it). Not run on its own.
+-- common.lua: functions every script family shares, single-server and Redlock; put in every script
+-- with a line "uses common.lua" where that line stands (LuaScript does this once, at load). Not run
+-- on its own.
+-- uses token.lua
 --
 -- The keys of a lock named N (LockKeys builds them), all in the hash tag {N}. Each suffix means
 -- the same on one Redis as on every Redlock node; queue.lua and redlock/acquire.lua list what
@@ -19,13 +20,6 @@
 --                               (redlock/acquire.lua)
 -- A member is <owner> for a writer, 'r|'<owner> for a reader.
 
--- The server's clock in ms and in us; the only clock the scripts trust.
-local function server_time()
-  local t = redis.call('TIME')
-  local s, us = tonumber(t[1]), tonumber(t[2])
-  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
-end
-
 local function is_reader(member)
   return string.sub(member, 1, 2) == 'r|'
 end
@@ -33,24 +27,6 @@ end
 local function owner_of(member)
   if is_reader(member) then return string.sub(member, 3) end
   return member
-end
-
--- Fencing tokens: max(last + 1, server time in us, proposal), so they keep rising even after the
--- fence key is lost (restart without persistence, failover, 24 h without use). A proposal (a
--- Redlock client's, optional) counts only when at most 1 s ahead of the server's clock, so no
--- server hands out a token more than 1 s ahead of its own clock. Returns the token as a number
--- and as the decimal text the scripts store.
--- One SET ... GET in the usual case (the clock has moved on since the last token); a second SET
--- only when tokens come faster than the clock's microseconds or the clock went back.
-local function next_token(fence, now_us, proposal)
-  local floor = now_us
-  if proposal and proposal > floor and proposal <= now_us + 1000000 then floor = proposal end
-  local text = string.format('%d', floor)
-  local last = tonumber(redis.call('SET', fence, text, 'PX', 86400000, 'GET') or '0')
-  if last < floor then return floor, text end
-  text = string.format('%d', last + 1)
-  redis.call('SET', fence, text, 'PX', 86400000)
-  return last + 1, text
 end
 
 -- Raises the fence to token (decimal text) if it is lower: a token settled elsewhere (Redlock's

@@ -1,6 +1,5 @@
 -- release.lua: give up one write hold (or all of them) of an owner; when the last goes, the next
 -- waiters get their turn: a recently active writer at the head is granted the lock at once.
--- uses queue.lua
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
@@ -14,15 +13,21 @@
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
-local held = redis.call('HMGET', lock, '~writer', owner)
-if held[1] ~= owner then return -1 end
+-- the usual case, in 3 calls and before the helpers are defined: the last hold goes, nobody waits
+-- and nobody reads, so nothing is handed off and nothing else is left in the lock hash
+if ARGV[2] == 'all' and redis.call('EXISTS', queue, readers) == 0 then
+  if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
+  redis.call('DEL', lock)
+  return 0
+end
+
+-- uses queue.lua
+if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
 if ARGV[2] ~= 'all' then
   redis.call('HSET', lock, owner, ARGV[2])
   return tonumber(ARGV[2])
 end
 redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
--- nobody waits and nobody reads, the usual case: nothing to hand off
-if redis.call('EXISTS', queue, readers) == 0 then return 0 end
 local now_ms, now_us = server_time()
 local grace = tonumber(ARGV[3])
 -- readers left here can only be the owner itself, after a downgrade
