@@ -20,8 +20,9 @@ import java.util.function.Supplier;
  * attempt it undoes. Sent only from other threads, every command joins its loop's queue when it is sent, and the
  * queue keeps that order.
  *
- * <p>How. Events of the acquisition state machines that arrive on an I/O thread are handled on the client's event
- * executors instead ({@link SteppedAcquisition#step}); the other paths that send and may be called anywhere
+ * <p>How. Events of the acquisition state machines that arrive on an I/O thread are handled elsewhere: by the thread
+ * blocked waiting for that acquisition, or on the client's event executors ({@link SteppedAcquisition#step}); the
+ * other paths that send and may be called anywhere
  * (releases, clean-ups of lost holds) go through {@link #offIo}. The event executors are not I/O threads.
  *
  * <p>Two senders stay on the I/O threads, where order does not matter: the EVAL that follows a NOSCRIPT

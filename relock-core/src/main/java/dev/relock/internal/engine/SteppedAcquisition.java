@@ -3,12 +3,14 @@ package dev.relock.internal.engine;
 import dev.relock.RelockException;
 import dev.relock.internal.metrics.LockEvents;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -28,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * a breach, a bug, is logged and mended ({@link #stranded}). Only {@link #decide} decides it, at most once, and
  * {@link #isDecided} tells whether it has been. No handling runs on a Netty I/O thread, where a command it
  * sends would overtake those other threads queued on that loop ({@link IoThreads}): an event that arrives on one
- * (a reply, a pub/sub message, a caller's callback) is handled on {@code events} instead, and the outcome
- * completes there too.
+ * (a reply, a pub/sub message, a caller's callback) goes to the {@link #inbox}, whose events are handled in their
+ * order by one runner at a time: the thread blocked in {@link #run} while one is (it waits anyway, and is spared
+ * a hand-over to another thread and back), else the event executors; the outcome completes there too.
  *
  * <p>Public because both engines' acquisitions, each in a package of its own, extend it.
  */
@@ -61,6 +64,12 @@ public abstract class SteppedAcquisition {
     // and timers run
     private final ScheduledExecutorService events;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
+    // the handlings of events that arrived on an I/O thread, in their order; one runner at a time drains it
+    private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
+    // true from when a runner is asked to drain the inbox until it has drained it
+    private final AtomicBoolean draining = new AtomicBoolean();
+    // the thread blocked in run(), which drains the inbox while it waits; null outside run() (then the executors do)
+    private volatile Thread waiter;
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
     // the name of the thread that started the acquisition, set before its first step: the hold's thread name
@@ -114,32 +123,98 @@ public abstract class SteppedAcquisition {
         long overdueAt = bounded
                 ? System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 4) + settlingNanos()
                 : 0;
-        start(waitNanos, forever);
+        Thread self = Thread.currentThread();
+        // never an I/O thread, where no handling may run (a caller blocked there waits for the executors)
+        waiter = IoThreads.isCurrent() ? null : self;
+        // an outcome decided on another thread (a timer's step, a drain of the executors) wakes this one
+        outcome.whenComplete((hold, error) -> {
+            if (Thread.currentThread() != self) {
+                LockSupport.unpark(self);
+            }
+        });
         boolean interrupted = false;
         try {
+            start(waitNanos, forever);
             while (true) {
-                try {
-                    if (!bounded) {
-                        return outcome.get();
-                    }
-                    return outcome.get(Math.max(0, overdueAt - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (TimeoutException e) {
+                if (draining.get()) {
+                    drain();
+                }
+                if (outcome.isDone()) {
+                    return outcome.get();
+                }
+                if (!bounded) {
+                    LockSupport.park(this);
+                } else if (overdueAt - System.nanoTime() > 0) {
+                    LockSupport.parkNanos(this, overdueAt - System.nanoTime());
+                } else {
                     bounded = false;
                     giveUpOverdue();
-                } catch (InterruptedException e) {
+                }
+                if (Thread.interrupted()) {
                     if (interruptible && cancel()) {
-                        throw e;
+                        throw new InterruptedException("acquiring " + mode.description + " '" + name + "'");
                     }
                     // not interruptible, or the outcome is already there: take it
                     interrupted = true;
-                } catch (ExecutionException e) {
-                    throw rethrown(e.getCause());
                 }
             }
+        } catch (ExecutionException e) {
+            throw rethrown(e.getCause());
         } finally {
+            leave();
             if (interrupted) {
-                Thread.currentThread().interrupt();
+                self.interrupt();
             }
+        }
+    }
+
+    /**
+     * The waiter leaves {@link #run}: from now on the executors drain the inbox, and what was handed to this thread
+     * before it left is drained here (an I/O thread that saw it waiting asked it, not the executors). Waiter only.
+     */
+    private void leave() {
+        waiter = null;
+        // after clearing waiter: an I/O thread that starts a drain from now on sees no waiter and asks the executors
+        if (draining.get()) {
+            drain();
+        }
+    }
+
+    /**
+     * Handles every event in the inbox, in order, then lets the next one start a drain; only the runner that
+     * {@link #startDrain} asked runs it.
+     */
+    private void drain() {
+        try {
+            for (Runnable handling = inbox.poll(); handling != null; handling = inbox.poll()) {
+                stepHere(handling);
+            }
+        } finally {
+            draining.set(false);
+            // an event added after the last poll whose own startDrain found this drain still on
+            if (!inbox.isEmpty()) {
+                startDrain();
+            }
+        }
+    }
+
+    /** Asks a runner to drain the inbox, unless one is asked already: the waiter if there is one, else the executors. */
+    private void startDrain() {
+        if (!draining.compareAndSet(false, true)) {
+            return;
+        }
+        Thread blocked = waiter;
+        if (blocked != null) {
+            // it drains before it parks again, and before it leaves run() (leave())
+            LockSupport.unpark(blocked);
+            return;
+        }
+        try {
+            events.execute(this::drain);
+        } catch (RejectedExecutionException e) {
+            // the executors shut down only with the client, whose connections are closed by then: nothing sent here
+            // can be written any more
+            drain();
         }
     }
 
@@ -297,17 +372,13 @@ public abstract class SteppedAcquisition {
 
     /**
      * Runs one event's handling under the lock, then completes the outcome if it was decided; on a Netty I/O
-     * thread, hands both to the event executors and returns at once.
+     * thread, puts both in the {@link #inbox} and returns at once.
      */
     protected final void step(Runnable handling) {
         if (IoThreads.isCurrent()) {
-            try {
-                events.execute(() -> stepHere(handling));
-                return;
-            } catch (RejectedExecutionException e) {
-                // the executors shut down only with the client, whose connections are closed by then: nothing
-                // sent here can be written any more
-            }
+            inbox.add(handling);
+            startDrain();
+            return;
         }
         stepHere(handling);
     }

@@ -8,9 +8,11 @@ import dev.relock.RelockException;
 import dev.relock.RelockSettings;
 import dev.relock.StderrCapture;
 import dev.relock.internal.metrics.LockEvents;
+import io.netty.channel.DefaultEventLoop;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -176,6 +178,61 @@ class SteppedAcquisitionTest {
             events.shutdownNow();
         }
         assertThat(logged).contains("ERROR").contains("an error in handling an event").contains("simulated");
+    }
+
+    /**
+     * Issue 16: a reply arrives on a Netty I/O thread, where no handling may run. For a caller blocked in run() the
+     * handling is done by that caller, in the order the events came, sparing a hand-over to an executor thread and
+     * back on every acquisition; an event that comes after the caller left goes to the executors, and none is lost.
+     */
+    @Test
+    void eventsFromAnIoThreadAreHandledInOrderByTheBlockedCallerThenByTheExecutors() throws Exception {
+        ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor(work -> new Thread(work, "events"));
+        DefaultEventLoop io = new DefaultEventLoop();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> late = new CompletableFuture<>();
+        SteppedAcquisition replied = new TestAcquisition(events, "replied") {
+            @Override
+            protected void begin(long waitNanos) {
+                // three replies in a row on the I/O thread; the last decides
+                io.execute(() -> {
+                    for (int i = 1; i <= 3; i++) {
+                        int reply = i;
+                        step(() -> {
+                            handled.add(reply + " on " + Thread.currentThread().getName());
+                            if (reply == 3) {
+                                finish(hold(this), null);
+                            }
+                        });
+                    }
+                });
+            }
+
+            @Override
+            protected boolean awaitsEvent() {
+                return true;
+            }
+
+            @Override
+            protected void recover(long at) {
+                throw new AssertionError("not stranded");
+            }
+        };
+        String caller = Thread.currentThread().getName();
+        try {
+            Hold hold = replied.run(TimeUnit.SECONDS.toNanos(10), false, true);
+            assertThat(hold).isNotNull();
+            assertThat(handled).containsExactly("1 on " + caller, "2 on " + caller, "3 on " + caller);
+            io.execute(() -> replied.step(() -> {
+                handled.add("late on " + Thread.currentThread().getName());
+                late.complete(null);
+            }));
+            late.get(10, TimeUnit.SECONDS);
+            assertThat(handled).last().isEqualTo("late on events");
+        } finally {
+            io.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            events.shutdownNow();
+        }
     }
 
     private static Hold hold(SteppedAcquisition acquisition) {
