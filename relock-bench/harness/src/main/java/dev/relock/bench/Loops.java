@@ -258,6 +258,7 @@ final class Loops {
             throw new IllegalStateException("bench threads did not start");
         }
         double serverCpu = server.cpuSeconds();
+        long serverCalls = server.totalCalls();
         long clientCpu = OS.getProcessCpuTime();
         deadline[0] = System.nanoTime() + duration.toNanos();
         gate.countDown();
@@ -271,6 +272,7 @@ final class Loops {
         Results.Run run = new Results.Run();
         run.seconds = duration.toNanos() / 1e9;
         run.serverCpuSeconds = server.cpuSeconds() - serverCpu;
+        run.serverCalls = server.totalCalls() - serverCalls;
         run.clientCpuSeconds = (OS.getProcessCpuTime() - clientCpu) / 1e9;
         if (failure.get() != null) {
             Throwable e = failure.get();

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 import org.HdrHistogram.Histogram;
 
@@ -165,33 +166,61 @@ final class Report {
         List<Target> targets = new ArrayList<>();
         Results.Scenario s1 = scenario("S1");
         if (s1 != null) {
-            throughputTargets(targets, s1, "S1 pairs/s", 1.5, 0.95);
+            pairTargets(targets, s1, 1.5, false);
         }
         Results.Scenario s216 = scenario("S2-16");
         if (s216 != null) {
-            throughputTargets(targets, s216, "S2-16 pairs/s", 3, 0.9);
+            pairTargets(targets, s216, 3, true);
         }
         Results.Scenario s264 = scenario("S2-64");
         if (s264 != null) {
-            throughputTargets(targets, s264, "S2-64 pairs/s", 4, 0.9);
+            pairTargets(targets, s264, 4, true);
+        }
+        Results.Scenario s3 = scenario("S3");
+        if (s3 != null) {
+            Results.SubjectRuns relock = relock(s3);
+            targets.add(ratioTarget("S3 acquisitions/s", "≥ 3× Redisson RLock", relock,
+                    bestRLock(s3, Results.SubjectRuns::median, true), Results.SubjectRuns::median, 3, true, "acq/s"));
+            targets.add(ratioTarget("S3 acquisitions/s", "≥ 1.0× Spring SPIN", relock,
+                    best(s3, x -> x.family.equals("spring") && x.label.endsWith(" SPIN"), Results.SubjectRuns::median,
+                            true), Results.SubjectRuns::median, 1.0, true, "acq/s"));
+            targets.add(fairnessTarget("S3 fairness min/max", relock));
         }
         Results.Scenario s3p = scenario("S3p");
         if (s3p != null) {
             Results.SubjectRuns relock = relock(s3p);
             Results.SubjectRuns fastest = bestRLock(s3p, Results.SubjectRuns::median, true);
-            targets.add(ratioTarget("S3p acquisitions/s", "≥ 2× Redisson RLock", relock, fastest,
-                    Results.SubjectRuns::median, 2, true, "acq/s"));
-            Results.SubjectRuns quickest = bestRLock(s3p, s -> s.handoff().getValueAtPercentile(50), false);
-            targets.add(ratioTarget("S3p handoff p50", "≤ 0.5× Redisson RLock", relock, quickest,
-                    s -> s.handoff().getValueAtPercentile(50) / 1e3, 0.5, false, "µs"));
-            if (relock != null && relock.ok()) {
-                double fairness = Stats.median(relock.each(Results.Run::fairness));
-                targets.add(new Target("S3p fairness min/max", "≥ 0.9",
-                        String.format("%.2f (runs %s)", fairness, range(relock.each(Results.Run::fairness), "%.2f")),
-                        fairness >= 0.9));
-            } else {
-                targets.add(new Target("S3p fairness min/max", "≥ 0.9", "not measured", null));
-            }
+            targets.add(ratioTarget("S3p acquisitions/s", "≥ 3× Redisson RLock", relock, fastest,
+                    Results.SubjectRuns::median, 3, true, "acq/s"));
+            Results.SubjectRuns quickest = bestRLock(s3p, x -> x.handoff().getValueAtPercentile(50), false);
+            targets.add(ratioTarget("S3p handoff p50", "≤ 0.35× Redisson RLock", relock, quickest,
+                    x -> x.handoff().getValueAtPercentile(50) / 1e3, 0.35, false, "µs"));
+            targets.add(fairnessTarget("S3p fairness min/max", relock));
+        }
+        Results.Scenario s5 = scenario("S5");
+        if (s5 != null) {
+            targets.add(ratioTarget("S5 acquisitions/s", "≥ 2× Redisson RReadWriteLock", relock(s5),
+                    best(s5, x -> x.family.startsWith("redisson") && x.label.endsWith(" RReadWriteLock"),
+                            Results.SubjectRuns::median, true), Results.SubjectRuns::median, 2, true, "acq/s"));
+        }
+        Results.Scenario redlock = scenario("S3p" + REDLOCK);
+        if (redlock != null) {
+            Results.SubjectRuns relock = relock(redlock);
+            targets.add(ratioTarget("Redlock S3p acquisitions/s (5 nodes)", "≥ 1.5× RedissonRedLock", relock,
+                    best(redlock, x -> x.family.startsWith("redisson") && x.label.endsWith(" RedissonRedLock"),
+                            Results.SubjectRuns::median, true), Results.SubjectRuns::median, 1.5, true, "acq/s"));
+            targets.add(fairnessTarget("Redlock S3p fairness min/max", relock));
+        }
+        Micro.Figure pair = context.micro.stream().filter(f -> f.benchmark().equals("relockLockUnlock")).findFirst()
+                .orElse(null);
+        if (pair == null || Double.isNaN(pair.bytesPerOp())) {
+            targets.add(new Target("allocation per uncontended pair (JMH -prof gc)", "≤ 1 KB", "not measured"
+                    + (context.microNote == null ? "" : ": " + context.microNote), null));
+        } else {
+            String floor = context.micro.stream().filter(f -> f.benchmark().equals("floorSetNxCompareAndDelete"))
+                    .findFirst().map(f -> String.format("; the floor on Lettuce %,.0f B", f.bytesPerOp())).orElse("");
+            targets.add(new Target("allocation per uncontended pair (JMH -prof gc)", "≤ 1 KB",
+                    String.format("%,.0f B%s", pair.bytesPerOp(), floor), pair.bytesPerOp() <= 1024));
         }
         List<Results.Held> relockHeld = bench.held.stream().filter(h -> h.family.equals("relock")).toList();
         if (!relockHeld.isEmpty()) {
@@ -228,7 +257,7 @@ final class Report {
                         median <= 0.5));
             }
         }
-        line("## Targets (issue 4)");
+        line("## Targets (issue 16)");
         line();
         line("| scenario | target | measured | met? |");
         line("|---|---|---|---|");
@@ -243,15 +272,33 @@ final class Report {
         line();
     }
 
-    private void throughputTargets(List<Target> targets, Results.Scenario scenario, String name, double vsRedisson,
-            double vsFloor) {
+    /**
+     * The targets of a scenario of pairs: throughput against the faster Redisson RLock and the faster Spring
+     * RedisLockRegistry mode, and with {@code serverCpu} Redis CPU per pair within 1.3× that Spring mode's.
+     */
+    private void pairTargets(List<Target> targets, Results.Scenario scenario, double vsRedisson, boolean serverCpu) {
+        String name = scenario.id + " pairs/s";
         Results.SubjectRuns relock = relock(scenario);
-        Results.SubjectRuns fastest = bestRLock(scenario, Results.SubjectRuns::median, true);
-        targets.add(ratioTarget(name, String.format("≥ %s× Redisson RLock", trim(vsRedisson)), relock, fastest,
-                Results.SubjectRuns::median, vsRedisson, true, "/s"));
-        Results.SubjectRuns floor = scenario.find("floor", "floor");
-        targets.add(ratioTarget(name, String.format("≥ %s× the raw floor", trim(vsFloor)), relock, floor,
-                Results.SubjectRuns::median, vsFloor, true, "/s"));
+        targets.add(ratioTarget(name, String.format("≥ %s× Redisson RLock", trim(vsRedisson)), relock,
+                bestRLock(scenario, Results.SubjectRuns::median, true), Results.SubjectRuns::median, vsRedisson, true,
+                "/s"));
+        Results.SubjectRuns spring = best(scenario, x -> x.family.equals("spring"), Results.SubjectRuns::median, true);
+        targets.add(ratioTarget(name, "≥ 1.0× Spring RLR (its faster mode)", relock, spring,
+                Results.SubjectRuns::median, 1.0, true, "/s"));
+        if (serverCpu) {
+            targets.add(ratioTarget(scenario.id + " Redis CPU per pair", "≤ 1.3× Spring RLR's (its faster mode)",
+                    relock, spring, x -> cpuPerOp(x, true), 1.3, false, "µs"));
+        }
+    }
+
+    private Target fairnessTarget(String name, Results.SubjectRuns relock) {
+        if (relock == null || !relock.ok()) {
+            return new Target(name, "≥ 0.9", "not measured", null);
+        }
+        double fairness = Stats.median(relock.each(Results.Run::fairness));
+        return new Target(name, "≥ 0.9",
+                String.format("%.2f (runs %s)", fairness, range(relock.each(Results.Run::fairness), "%.2f")),
+                fairness >= 0.9);
     }
 
     private Target ratioTarget(String name, String target, Results.SubjectRuns relock, Results.SubjectRuns other,
@@ -294,17 +341,18 @@ final class Report {
         line();
         Results.SubjectRuns relock = relock(scenario);
         line("| subject | pairs/s (median) | min–max | p50 µs | p99 µs | p99.9 µs | Redis CPU µs/pair |"
-                + " client CPU µs/pair | relock ÷ subject |");
-        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + " Redis calls/pair | client CPU µs/pair | relock ÷ subject |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Results.SubjectRuns s : scenario.subjects) {
             if (!s.ok()) {
-                line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | |");
+                line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | | |");
                 continue;
             }
             Histogram h = s.latency();
-            line(String.format("| %s | %,.0f | %,.0f–%,.0f | %s | %s | %s | %s | %s | %s |", s.label, s.median(),
+            line(String.format("| %s | %,.0f | %,.0f–%,.0f | %s | %s | %s | %s | %s | %s | %s |", s.label, s.median(),
                     s.min(), s.max(), micros(h.getValueAtPercentile(50)), micros(h.getValueAtPercentile(99)),
-                    micros(h.getValueAtPercentile(99.9)), cpu(s, true), cpu(s, false), ratio(relock, s)));
+                    micros(h.getValueAtPercentile(99.9)), cpu(s, true), callsPerOp(s), cpu(s, false),
+                    ratio(relock, s)));
         }
         line();
         ratioLine(scenario, relock);
@@ -350,7 +398,7 @@ final class Report {
         List<String> parts = new ArrayList<>();
         for (Results.SubjectRuns s : scenario.subjects) {
             if (s.ok() && (s.family.startsWith("redisson") && (s.label.endsWith(" RLock")
-                    || s.label.endsWith(" RedissonRedLock")) || s.family.equals("floor"))) {
+                    || s.label.endsWith(" RedissonRedLock")) || s.family.equals("spring") || s.family.equals("floor"))) {
                 parts.add(String.format("%s: **%.2f×**", s.label, relock.median() / s.median()));
             }
         }
@@ -531,9 +579,15 @@ final class Report {
     /** The Redisson RLock (3.x or 4.x) with the highest (or lowest) figure. */
     private static Results.SubjectRuns bestRLock(Results.Scenario scenario, ToDoubleFunction<Results.SubjectRuns> figure,
             boolean highest) {
+        return best(scenario, s -> s.family.startsWith("redisson") && s.label.endsWith(" RLock"), figure, highest);
+    }
+
+    /** Of the subjects that ran and pass {@code which}, the one with the highest (or lowest) figure; null if none. */
+    private static Results.SubjectRuns best(Results.Scenario scenario, Predicate<Results.SubjectRuns> which,
+            ToDoubleFunction<Results.SubjectRuns> figure, boolean highest) {
         Results.SubjectRuns best = null;
         for (Results.SubjectRuns s : scenario.subjects) {
-            if (!s.ok() || !s.family.startsWith("redisson") || !s.label.endsWith(" RLock")) {
+            if (!s.ok() || !which.test(s)) {
                 continue;
             }
             if (best == null || (highest ? figure.applyAsDouble(s) > figure.applyAsDouble(best)
@@ -552,13 +606,30 @@ final class Report {
     }
 
     private static String cpu(Results.SubjectRuns s, boolean server) {
+        double perOp = cpuPerOp(s, server);
+        return Double.isNaN(perOp) ? "–" : String.format("%.1f", perOp);
+    }
+
+    /** Commands the server ran per operation over all runs, scripts' own calls included. */
+    private static String callsPerOp(Results.SubjectRuns s) {
+        long calls = 0;
+        long ops = 0;
+        for (Results.Run run : s.runs) {
+            calls += run.serverCalls;
+            ops += run.ops;
+        }
+        return ops == 0 ? "–" : String.format("%.1f", (double) calls / ops);
+    }
+
+    /** CPU µs per operation over all runs: the server's or this JVM's; NaN without operations. */
+    private static double cpuPerOp(Results.SubjectRuns s, boolean server) {
         double seconds = 0;
         long ops = 0;
         for (Results.Run run : s.runs) {
             seconds += server ? run.serverCpuSeconds : run.clientCpuSeconds;
             ops += run.ops;
         }
-        return ops == 0 ? "–" : String.format("%.1f", seconds * 1e6 / ops);
+        return ops == 0 ? Double.NaN : seconds * 1e6 / ops;
     }
 
     private static String micros(double nanos) {

@@ -25,6 +25,8 @@ final class Results {
         long writes;
         double serverCpuSeconds;
         double clientCpuSeconds;
+        /** Commands the (first) server ran during the run, scripts' own calls included (INFO commandstats). */
+        long serverCalls;
 
         double opsPerSecond() {
             return ops / seconds;

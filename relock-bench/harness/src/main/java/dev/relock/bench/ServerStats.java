@@ -50,6 +50,20 @@ final class ServerStats {
         return calls;
     }
 
+    /**
+     * Commands the first server has run, from INFO commandstats: those sent and those scripts called, less the
+     * INFO commands this class sends (one per reading).
+     */
+    long totalCalls() {
+        long total = 0;
+        for (Map.Entry<String, Long> command : commandCalls().entrySet()) {
+            if (!command.getKey().equals("info")) {
+                total += command.getValue();
+            }
+        }
+        return total;
+    }
+
     /** The value of one INFO field, e.g. "redis_version". */
     String info(String section, String field) {
         return fields(server.execute("INFO", section)).get(field);
