@@ -9,7 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -66,9 +66,14 @@ public abstract class SteppedAcquisition {
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // the handlings of events that arrived on an I/O thread, in their order; one runner at a time drains it
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
-    // true from when a runner is asked to drain the inbox until it has drained it
-    private final AtomicBoolean draining = new AtomicBoolean();
-    // the thread blocked in run(), which drains the inbox while it waits; null outside run() (then the executors do)
+    // who drains the inbox: WAITING (a thread is blocked in run(), never an I/O thread) plus at most one of
+    // WAITER_ASKED and EXECUTORS_ASKED, set from when that runner is asked to drain until it has drained; one value,
+    // so that the waiter leaving and a runner being chosen cannot cross (there is never more than one runner)
+    private final AtomicInteger drains = new AtomicInteger();
+    private static final int WAITING = 1;
+    private static final int WAITER_ASKED = 2;
+    private static final int EXECUTORS_ASKED = 4;
+    // the thread blocked in run(), set before WAITING is; read only by whoever asked it
     private volatile Thread waiter;
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
@@ -125,7 +130,10 @@ public abstract class SteppedAcquisition {
                 : 0;
         Thread self = Thread.currentThread();
         // never an I/O thread, where no handling may run (a caller blocked there waits for the executors)
-        waiter = IoThreads.isCurrent() ? null : self;
+        if (!IoThreads.isCurrent()) {
+            waiter = self;
+            drains.getAndUpdate(state -> state | WAITING);
+        }
         // an outcome decided on another thread (a timer's step, a drain of the executors) wakes this one
         outcome.whenComplete((hold, error) -> {
             if (Thread.currentThread() != self) {
@@ -136,8 +144,8 @@ public abstract class SteppedAcquisition {
         try {
             start(waitNanos, forever);
             while (true) {
-                if (draining.get()) {
-                    drain();
+                if ((drains.get() & WAITER_ASKED) != 0) {
+                    drain(WAITER_ASKED);
                 }
                 if (outcome.isDone()) {
                     return outcome.get();
@@ -169,52 +177,69 @@ public abstract class SteppedAcquisition {
     }
 
     /**
-     * The waiter leaves {@link #run}: from now on the executors drain the inbox, and what was handed to this thread
-     * before it left is drained here (an I/O thread that saw it waiting asked it, not the executors). Waiter only.
+     * The waiter leaves {@link #run}: it drains first what it was asked to, and from then on the executors are asked.
+     * Waiter only.
      */
     private void leave() {
-        waiter = null;
-        // after clearing waiter: an I/O thread that starts a drain from now on sees no waiter and asks the executors
-        if (draining.get()) {
-            drain();
+        while (true) {
+            int state = drains.get();
+            if ((state & WAITING) == 0) {
+                return; // run() on an I/O thread: never the waiter
+            }
+            if ((state & WAITER_ASKED) != 0) {
+                drain(WAITER_ASKED);
+            } else if (drains.compareAndSet(state, state & ~WAITING)) {
+                return;
+            }
         }
     }
 
     /**
-     * Handles every event in the inbox, in order, then lets the next one start a drain; only the runner that
-     * {@link #startDrain} asked runs it.
+     * Handles every event in the inbox, in order, then lets the next event ask a runner again. Only the runner
+     * {@link #startDrain} asked ({@code asked}) runs it. A handling that throws (an Error, a failing observer) has
+     * decided the outcome or left it to the next event: it does not stop the drain, nor reach the waiter's caller.
      */
-    private void drain() {
-        try {
-            for (Runnable handling = inbox.poll(); handling != null; handling = inbox.poll()) {
+    private void drain(int asked) {
+        for (Runnable handling = inbox.poll(); handling != null; handling = inbox.poll()) {
+            try {
                 stepHere(handling);
+            } catch (RuntimeException | Error e) {
+                // an Error was logged by stepHere already
+                if (e instanceof RuntimeException) {
+                    log.warn("{} '{}' by {}: telling the outcome of the acquisition failed; the outcome stands",
+                            mode.description, name, owner, e);
+                }
             }
-        } finally {
-            draining.set(false);
-            // an event added after the last poll whose own startDrain found this drain still on
-            if (!inbox.isEmpty()) {
-                startDrain();
-            }
+        }
+        drains.getAndUpdate(state -> state & ~asked);
+        // an event added after the last poll, whose startDrain found this runner still asked
+        if (!inbox.isEmpty()) {
+            startDrain();
         }
     }
 
     /** Asks a runner to drain the inbox, unless one is asked already: the waiter if there is one, else the executors. */
     private void startDrain() {
-        if (!draining.compareAndSet(false, true)) {
-            return;
-        }
-        Thread blocked = waiter;
-        if (blocked != null) {
+        int state;
+        int asked;
+        do {
+            state = drains.get();
+            if ((state & (WAITER_ASKED | EXECUTORS_ASKED)) != 0) {
+                return;
+            }
+            asked = (state & WAITING) != 0 ? WAITER_ASKED : EXECUTORS_ASKED;
+        } while (!drains.compareAndSet(state, state | asked));
+        if (asked == WAITER_ASKED) {
             // it drains before it parks again, and before it leaves run() (leave())
-            LockSupport.unpark(blocked);
+            LockSupport.unpark(waiter);
             return;
         }
         try {
-            events.execute(this::drain);
+            events.execute(() -> drain(EXECUTORS_ASKED));
         } catch (RejectedExecutionException e) {
             // the executors shut down only with the client, whose connections are closed by then: nothing sent here
             // can be written any more
-            drain();
+            drain(EXECUTORS_ASKED);
         }
     }
 

@@ -29,6 +29,9 @@ final class Poll<T> {
     private final int majority;
     private final Predicate<T> isYes;
     private final CompletableFuture<Void> decided = new CompletableFuture<>();
+    // completed once every reply is counted: not allOf(replies), which can complete before the last reply's count
+    // has run (a future runs its dependents in no set order)
+    private final CompletableFuture<Void> counted = new CompletableFuture<>();
 
     // guarded by this
     private int yes;
@@ -63,6 +66,9 @@ final class Poll<T> {
         int pending = replies.size() - yes - no - failed;
         if (yes >= majority || yes + pending < majority || pending == 0) {
             decided.complete(null);
+        }
+        if (pending == 0) {
+            counted.complete(null);
         }
     }
 
@@ -107,7 +113,7 @@ final class Poll<T> {
 
     /** Waits as {@link #awaitDecision}, but until every node answered or failed. */
     void awaitAll(long timeoutNanos) {
-        await(CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)), timeoutNanos);
+        await(counted, timeoutNanos);
     }
 
     private void await(CompletableFuture<?> what, long timeoutNanos) {

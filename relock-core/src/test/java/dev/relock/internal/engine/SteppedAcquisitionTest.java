@@ -191,7 +191,7 @@ class SteppedAcquisitionTest {
         DefaultEventLoop io = new DefaultEventLoop();
         List<String> handled = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> late = new CompletableFuture<>();
-        SteppedAcquisition replied = new TestAcquisition(events, "replied") {
+        SteppedAcquisition replied = new RepliedAcquisition(events, "replied") {
             @Override
             protected void begin(long waitNanos) {
                 // three replies in a row on the I/O thread; the last decides
@@ -208,15 +208,6 @@ class SteppedAcquisitionTest {
                 });
             }
 
-            @Override
-            protected boolean awaitsEvent() {
-                return true;
-            }
-
-            @Override
-            protected void recover(long at) {
-                throw new AssertionError("not stranded");
-            }
         };
         String caller = Thread.currentThread().getName();
         try {
@@ -235,9 +226,57 @@ class SteppedAcquisitionTest {
         }
     }
 
+    /** A caller blocked on an I/O thread (a lock() in a Lettuce callback) never handles events there: the executors do. */
+    @Test
+    void aCallerBlockedOnAnIoThreadLeavesEveryHandlingToTheExecutors() throws Exception {
+        ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor(work -> new Thread(work, "events"));
+        DefaultEventLoop callerLoop = new DefaultEventLoop();
+        DefaultEventLoop replyLoop = new DefaultEventLoop();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        SteppedAcquisition replied = new RepliedAcquisition(events, "replied-on-io") {
+            @Override
+            protected void begin(long waitNanos) {
+                handled.add("begin on " + Thread.currentThread().getName());
+                replyLoop.execute(() -> step(() -> {
+                    handled.add("reply on " + Thread.currentThread().getName());
+                    finish(hold(this), null);
+                }));
+            }
+
+        };
+        try {
+            Hold hold = callerLoop.submit(() -> replied.run(TimeUnit.SECONDS.toNanos(10), false, true))
+                    .get(15, TimeUnit.SECONDS);
+            assertThat(hold).isNotNull();
+            assertThat(handled).containsExactly("begin on events", "reply on events");
+        } finally {
+            callerLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            replyLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            events.shutdownNow();
+        }
+    }
+
     private static Hold hold(SteppedAcquisition acquisition) {
         return new Hold(acquisition.name, acquisition.keys, acquisition.mode, acquisition.owner, 1, 30_000, true,
                 System.nanoTime());
+    }
+
+    /** An acquisition whose replies the test sends: an event is always on its way, so it is never stranded. */
+    private abstract static class RepliedAcquisition extends TestAcquisition {
+
+        RepliedAcquisition(ScheduledExecutorService events, String name) {
+            super(events, name);
+        }
+
+        @Override
+        protected boolean awaitsEvent() {
+            return true;
+        }
+
+        @Override
+        protected void recover(long at) {
+            throw new AssertionError("not stranded");
+        }
     }
 
     /** An acquisition whose steps the test writes, on a client that talks to no Redis. */
