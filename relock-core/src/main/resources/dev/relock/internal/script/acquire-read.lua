@@ -2,7 +2,7 @@
 -- Readers share the lock with each other, never with a writer other than themselves (a writer
 -- may take the read lock: downgrade). A new reader waits behind a writer that is already waiting,
 -- so writers are not starved; a reader that holds the read lock may always re-enter it.
--- uses queue.lua
+-- uses token.lua
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
@@ -20,10 +20,28 @@ local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], 
 local owner = ARGV[1]
 local member = 'r|' .. owner
 local lease = tonumber(ARGV[2])
+
+-- the usual case, before the other helpers are defined: a fresh reader, no writer holds the lock and
+-- nobody waits (so no writer waits either). Readers whose lease ended are left for the next script
+-- that counts readers (they keep nobody out of a read lock). The first command on each key is a
+-- read (SET ... GET refuses a fence of the wrong type before it writes), so a key of the wrong type
+-- fails before any write.
+local writer = redis.call('HGET', lock, '~writer')
+if ARGV[3] == '0' and not writer and redis.call('EXISTS', queue) == 0 then
+  redis.call('ZSCORE', readers, owner)
+  local now_ms, now_us = server_time()
+  local token, text = next_token(fence, now_us)
+  redis.call('HSET', lock, member, 1, 't|' .. owner, text)
+  redis.call('ZADD', readers, now_ms + lease, owner)
+  -- the keys live at least as long as this reader's lease
+  if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
+  if redis.call('PTTL', readers) < lease then redis.call('PEXPIRE', readers, lease) end
+  return {1, token, 1}
+end
+
+-- uses queue.lua
 local wait = tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
-
-local writer = redis.call('HGET', lock, '~writer')
 local now_ms, now_us = server_time()
 local reading = live_readers(lock, readers, now_ms)
 local held = tonumber(ARGV[3])

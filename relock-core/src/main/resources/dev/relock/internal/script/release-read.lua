@@ -1,6 +1,6 @@
 -- release-read.lua: give up one read hold (or all of them) of an owner; when the last reader
 -- leaves a lock no writer holds, the next waiters get their turn.
--- uses queue.lua
+-- uses token.lua
 --
 -- KEYS[1] lock, KEYS[2] fence (not read here), KEYS[3] queue, KEYS[4] expiry,
 -- KEYS[5] readers (see queue.lua)
@@ -15,6 +15,23 @@ local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
 local holds = redis.call('HGET', lock, 'r|' .. owner)
+-- the usual case, before the other helpers are defined: the owner's last read hold goes and nobody
+-- waits, so nobody is handed the lock
+if ARGV[2] == 'all' and redis.call('EXISTS', queue) == 0 then
+  local ends = redis.call('ZSCORE', readers, owner)
+  local now = server_time()
+  if not holds or not ends or tonumber(ends) <= now then return -1 end
+  if redis.call('ZCOUNT', readers, '(' .. now, '+inf') == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
+    -- the last live reader of a lock no writer holds: the rest are readers whose lease ended
+    redis.call('DEL', lock, readers)
+  else
+    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
+    redis.call('ZREM', readers, owner)
+  end
+  return 0
+end
+
+-- uses queue.lua
 local now_ms = server_time()
 local reading = live_readers(lock, readers, now_ms)
 if not holds or not redis.call('ZSCORE', readers, owner) then return -1 end
