@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToDoubleFunction;
 import org.HdrHistogram.Histogram;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
@@ -31,19 +32,30 @@ final class Charts {
 
     /** Median throughput of every subject that ran, one bar each, coloured by maker. */
     static void throughput(Results.Scenario scenario, String unit, Path file) throws IOException {
-        List<Results.SubjectRuns> ran = scenario.subjects.stream().filter(Results.SubjectRuns::ok).toList();
+        bars(scenario, scenario.id + ": " + scenario.title + " (median of repeats)", unit, "#,###",
+                Results.SubjectRuns::median, file);
+    }
+
+    /** Redis CPU per operation of every subject that ran (all repeats), one bar each, coloured by maker. */
+    static void serverCpu(Results.Scenario scenario, String unit, Path file) throws IOException {
+        bars(scenario, scenario.id + ": Redis CPU per " + unit + " (all repeats)", "µs of Redis CPU per " + unit,
+                "#,##0.0", s -> s.cpuPerOp(true), file);
+    }
+
+    private static void bars(Results.Scenario scenario, String title, String unit, String pattern,
+            ToDoubleFunction<Results.SubjectRuns> figure, Path file) throws IOException {
+        List<Results.SubjectRuns> ran = scenario.subjects.stream()
+                .filter(s -> s.ok() && !Double.isNaN(figure.applyAsDouble(s))).toList();
         if (ran.isEmpty()) {
             return;
         }
-        CategoryChart chart = new CategoryChartBuilder().width(1100).height(560)
-                .title(scenario.id + ": " + scenario.title + " (median of repeats)")
-                .yAxisTitle(unit).build();
+        CategoryChart chart = new CategoryChartBuilder().width(1100).height(560).title(title).yAxisTitle(unit).build();
         style(chart);
         chart.getStyler().setOverlapped(true);
         chart.getStyler().setLabelsVisible(true);
         chart.getStyler().setLabelsRotation(0);
-        chart.getStyler().setYAxisDecimalPattern("#,###");
-        chart.getStyler().setDecimalPattern("#,###");
+        chart.getStyler().setYAxisDecimalPattern(pattern);
+        chart.getStyler().setDecimalPattern(pattern);
         chart.getStyler().setXAxisLabelRotation(20);
         List<String> labels = ran.stream().map(s -> shortLabel(s.label, s.family)).toList();
         Map<String, List<Double>> byFamily = new LinkedHashMap<>();
@@ -53,7 +65,7 @@ final class Charts {
         for (Map.Entry<String, List<Double>> family : byFamily.entrySet()) {
             for (Results.SubjectRuns s : ran) {
                 // null, not 0: no bar and no "0" label in the other families' slots
-                family.getValue().add(s.family.equals(family.getKey()) ? s.median() : null);
+                family.getValue().add(s.family.equals(family.getKey()) ? figure.applyAsDouble(s) : null);
             }
         }
         List<Color> colors = new ArrayList<>();

@@ -67,6 +67,8 @@ final class Report {
             Charts.throughput(scenario, contention ? "acquisitions/s" : "lock+unlock pairs/s",
                     charts.resolve("throughput-" + slug + ".png"));
             images.add("throughput-" + slug + ".png");
+            Charts.serverCpu(scenario, contention ? "acquisition" : "pair", charts.resolve("redis-cpu-" + slug + ".png"));
+            images.add("redis-cpu-" + slug + ".png");
             if (scenario.id.startsWith("S3")) {
                 Charts.handoff(scenario, charts.resolve("handoff-" + slug + ".png"));
                 images.add("handoff-" + slug + ".png");
@@ -287,7 +289,7 @@ final class Report {
                 Results.SubjectRuns::median, 1.0, true, "/s"));
         if (serverCpu) {
             targets.add(ratioTarget(scenario.id + " Redis CPU per pair", "≤ 1.3× Spring RLR's (its faster mode)",
-                    relock, spring, x -> cpuPerOp(x, true), 1.3, false, "µs"));
+                    relock, spring, x -> x.cpuPerOp(true), 1.3, false, "µs"));
         }
     }
 
@@ -606,7 +608,7 @@ final class Report {
     }
 
     private static String cpu(Results.SubjectRuns s, boolean server) {
-        double perOp = cpuPerOp(s, server);
+        double perOp = s.cpuPerOp(server);
         return Double.isNaN(perOp) ? "–" : String.format("%.1f", perOp);
     }
 
@@ -619,17 +621,6 @@ final class Report {
             ops += run.ops;
         }
         return ops == 0 ? "–" : String.format("%.1f", (double) calls / ops);
-    }
-
-    /** CPU µs per operation over all runs: the server's or this JVM's; NaN without operations. */
-    private static double cpuPerOp(Results.SubjectRuns s, boolean server) {
-        double seconds = 0;
-        long ops = 0;
-        for (Results.Run run : s.runs) {
-            seconds += server ? run.serverCpuSeconds : run.clientCpuSeconds;
-            ops += run.ops;
-        }
-        return ops == 0 ? Double.NaN : seconds * 1e6 / ops;
     }
 
     private static String micros(double nanos) {

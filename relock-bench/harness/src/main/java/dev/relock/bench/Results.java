@@ -94,6 +94,17 @@ final class Results {
         }
 
         /** The latency histograms of all repeats together. */
+        /** CPU µs per operation over all runs: the server's or this JVM's; NaN without operations. */
+        double cpuPerOp(boolean server) {
+            double seconds = 0;
+            long ops = 0;
+            for (Run run : runs) {
+                seconds += server ? run.serverCpuSeconds : run.clientCpuSeconds;
+                ops += run.ops;
+            }
+            return ops == 0 ? Double.NaN : seconds * 1e6 / ops;
+        }
+
         Histogram latency() {
             return merged(true);
         }

@@ -178,10 +178,12 @@ class SmokeTest {
         context.cli = CliStartup.measure(null, server.uri(), 1);
         new Report(bench, context).write(docs);
         String md = Files.readString(docs.resolve("BENCHMARKS.md"));
-        assertThat(md).contains("## Targets (issue 4)", "## S1:", "## S3p:", "S6 CLI start-up");
+        assertThat(md).contains("## Targets (issue 16)", "## S1:", "## S3p:", "S6 CLI start-up", "Redis calls/pair",
+                "≥ 1.0× Spring RLR");
         assertThat(md.substring(md.indexOf("## S5:"))).contains("### S1-Redlock: Redlock, 1 thread")
                 .doesNotContain("(S1 and S3p): not run");
         assertThat(docs.resolve("bench/throughput-s1.png")).isNotEmptyFile();
+        assertThat(docs.resolve("bench/redis-cpu-s1.png")).isNotEmptyFile();
         assertThat(docs.resolve("bench/handoff-s3p.png")).isNotEmptyFile();
     }
 }
