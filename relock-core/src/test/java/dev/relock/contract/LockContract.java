@@ -251,7 +251,9 @@ abstract class LockContract extends ContractBase {
         assertThat(millisSince(released)).as("ms from the release until every waiter had its turn")
                 .isLessThan(HANG.toMillis());
         assertThat(order).containsExactly("waiter-0", "waiter-1", "waiter-2", "releaser");
-        assertThat(holderClient.inspect("fifo").waiters()).isZero();
+        // soon, not at once: on Redlock a waiter's unlock returns once a majority of nodes released, and this client's
+        // inspect can reach a node before another client's release does there (CI saw 1 waiter left at once)
+        soon("no waiter left").until(() -> holderClient.inspect("fifo").waiters() == 0);
     }
 
     @Test

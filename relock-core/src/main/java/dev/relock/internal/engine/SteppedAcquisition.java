@@ -196,19 +196,15 @@ public abstract class SteppedAcquisition {
 
     /**
      * Handles every event in the inbox, in order, then lets the next event ask a runner again. Only the runner
-     * {@link #startDrain} asked ({@code asked}) runs it. A handling that throws (an Error, a failing observer) has
-     * decided the outcome or left it to the next event: it does not stop the drain, nor reach the waiter's caller.
+     * {@link #startDrain} asked ({@code asked}) runs it. A handling that throws an Error has decided the outcome
+     * first (stepHere): it does not stop the drain, nor reach the waiter's caller.
      */
     private void drain(int asked) {
         for (Runnable handling = inbox.poll(); handling != null; handling = inbox.poll()) {
             try {
                 stepHere(handling);
-            } catch (RuntimeException | Error e) {
-                // an Error was logged by stepHere already
-                if (e instanceof RuntimeException) {
-                    log.warn("{} '{}' by {}: telling the outcome of the acquisition failed; the outcome stands",
-                            mode.description, name, owner, e);
-                }
+            } catch (Error e) {
+                // logged by stepHere, with the outcome decided first
             }
         }
         drains.getAndUpdate(state -> state & ~asked);
@@ -594,9 +590,11 @@ public abstract class SteppedAcquisition {
         } finally {
             lock.unlock();
         }
-        ended();
-        // the observer hears of the outcome before anyone waiting for it does; the outcome completes even if it throws
+        // the observer hears of the outcome before anyone waiting for it does; the outcome completes even if the
+        // engine's ended() or an observer (a user's ObservationHandler) throws, and such a failure does not reach the
+        // caller, who would otherwise never see a hold it got
         try {
+            ended();
             if (error != null) {
                 observed.failed(error);
             } else if (hold == null) {
@@ -605,6 +603,9 @@ public abstract class SteppedAcquisition {
             } else {
                 observed.acquired(hold);
             }
+        } catch (RuntimeException e) {
+            log.warn("{} '{}' by {}: telling the outcome of the acquisition failed; the outcome stands",
+                    mode.description, name, owner, e);
         } finally {
             if (error != null) {
                 outcome.completeExceptionally(error);

@@ -32,7 +32,8 @@ if ARGV[3] == '0' and not writer and redis.call('EXISTS', queue) == 0 then
   local now_ms, now_us = server_time()
   local token, text = next_token(fence, now_us)
   redis.call('HSET', lock, member, 1, 't|' .. owner, text)
-  redis.call('ZADD', readers, now_ms + lease, owner)
+  -- GT: an end the owner's earlier hold was given (release-after.lua's delay) is never brought forward
+  redis.call('ZADD', readers, 'GT', now_ms + lease, owner)
   -- the keys live at least as long as this reader's lease
   if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
   if redis.call('PTTL', readers) < lease then redis.call('PEXPIRE', readers, lease) end

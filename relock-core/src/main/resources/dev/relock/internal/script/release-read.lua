@@ -15,20 +15,22 @@ local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
 local holds = redis.call('HGET', lock, 'r|' .. owner)
--- the usual case, before the other helpers are defined: the owner's last read hold goes and nobody
--- waits, so nobody is handed the lock
-if ARGV[2] == 'all' and redis.call('EXISTS', queue) == 0 then
+-- the usual case, before the other helpers are defined: the owner's live last read hold goes, nobody
+-- waits (so nobody is handed the lock) and no reader's lease has ended (so none is to be dropped);
+-- anything else takes the path below
+if ARGV[2] == 'all' and holds and redis.call('EXISTS', queue) == 0 then
   local ends = redis.call('ZSCORE', readers, owner)
   local now = server_time()
-  if not holds or not ends or tonumber(ends) <= now then return -1 end
-  if redis.call('ZCOUNT', readers, '(' .. now, '+inf') == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
-    -- the last live reader of a lock no writer holds: the rest are readers whose lease ended
-    redis.call('DEL', lock, readers)
-  else
-    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
-    redis.call('ZREM', readers, owner)
+  if ends and tonumber(ends) > now and redis.call('ZCOUNT', readers, '-inf', now) == 0 then
+    if redis.call('ZCARD', readers) == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
+      -- the one reader of a lock no writer holds: nothing else is in its keys
+      redis.call('DEL', lock, readers)
+    else
+      redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
+      redis.call('ZREM', readers, owner)
+    end
+    return 0
   end
-  return 0
 end
 
 -- uses queue.lua

@@ -256,6 +256,40 @@ class SteppedAcquisitionTest {
         }
     }
 
+    /** An observer that throws (a user's ObservationHandler) neither keeps the hold from the caller nor the outcome. */
+    @Test
+    void anObserverThatThrowsDoesNotKeepTheHoldFromTheCaller() throws Exception {
+        ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
+        SteppedAcquisition observed = new RepliedAcquisition(events, "observed") {
+            @Override
+            protected LockEvents.Wait started() {
+                return new LockEvents.Wait() {
+                    @Override
+                    public void acquired(Hold hold) {
+                        throw new IllegalStateException("an observation handler failed");
+                    }
+
+                    @Override
+                    public void timedOut() {}
+
+                    @Override
+                    public void failed(Throwable error) {}
+                };
+            }
+
+            @Override
+            protected void begin(long waitNanos) {
+                finish(hold(this), null);
+            }
+        };
+        try {
+            // before, the observer's exception left run() and the hold, taken in Redis, reached nobody
+            assertThat(observed.run(TimeUnit.SECONDS.toNanos(10), false, true)).isNotNull();
+        } finally {
+            events.shutdownNow();
+        }
+    }
+
     private static Hold hold(SteppedAcquisition acquisition) {
         return new Hold(acquisition.name, acquisition.keys, acquisition.mode, acquisition.owner, 1, 30_000, true,
                 System.nanoTime());
