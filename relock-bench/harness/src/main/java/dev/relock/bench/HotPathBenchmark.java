@@ -2,6 +2,8 @@ package dev.relock.bench;
 
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -77,8 +79,8 @@ public class HotPathBenchmark {
         connection = lettuce.connect(StringCodec.UTF8);
         commands = connection.sync();
         compareAndDelete = commands.scriptLoad(FloorSubject.COMPARE_AND_DELETE);
-        acquireSha = commands.scriptLoad(RelockScriptText.ACQUIRE);
-        releaseSha = commands.scriptLoad(RelockScriptText.RELEASE);
+        acquireSha = commands.scriptLoad(LuaScript.ACQUIRE.body());
+        releaseSha = commands.scriptLoad(LuaScript.RELEASE.body());
         lettuceWithOptions = RedisClient.create(uri);
         lettuceWithOptions.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
@@ -88,7 +90,7 @@ public class HotPathBenchmark {
         connectionWithOptions = lettuceWithOptions.connect(StringCodec.UTF8);
         commandsWithOptions = connectionWithOptions.sync();
         // every lock script takes the same five keys (see queue.lua)
-        acquireKeys = RelockScriptText.keysOf("jmh-bare", "jmh:scripts");
+        acquireKeys = LockKeys.of("jmh-bare", "jmh:scripts").all();
         releaseKeys = acquireKeys;
         owner = UUID.randomUUID().toString().replace("-", "") + ":1";
     }

@@ -1,5 +1,7 @@
 package dev.relock.bench;
 
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -48,15 +50,15 @@ final class RelockScriptsSubject implements Subject {
         RedisClient redis = RedisClient.create(redisUri);
         StatefulRedisConnection<String, String> connection = redis.connect(StringCodec.UTF8);
         RedisCommands<String, String> commands = connection.sync();
-        String acquire = commands.scriptLoad(RelockScriptText.ACQUIRE);
-        String release = commands.scriptLoad(RelockScriptText.RELEASE);
+        String acquire = commands.scriptLoad(LuaScript.ACQUIRE.body());
+        String release = commands.scriptLoad(LuaScript.RELEASE.body());
         String clientId = UUID.randomUUID().toString().replace("-", "");
         return new Client() {
             private int next;
 
             @Override
             public synchronized Lock lock(String name) {
-                return new ScriptLock(commands, acquire, release, RelockScriptText.keysOf(PREFIX, name),
+                return new ScriptLock(commands, acquire, release, LockKeys.of(PREFIX, name).all(),
                         clientId + ":" + next++);
             }
 
