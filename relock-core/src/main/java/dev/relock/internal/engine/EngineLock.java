@@ -4,12 +4,14 @@ import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.RelockLock;
+import dev.relock.internal.metrics.LockEvents;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One mode of a named lock, on whatever engine: the exclusive lock and the write half of a read-write
@@ -65,7 +67,8 @@ public final class EngineLock implements RelockLock {
         }
         boolean renewed = leaseMillis == EngineClient.RENEWED;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
-        String owner = client.ownerOfCurrentThread();
+        Holder holder = client.holderOfCurrentThread();
+        String owner = holder.id();
         Hold held = client.holds().get(keys, mode, owner);
         if (held != null) {
             if (held.state() == LeaseState.LOST) {
@@ -78,7 +81,98 @@ public final class EngineLock implements RelockLock {
                     + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
                     + " release the read lock first");
         }
-        return engine.acquisition(name, keys, mode, owner, lease, renewed).run(waitNanos, forever, interruptible);
+        if (mode == LockMode.READ) {
+            Hold writing = client.holds().get(keys, LockMode.WRITE, owner);
+            if (writing != null) {
+                // a downgrade: Redis lets in the reader whose owner is the writer's, which for a write hold handed on
+                // locally is not this thread's own id
+                owner = writing.owner;
+            } else if (client.holds().ofOwner(keys, LockMode.WRITE, owner) != null) {
+                // this thread's id is the Redis owner of a write hold handed on to another of its threads: a read under
+                // it would pass for that writer's downgrade
+                owner = client.newHolderId();
+            }
+        } else if (engine.handsOffLocally()) {
+            LocalHandOffs.Waiter waiter = client.handOffs().arrive(keys, holder, renewed, !forever && waitNanos <= 0);
+            if (waiter == LocalHandOffs.BUSY) {
+                return null;
+            }
+            if (waiter != null) {
+                return awaitHandOff(waiter, waitNanos, forever, interruptible, lease, renewed, holder);
+            }
+        }
+        return engine.acquisition(name, keys, mode, owner, lease, renewed).heldBy(holder)
+                .run(waitNanos, forever, interruptible);
+    }
+
+    /**
+     * Waits in this client's queue of the write lock ({@link LocalHandOffs}) until a hold is handed on to this thread,
+     * or it is its turn to acquire in Redis (then it does), or the wait ends.
+     *
+     * @return the hold, or null if the wait ended first
+     */
+    private Hold awaitHandOff(LocalHandOffs.Waiter waiter, long waitNanos, boolean forever, boolean interruptible,
+            long lease, boolean renewed, Holder holder) throws InterruptedException {
+        LocalHandOffs handOffs = client.handOffs();
+        // capped so the deadline arithmetic cannot overflow, as SteppedAcquisition's
+        long deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+        LockEvents.Wait observed = engine.events().waitStarted(mode, name);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                int state = waiter.state;
+                if (state == LocalHandOffs.Waiter.WAITING) {
+                    boolean interruptedNow = Thread.interrupted();
+                    interrupted |= interruptedNow;
+                    long left = deadline - System.nanoTime();
+                    if (!(interruptedNow && interruptible) && (forever || left > 0)) {
+                        if (forever) {
+                            LockSupport.park(this);
+                        } else {
+                            LockSupport.parkNanos(this, left);
+                        }
+                        continue;
+                    }
+                    state = handOffs.leave(keys, waiter);
+                    if (state == LocalHandOffs.Waiter.WAITING) {
+                        observed.timedOut();
+                        if (interruptedNow && interruptible) {
+                            interrupted = false; // told by the exception
+                            throw new InterruptedException("interrupted while waiting for " + describe(mode, name));
+                        }
+                        return null;
+                    }
+                }
+                if (state == LocalHandOffs.Waiter.GRANTED) {
+                    Hold hold = waiter.granted;
+                    observed.acquired(hold);
+                    return hold;
+                }
+                if (state == LocalHandOffs.Waiter.CLOSED) {
+                    IllegalStateException closed = client.closedException();
+                    observed.failed(closed);
+                    throw closed;
+                }
+                // its turn: an acquisition in Redis of its own, which is observed by itself
+                observed.passed();
+                Hold taken = null;
+                try {
+                    if (interrupted && interruptible) {
+                        interrupted = false; // told by the exception
+                        throw new InterruptedException("interrupted while waiting for " + describe(mode, name));
+                    }
+                    taken = engine.acquisition(name, keys, mode, holder.id(), lease, renewed).heldBy(holder)
+                            .run(forever ? Long.MAX_VALUE : deadline - System.nanoTime(), forever, interruptible);
+                    return taken;
+                } finally {
+                    handOffs.turnEnded(keys, waiter, taken);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** A handle whose close() gives up one hold of {@code hold}. */

@@ -87,9 +87,9 @@ public final class Hold {
     private boolean lostReleaseSent;
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = LockEvents.NO_SPAN;
-    // the name of the thread that asked for the hold (for a handle: the thread that started the acquisition); set
-    // once, before the hold is handed out
-    private volatile String threadName = "";
+    // who holds it here (see Holder); null until set, which means its owner, with no thread name: set once, before
+    // the hold is handed out
+    private volatile Holder holder;
 
     public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
@@ -208,14 +208,46 @@ public final class Hold {
         }
     }
 
-    /** Records the name of the thread that asked for this hold; called once, before the hold is handed out. */
-    public void acquiredOn(String threadName) {
-        this.threadName = threadName;
+    /** Records who holds this hold here; called once, before the hold is handed out. */
+    public void heldBy(Holder holder) {
+        this.holder = holder;
     }
 
-    /** The name of the thread that asked for this hold, or "" (a virtual thread without a name). */
+    /** The id lookups by owner find this hold under: its holder's, else its Redis owner. */
+    public String holderId() {
+        Holder who = holder;
+        return who == null ? owner : who.id();
+    }
+
+    /** The name of the thread that asked for this hold, or "" (a virtual thread without a name, or not known). */
     public String threadName() {
-        return threadName;
+        Holder who = holder;
+        return who == null ? "" : who.threadName();
+    }
+
+    /**
+     * This hold, held and with at least {@code minLeftNanos} of its lease left at {@code nowNanos}, ends here and a new
+     * hold of the same Redis owner, lease and renewal takes its place for {@code to}, with fencing token {@code token}
+     * (a local hand-off, see {@link LocalHandOffs}). Decided under the monitor that orders lease changes and losses, so
+     * a loss at the deadline either comes first (null: nothing changes) or finds this hold released. The caller puts the
+     * new hold in the table in this one's place and then calls {@link #handedOnEnded()}.
+     *
+     * @return the new hold, or null if this one is not held or its lease is too short
+     */
+    public synchronized Hold handOn(Holder to, long token, long nowNanos, long minLeftNanos) {
+        if (state != LeaseState.HELD || releasing || leaseEndNanos() - nowNanos < minLeftNanos
+                || !STATE.compareAndSet(this, LeaseState.HELD, LeaseState.RELEASED)) {
+            return null;
+        }
+        HOLDS.setVolatile(this, 0);
+        Hold next = new Hold(lockName, keys, mode, owner, token, attemptId, leaseMillis, renewed, leaseStartNanos);
+        next.holder = to;
+        return next;
+    }
+
+    /** Tells the observer of a hold that {@link #handOn} ended that it ended; outside any lock (observers run code). */
+    public void handedOnEnded() {
+        span.ended(this, false);
     }
 
     /** From now on {@code span} hears when this hold ends (at once if it has ended already). */

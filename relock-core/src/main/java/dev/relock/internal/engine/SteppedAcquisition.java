@@ -77,8 +77,8 @@ public abstract class SteppedAcquisition {
     private volatile Thread waiter;
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
-    // the name of the thread that started the acquisition, set before its first step: the hold's thread name
-    private String startingThread = "";
+    // who will hold the hold: set by heldBy() before the start, else at the start to the owner and the starting thread
+    private Holder holder;
     // all guarded by lock
     private boolean decided;
     private boolean settled;
@@ -333,8 +333,20 @@ public abstract class SteppedAcquisition {
         return result;
     }
 
+    /**
+     * Who will hold the hold, where that is not the owner with the starting thread's name: a thread whose Redis owner
+     * is not its own (see {@link EngineLock}). Before the start.
+     */
+    public final SteppedAcquisition heldBy(Holder holder) {
+        this.holder = holder;
+        return this;
+    }
+
     private void start(long waitNanos, boolean forever) {
-        startingThread = Thread.currentThread().getName();
+        if (holder == null) {
+            holder = owner.equals(core.ownerOfCurrentThread()) ? core.holderOfCurrentThread()
+                    : new Holder(owner, Thread.currentThread().getName());
+        }
         observed = started();
         step(() -> {
             this.forever = forever;
@@ -561,7 +573,7 @@ public abstract class SteppedAcquisition {
     /** Decides the outcome: {@code hold}, or null, or {@code error} when not null. Lock held; at most once. */
     protected final void decide(Hold hold, RuntimeException error) {
         if (hold != null) {
-            hold.acquiredOn(startingThread);
+            hold.heldBy(holder);
         }
         if (TRACING) {
             trace("decide " + (hold != null ? "hold" : error != null ? error.getClass().getSimpleName() : "null"));

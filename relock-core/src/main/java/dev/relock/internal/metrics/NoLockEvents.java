@@ -34,6 +34,9 @@ enum NoLockEvents implements LockEvents, LockEvents.Wait, LockEvents.HoldSpan {
     public void timedOut() {}
 
     @Override
+    public void passed() {}
+
+    @Override
     public void failed(Throwable error) {}
 
     @Override

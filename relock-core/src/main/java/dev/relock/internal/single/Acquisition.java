@@ -109,6 +109,8 @@ final class Acquisition extends SteppedAcquisition {
     // a grant for the latest attempt arrived while that attempt was in flight
     private boolean grantWaiting;
     private long grantToken;
+    // whether others may wait in Redis behind the hold this acquisition took (see LocalHandOffs); guarded by the lock
+    private boolean othersMayWait;
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
     private boolean hasCheckBy;
     private long checkBy;
@@ -204,6 +206,8 @@ final class Acquisition extends SteppedAcquisition {
                 grantWaiting = true;
                 grantToken = token;
             } else {
+                // a grant on release: others may well be queued behind
+                othersMayWait = true;
                 tookHold(token, attemptSentNanos);
             }
         });
@@ -283,6 +287,10 @@ final class Acquisition extends SteppedAcquisition {
             redirects = 0;
             boolean grant = grantWaiting;
             grantWaiting = false;
+            if (error == null && result.get(0) == 1) {
+                // taken past acquire.lua's fast path, with others queued behind (a fourth element of 1)
+                othersMayWait = result.size() > 3 && result.get(3) != 0;
+            }
             if (error != null) {
                 // the withdraw that follows a lost reply undoes a grant too; any other failure
                 // leaves a grant that is known to exist in Redis
@@ -296,6 +304,7 @@ final class Acquisition extends SteppedAcquisition {
                 finish(null, refusal.apply(result.get(0)));
             } else if (result.get(0) == 0 && grant) {
                 // the attempt ran before the grant
+                othersMayWait = true;
                 tookHold(grantToken, sentNanos);
             } else if (result.get(0) == 1 && guard != null) {
                 awaitReplicas(result.get(1), sentNanos);
@@ -478,6 +487,9 @@ final class Acquisition extends SteppedAcquisition {
     private void tookHold(long token, long sentNanos) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
         client.track(hold);
+        if (othersMayWait && mode == LockMode.WRITE) {
+            client.core.handOffs().othersWait(keys.lock(), owner);
+        }
         if (client.core.isClosed()) {
             // close() may have released the table before this hold joined it
             client.releaseUnseen(hold);

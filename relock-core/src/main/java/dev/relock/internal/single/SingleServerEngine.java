@@ -22,6 +22,7 @@ import dev.relock.internal.engine.EngineLock;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldHandle;
 import dev.relock.internal.engine.HoldTable;
+import dev.relock.internal.engine.Holder;
 import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
@@ -122,7 +123,8 @@ public final class SingleServerEngine implements Engine {
     private final ClusterGuardLinks guardLinks;
     // the client's table
     private final HoldTable holds;
-    private final WaitingRoom waitingRoom = new WaitingRoom();
+    // a 'C' message tells the local hand-offs that someone waits in Redis for a hold of this client
+    private final WaitingRoom waitingRoom = new WaitingRoom(this::othersWait);
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -409,6 +411,16 @@ public final class SingleServerEngine implements Engine {
     }
 
     // ---- the engine ---------------------------------------------------------------------------
+
+    @Override
+    public boolean handsOffLocally() {
+        return true;
+    }
+
+    /** A 'C' message: someone queued in Redis behind {@code owner}'s hold of the lock at {@code lockKey}. */
+    private void othersWait(String lockKey, String owner) {
+        core.handOffs().othersWait(lockKey, owner);
+    }
 
     @Override
     public Acquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
@@ -851,13 +863,35 @@ public final class SingleServerEngine implements Engine {
     public void release(Hold hold, long delayMillis, boolean byHandle) {
         core.ensureOpen();
         if (delayMillis > 0 && hold.mode == LockMode.WRITE && hold.holds() <= 1
-                && holds.get(hold.keys, LockMode.READ, hold.owner) != null) {
+                && holds.ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
             // the read hold lives in the same hash: its renewals would keep the write hold past the delay, and
             // cutting the hash to the delay would end the read hold with it
             throw new IllegalStateException("releaseAfter of the write lock of '" + hold.lockName
                     + "' while its owner also holds the read lock (a downgrade): release the read lock first,"
                     + " or close() the write lock");
         }
+        // the last hold of a write lock: the next of this client's threads waiting for it may take it over here
+        boolean lastWrite = hold.mode == LockMode.WRITE && hold.holds() <= 1;
+        if (lastWrite && hold.state() == LeaseState.HELD
+                && core.handOffs().handOnOrRelease(hold, delayMillis <= 0, this::track)) {
+            if (log.isDebugEnabled()) {
+                log.debug("lock '{}' handed on locally by {} (fencing token {}, held {} ms)",
+                        hold.lockName, hold.holderId(), hold.fencingToken, hold.heldMillis());
+            }
+            return;
+        }
+        try {
+            releaseInRedis(hold, delayMillis, byHandle);
+        } finally {
+            if (lastWrite) {
+                // sent (or given up, or lost and its release sent): the first of the threads waiting here goes to Redis
+                core.handOffs().released(hold);
+            }
+        }
+    }
+
+    /** {@link #release} of a hold that is not handed on locally. */
+    private void releaseInRedis(Hold hold, long delayMillis, boolean byHandle) {
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
@@ -873,7 +907,7 @@ public final class SingleServerEngine implements Engine {
             // cannot keep the lock alive
             String[] args = last && delayMillis > 0
                     ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
-                            wakeRoute(hold.keys)}
+                            wakeRoute(hold.keys), Long.toString(hold.fencingToken)}
                     : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
             // a renewal either went out before this release or sees the hold releasing and is not sent: none
@@ -927,6 +961,10 @@ public final class SingleServerEngine implements Engine {
         holds.remove(hold);
         hold.released();
         releaseInOrder(hold);
+        if (hold.mode == LockMode.WRITE) {
+            // a gate that heard of it (someone waits in Redis) forgets it
+            core.handOffs().released(hold);
+        }
     }
 
     /**
@@ -958,7 +996,8 @@ public final class SingleServerEngine implements Engine {
 
     /** The arguments of {@code hold}'s release script; {@code keeps}: the holds the owner keeps, or "all". */
     private String[] releaseArgs(Hold hold, String keeps) {
-        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys));
+        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys),
+                hold.fencingToken);
     }
 
     /**
@@ -1036,7 +1075,8 @@ public final class SingleServerEngine implements Engine {
         if (cluster && locks.stream().map(lock -> slotOf(lock.keys().lock())).distinct().count() > 1) {
             return null;
         }
-        String owner = core.ownerOfCurrentThread();
+        Holder holder = core.holderOfCurrentThread();
+        String owner = holder.id();
         List<String> keys = new ArrayList<>();
         for (EngineLock lock : locks) {
             if (holds.get(lock.keys(), LockMode.WRITE, owner) != null
@@ -1092,6 +1132,7 @@ public final class SingleServerEngine implements Engine {
             EngineLock lock = locks.get(i);
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
+            hold.heldBy(holder);
             track(hold);
             events.held(hold);
             taken.add(hold);

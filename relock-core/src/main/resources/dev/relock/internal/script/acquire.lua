@@ -15,7 +15,10 @@
 -- ARGV[6] wake-up route (see queue.lua)
 -- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_head), the
 --         id of this attempt; absent or '' otherwise
--- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now)
+-- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now); a fresh
+--                           hold taken past the fast path adds a fourth: 1 if others may wait in the
+--                           queue behind it (the client's threads then do not hand it on among
+--                           themselves, see LocalHandOffs), else 0
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               a re-entry, but the owner no longer holds it: lease lost
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -44,8 +47,11 @@ if writer == owner then
   -- a re-entry; or a fresh attempt that finds a grant on release it crossed (taken by this attempt,
   -- its lease counted from now), or its own earlier run: held once, as the caller will count it
   redis.call('HSET', lock, owner, held + 1)
-  if held == 0 then redis.call('HDEL', lock, '~granted') end
   extend(lock, readers, lease)
+  if held == 0 then
+    redis.call('HDEL', lock, '~granted')
+    return {1, tonumber(redis.call('HGET', lock, '~token')), 1, 1}
+  end
   return {1, tonumber(redis.call('HGET', lock, '~token')), held + 1}
 end
 if held > 0 then return {-1} end
@@ -69,7 +75,7 @@ if not writer and reading == 0 and (head == nil or head == owner) then
   if head then
     drop_entry(queue, expiry, owner)
   end
-  return {1, token, 1}
+  return {1, token, 1, redis.call('EXISTS', queue)}
 end
 
 local offer = nil

@@ -274,6 +274,9 @@ class SteppedAcquisitionTest {
 
                     @Override
                     public void failed(Throwable error) {}
+
+                    @Override
+                    public void passed() {}
                 };
             }
 

@@ -1,0 +1,215 @@
+package dev.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.relock.internal.engine.EngineClient;
+import dev.relock.internal.engine.LocalHandOffs;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Local hand-off (LocalHandOffs): threads of one client waiting for the same write lock queue in the JVM, and the
+ * lock passes from one to the next without a round trip, while mutual exclusion holds, fencing tokens rise with every
+ * holder, someone waiting in Redis gets the lock first, and waits end on time, on interrupt and at close.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LocalHandOffTest extends OneServerTestBase {
+
+    private static LocalHandOffs handOffs(RelockClient client) {
+        return ((EngineClient) client).handOffs();
+    }
+
+    @Test
+    void threadsOfOneClientHandTheLockOnWithoutARoundTripAndEveryHolderGetsALargerToken() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("passed");
+        int threads = 4;
+        int rounds = 300;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicLong lastToken = new AtomicLong();
+        List<String> failures = new CopyOnWriteArrayList<>();
+        CountDownLatch start = new CountDownLatch(1);
+        long scriptsBefore = scriptCalls();
+        List<CompletableFuture<Integer>> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            workers.add(inNewThread("worker-" + t, () -> {
+                start.await();
+                for (int i = 0; i < rounds; i++) {
+                    lock.lock();
+                    try {
+                        if (inside.incrementAndGet() != 1) {
+                            failures.add("two holders at once");
+                        }
+                        long token = lock.fencingToken().orElseThrow();
+                        // under the lock: the holders before this one wrote theirs
+                        if (token <= lastToken.get()) {
+                            failures.add("token " + token + " after " + lastToken.get());
+                        }
+                        lastToken.set(token);
+                        inside.decrementAndGet();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return rounds;
+            }));
+        }
+        start.countDown();
+        for (CompletableFuture<Integer> worker : workers) {
+            assertThat(worker.get(60, TimeUnit.SECONDS)).isEqualTo(rounds);
+        }
+        long scripts = scriptCalls() - scriptsBefore;
+
+        assertThat(failures).isEmpty();
+        // through Redis every acquisition and every release is a script: 2 per hold
+        assertThat(scripts).as("scripts for %d holds", threads * rounds).isLessThan(threads * rounds);
+        assertThat(lock.isLocked()).isFalse();
+        // the chain's release raised the fence: the next holder from Redis fences past every local token
+        RelockLock other = newClient().lock("passed");
+        other.lock();
+        assertThat(other.fencingToken().orElseThrow()).isGreaterThan(lastToken.get());
+        other.unlock();
+    }
+
+    @Test
+    void aWaiterInRedisGetsTheLockBeforeTheNextThreadOfTheHoldersClient() throws Exception {
+        RelockClient holderClient = newClient();
+        RelockLock lock = holderClient.lock("fair");
+        RelockLock fromElsewhere = newClient().lock("fair");
+        List<String> order = new CopyOnWriteArrayList<>();
+        lock.lock();
+        CompletableFuture<Void> localWaiter = inNewThread("local", () -> {
+            lock.lock();
+            order.add("local");
+            lock.unlock();
+            return null;
+        });
+        await().atMost(HANG).until(() -> handOffs(holderClient).waiting("relock:{fair}"));
+        CompletableFuture<Void> remoteWaiter = inNewThread("remote", () -> {
+            assertThat(fromElsewhere.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            order.add("remote");
+            fromElsewhere.unlock();
+            return null;
+        });
+        // queued in Redis behind the holder, which its 'C' message told
+        await().atMost(HANG).until(() -> queue("fair").size() == 1
+                && handOffs(holderClient).othersKnownToWait("relock:{fair}"));
+
+        lock.unlock();
+        resultOf(remoteWaiter);
+        resultOf(localWaiter);
+        assertThat(order).containsExactly("remote", "local");
+    }
+
+    @Test
+    void aLocalWaitEndsAtItsDeadlineAndOnInterruptWithoutTakingTheLock() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("deadline");
+        lock.lock();
+        CompletableFuture<Boolean> timed = inNewThread("timed", () -> lock.tryLock(200, TimeUnit.MILLISECONDS));
+        assertThat(resultOf(timed)).isFalse();
+        CompletableFuture<Boolean> zero = inNewThread("zero", lock::tryLock);
+        assertThat(resultOf(zero)).isFalse();
+
+        CountDownLatch waiting = new CountDownLatch(1);
+        Thread[] interruptible = new Thread[1];
+        CompletableFuture<Object> interrupted = inNewThread("interrupted", () -> {
+            interruptible[0] = Thread.currentThread();
+            waiting.countDown();
+            try {
+                lock.lockInterruptibly();
+                return "acquired";
+            } catch (InterruptedException e) {
+                return e;
+            }
+        });
+        assertThat(waiting.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        await().atMost(HANG).until(() -> handOffs(client).waiting("relock:{deadline}"));
+        interruptible[0].interrupt();
+        assertThat(resultOf(interrupted)).isInstanceOf(InterruptedException.class);
+
+        assertThat(handOffs(client).waiting("relock:{deadline}")).isFalse();
+        lock.unlock();
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(queue("deadline")).isEmpty();
+    }
+
+    @Test
+    void closingTheClientFailsTheThreadsWaitingInIt() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("closing");
+        lock.lock();
+        CompletableFuture<Void> waiter = inNewThread("waiter", () -> {
+            lock.lock();
+            return null;
+        });
+        await().atMost(HANG).until(() -> handOffs(client).waiting("relock:{closing}"));
+        client.close();
+        assertThatThrownBy(() -> resultOf(waiter)).hasCauseInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+
+    @Test
+    void aWriterThatDowngradedDoesNotHandTheWriteLockToAThreadThatWouldWriteWhileItReads() throws Exception {
+        RelockClient client = newClient();
+        RelockReadWriteLock readWrite = client.readWriteLock("downgraded");
+        readWrite.writeLock().lock();
+        AtomicInteger written = new AtomicInteger();
+        CompletableFuture<Void> writer = inNewThread("writer", () -> {
+            readWrite.writeLock().lock();
+            written.incrementAndGet();
+            readWrite.writeLock().unlock();
+            return null;
+        });
+        await().atMost(HANG).until(() -> handOffs(client).waiting("relock:{downgraded}"));
+        readWrite.readLock().lock();
+        readWrite.writeLock().unlock();
+
+        // the writer took its turn in Redis, where the read hold keeps it waiting
+        await().atMost(HANG).until(() -> queue("downgraded").size() == 1);
+        assertThat(written).hasValue(0);
+        readWrite.readLock().unlock();
+        resultOf(writer);
+        assertThat(written).hasValue(1);
+    }
+
+    @Test
+    void aHoldHandedOnIsTheNewThreadsToUnlockAndReEnter() throws Exception {
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofSeconds(30)));
+        RelockLock lock = client.lock("owned");
+        lock.lock();
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch mayUnlock = new CountDownLatch(1);
+        CompletableFuture<Integer> next = inNewThread("next", () -> {
+            lock.lock();
+            lock.lock();
+            int count = lock.getHoldCount();
+            holding.countDown();
+            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            lock.unlock();
+            lock.unlock();
+            return count;
+        });
+        await().atMost(HANG).until(() -> handOffs(client).waiting("relock:{owned}"));
+        lock.unlock();
+        assertThat(holding.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        // this thread gave it up: it holds nothing, and may not unlock the other's hold
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(client.heldLocks()).singleElement().satisfies(held -> assertThat(held.thread()).isEqualTo("next"));
+        mayUnlock.countDown();
+        assertThat(resultOf(next)).isEqualTo(2);
+        assertThat(lock.isLocked()).isFalse();
+    }
+}
