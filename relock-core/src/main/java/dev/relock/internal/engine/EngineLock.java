@@ -24,6 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class EngineLock implements RelockLock {
 
+    // how long a thread waiting in its client's local queue parks before it looks at the closed flag again
+    private static final long CLOSE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final EngineClient client;
     private final Engine engine;
     private final String name;
@@ -87,10 +90,6 @@ public final class EngineLock implements RelockLock {
                 // a downgrade: Redis lets in the reader whose owner is the writer's, which for a write hold handed on
                 // locally is not this thread's own id
                 owner = writing.owner;
-            } else if (client.holds().ofOwner(keys, LockMode.WRITE, owner) != null) {
-                // this thread's id is the Redis owner of a write hold handed on to another of its threads: a read under
-                // it would pass for that writer's downgrade
-                owner = client.newHolderId();
             }
         } else if (engine.handsOffLocally()) {
             LocalHandOffs.Waiter waiter = client.handOffs().arrive(keys, holder, renewed, !forever && waitNanos <= 0);
@@ -125,12 +124,18 @@ public final class EngineLock implements RelockLock {
                     boolean interruptedNow = Thread.interrupted();
                     interrupted |= interruptedNow;
                     long left = deadline - System.nanoTime();
-                    if (!(interruptedNow && interruptible) && (forever || left > 0)) {
-                        if (forever) {
-                            LockSupport.park(this);
-                        } else {
-                            LockSupport.parkNanos(this, left);
+                    if (client.isClosed()) {
+                        if (handOffs.leave(keys, waiter) == LocalHandOffs.Waiter.WAITING) {
+                            // closed while this thread joined (close() may not have seen its gate yet)
+                            IllegalStateException closed = client.closedException();
+                            observed.failed(closed);
+                            throw closed;
                         }
+                        continue; // it got something meanwhile
+                    }
+                    if (!(interruptedNow && interruptible) && (forever || left > 0)) {
+                        // at most a second at a time, to look at the closed flag again
+                        LockSupport.parkNanos(this, forever ? CLOSE_CHECK_NANOS : Math.min(left, CLOSE_CHECK_NANOS));
                         continue;
                     }
                     state = handOffs.leave(keys, waiter);
@@ -161,7 +166,9 @@ public final class EngineLock implements RelockLock {
                         interrupted = false; // told by the exception
                         throw new InterruptedException("interrupted while waiting for " + describe(mode, name));
                     }
-                    taken = engine.acquisition(name, keys, mode, holder.id(), lease, renewed).heldBy(holder)
+                    // under an owner id of its own, never this thread's: the hold may be handed on, and then lives
+                    // on under that id while this thread goes on with others (see LocalHandOffs)
+                    taken = engine.acquisition(name, keys, mode, client.newHolderId(), lease, renewed).heldBy(holder)
                             .run(forever ? Long.MAX_VALUE : deadline - System.nanoTime(), forever, interruptible);
                     return taken;
                 } finally {

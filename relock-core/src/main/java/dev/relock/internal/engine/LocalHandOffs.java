@@ -19,12 +19,19 @@ import java.util.concurrent.locks.LockSupport;
  * local holder releases it through Redis. Here the new hold names its thread ({@link Holder}), so only that thread
  * unlocks, re-enters or downgrades it; the lease keeper renews it like any hold.
  *
- * <p>When it is handed on (all under the lock's gate, see below): the hold is held, renewed (not an explicit lease),
- * not given up after a delay, the first waiter here asked for a renewed lease too, at least half its lease is left,
- * its owner holds no read lock of the name (a downgrade: the next writer would write while it reads), nobody is known
- * to wait for the lock in Redis, the chain is younger than {@link #SLICE_NANOS}, and its tokens stay within the
- * bound below. Otherwise the release goes to Redis as always (the head of Redis's queue gets the lock; the first waiter
- * here then takes its turn with an acquisition of its own in Redis, and the others wait here behind it).
+ * <p>Owner ids. Only a hold taken in a turn (below) is handed on: a turn acquires under an owner id of its own
+ * ({@code <client id>:h<n>}), which no thread uses as its own id. A thread's own id never becomes the Redis owner of
+ * a hold another thread holds, so nothing a thread later sends under its id (an acquisition, a read that would pass
+ * for a downgrade, a multi-lock and its undo, a release) can touch a hold handed on. A hold first taken under a
+ * thread's own id goes back to Redis when its thread gives it up, and the first thread waiting here takes its turn.
+ *
+ * <p>When it is handed on (all under the lock's gate, see below): the hold was taken in a turn or handed on, is held,
+ * renewed (not an explicit lease), not given up after a delay, the first waiter here asked for a renewed lease too, at
+ * least half its lease is left, its owner holds no read lock of the name (a downgrade: the next writer would write
+ * while it reads), nobody is known to wait for the lock in Redis, and the chain is younger than {@link #SLICE_NANOS}.
+ * Otherwise the release goes to Redis as always (the head of Redis's queue gets the lock; the first waiter here then
+ * takes its turn with an acquisition of its own in Redis, and the others wait here behind it). A hold found lost gives
+ * the first waiter here its turn at once, as Redis would have given it the lock once the lease ran out.
  *
  * <p>Fairness across clients. Someone waiting in Redis (another client, or a handle of this one) is known here from a
  * {@code 'C'} message that acquire.lua sends the holder's client when it queues behind it, or from the acquisition's
@@ -33,13 +40,13 @@ import java.util.concurrent.locks.LockSupport;
  * while it holds): then the slice bounds the wait, as a chain goes through Redis at least every
  * {@link #SLICE_NANOS}.
  *
- * <p>Fencing. Each hold handed on gets the token of the hold before it plus one, so tokens still rise with every
- * holder and a resource fenced by them still refuses a late write of the thread before. The chain's release through
- * Redis raises the lock's fence key to the last of them (release.lua), so the next holder from Redis gets a larger
- * one. Should the chain's lease be lost instead (no release), its local tokens are still smaller than any Redis
- * hands out later: a chain hands on at most one token per {@link #NANOS_PER_TOKEN} ns since it took the lock from
- * Redis, while Redis's tokens follow its clock in microseconds and the lock was free in Redis only after the lease ran
- * out.
+ * <p>Fencing. A hold handed on keeps the token of the chain, the one Redis handed out: fencing tokens order the
+ * clients, and this client's own lock orders its threads. So a resource fenced by them still refuses every holder of
+ * the chain once a later holder from Redis wrote (after a lease lost, a forced unlock, a failover), exactly as it
+ * refuses a single holder; what it cannot tell apart is two threads of one chain (a write a thread still had in
+ * flight when it unlocked, landing after its successor's). Tokens that rose at every local hand-off would have
+ * told those apart, but could overtake the token of a holder Redis let in after losing the lock mid-chain, and make
+ * the resource refuse that rightful holder instead.
  *
  * <p>Threads and state. One gate per lock key, in {@link #gates}; every change of a gate, and every decision that
  * reads one, runs inside {@code gates.compute} for its key, which serializes them; threads are unparked after it.
@@ -53,8 +60,6 @@ public final class LocalHandOffs {
 
     /** The longest a chain of local hand-offs runs before its holder's release goes through Redis again. */
     static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** A chain hands on at most one fencing token per this many ns since it took the lock from Redis. */
-    static final long NANOS_PER_TOKEN = 2_000;
 
     /** How the engine makes a hold handed on count: in the hold table and with the lease keeper. */
     public interface Tracker {
@@ -88,8 +93,10 @@ public final class LocalHandOffs {
         Hold held;
         // whether held came from a local hand-off (then the gate stays while it is held)
         boolean handedOn;
-        // the chain of held: its first token (the one Redis handed out) and when that hold was made, System.nanoTime()
-        long firstToken;
+        // whether held may be handed on: taken in a turn, under an owner id of its own that no thread uses as its own
+        // (see class comment), or handed on itself
+        boolean chain;
+        // when the chain of held took the lock from Redis, System.nanoTime()
         long startNanos;
         // the hold whose release to Redis is under way, or null
         Hold releasing;
@@ -98,11 +105,12 @@ public final class LocalHandOffs {
         // the Redis owner that someone waits for in Redis, or null
         String contendedOwner;
 
-        void track(Hold hold, boolean handed) {
+        /** From now on the gate waits for {@code hold}: {@code taken} in a turn, handed on, or neither. */
+        void track(Hold hold, boolean takenInTurn, boolean handed) {
             held = hold;
             handedOn = handed;
             if (!handed) {
-                firstToken = hold.fencingToken;
+                chain = takenInTurn;
                 startNanos = hold.heldSinceNanos;
             }
         }
@@ -119,6 +127,7 @@ public final class LocalHandOffs {
                 }
                 held = null;
                 handedOn = false;
+                chain = false;
             }
             return held == null;
         }
@@ -174,7 +183,7 @@ public final class LocalHandOffs {
                     return null;
                 }
                 gate = new Gate();
-                gate.track(held, false);
+                gate.track(held, false, false);
             } else if (gate.dropReleased() && gate.turn == null && gate.releasing == null) {
                 // its hold ended without this gate hearing of it: nothing to wait for here
                 Waiter stuck = gate.nextTurn();
@@ -224,7 +233,7 @@ public final class LocalHandOffs {
                 gate.turn = null;
             }
             if (taken != null && taken.state() == LeaseState.HELD) {
-                gate.track(taken, false);
+                gate.track(taken, true, false);
             } else {
                 next[0] = gate.nextTurn();
             }
@@ -254,7 +263,7 @@ public final class LocalHandOffs {
             if (next != null) {
                 tracker.track(next);
                 gate.waiting.pollFirst();
-                gate.track(next, true);
+                gate.track(next, true, true);
                 first.granted = next;
                 first.state = Waiter.GRANTED;
                 granted[0] = first;
@@ -276,14 +285,12 @@ public final class LocalHandOffs {
     /** The new hold for {@code to} if {@code hold} may be handed on now, else null. Inside the gate's compute. */
     private Hold handOn(Hold hold, Gate gate, Holder to) {
         long now = System.nanoTime();
-        long token = hold.fencingToken + 1;
-        if (client.isClosed() || !hold.renewed() || hold.owner.equals(gate.contendedOwner)
+        if (!gate.chain || client.isClosed() || !hold.renewed() || hold.owner.equals(gate.contendedOwner)
                 || now - gate.startNanos >= SLICE_NANOS
-                || (token - gate.firstToken) * NANOS_PER_TOKEN > now - gate.startNanos
                 || client.holds().ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
             return null;
         }
-        return hold.handOn(to, token, now, TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis()) / 2);
+        return hold.handOn(to, hold.fencingToken, now, TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis()) / 2);
     }
 
     /**
@@ -327,11 +334,36 @@ public final class LocalHandOffs {
             }
             if (gate == null) {
                 gate = new Gate();
-                gate.track(held, false);
+                gate.track(held, false, false);
             }
             gate.contendedOwner = owner;
             return gate;
         });
+    }
+
+    /**
+     * {@code hold} was found lost: the first thread waiting for it here takes its turn in Redis now, as it would have
+     * got the lock there once its lease ran out. Safe under the turn's own owner id: the lost hold's owner releases it
+     * by its own id when it unlocks. Any thread.
+     */
+    public void lost(Hold hold) {
+        if (hold.mode != LockMode.WRITE) {
+            return;
+        }
+        Waiter[] next = new Waiter[1];
+        gates.computeIfPresent(hold.keys.lock(), (key, gate) -> {
+            if (gate.held == hold) {
+                gate.held = null;
+                gate.handedOn = false;
+                gate.chain = false;
+                if (hold.owner.equals(gate.contendedOwner)) {
+                    gate.contendedOwner = null;
+                }
+                next[0] = gate.nextTurn();
+            }
+            return gate.idle() ? null : gate;
+        });
+        unpark(next[0]);
     }
 
     /** The client closes: every waiter here fails. */
@@ -359,6 +391,16 @@ public final class LocalHandOffs {
             return gate;
         });
         return known[0];
+    }
+
+    /** How many threads wait here for the lock at {@code lockKey} now (not counting one taking its turn); for tests. */
+    public int waiters(String lockKey) {
+        int[] waiters = new int[1];
+        gates.computeIfPresent(lockKey, (key, gate) -> {
+            waiters[0] = gate.waiting.size();
+            return gate;
+        });
+        return waiters[0];
     }
 
     /** Whether threads wait here for the lock at {@code lockKey} now; for tests. */

@@ -58,13 +58,10 @@ enum ModeScripts {
     }
 
     /** The arguments of the release script: a lock's also takes the holds the owner keeps ({@code keeps}, or "all"). */
-    /** @param token the hold's fencing token: a write release raises the fence to it (a hold handed on locally) */
-    String[] releaseArgs(String owner, String keeps, String grace, String route, long token) {
-        return switch (this) {
-            case PERMITS -> new String[] {owner, grace, route};
-            case READ -> new String[] {owner, keeps, grace, route};
-            case WRITE -> new String[] {owner, keeps, grace, route, Long.toString(token)};
-        };
+    String[] releaseArgs(String owner, String keeps, String grace, String route) {
+        return this == PERMITS
+                ? new String[] {owner, grace, route}
+                : new String[] {owner, keeps, grace, route};
     }
 
     /** The arguments of the withdraw script; {@code undoFreshHold}: also undo a hold taken once (see withdraw.lua). */

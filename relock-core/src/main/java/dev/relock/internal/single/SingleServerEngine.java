@@ -456,6 +456,12 @@ public final class SingleServerEngine implements Engine {
             // owner, whatever Redis said; the re-entry's count in Redis goes with it
             throw Engine.lostAtReentry(held);
         }
+        if (held.state() == LeaseState.RELEASED) {
+            // its handle was closed by another thread meanwhile, and the lock perhaps handed on under the same Redis
+            // owner: the count the re-entry wrote goes with that holder's last release
+            throw new IllegalMonitorStateException(held.mode.description + " '" + name
+                    + "' was given up by another thread while this one re-entered it");
+        }
         held.reenter(lease, renewed, sent);
         return held;
     }
@@ -862,6 +868,12 @@ public final class SingleServerEngine implements Engine {
     @Override
     public void release(Hold hold, long delayMillis, boolean byHandle) {
         core.ensureOpen();
+        if (hold.state() == LeaseState.RELEASED) {
+            // given up already (by unlock() and then its handle, say), perhaps handed on to another thread, whose hold
+            // lives under the same Redis owner: a release sent now would end that one
+            throw new IllegalMonitorStateException(hold.mode.description + " '" + hold.lockName
+                    + "': this hold was given up already");
+        }
         if (delayMillis > 0 && hold.mode == LockMode.WRITE && hold.holds() <= 1
                 && holds.ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
             // the read hold lives in the same hash: its renewals would keep the write hold past the delay, and
@@ -907,7 +919,7 @@ public final class SingleServerEngine implements Engine {
             // cannot keep the lock alive
             String[] args = last && delayMillis > 0
                     ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
-                            wakeRoute(hold.keys), Long.toString(hold.fencingToken)}
+                            wakeRoute(hold.keys)}
                     : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
             // a renewal either went out before this release or sees the hold releasing and is not sent: none
@@ -996,8 +1008,7 @@ public final class SingleServerEngine implements Engine {
 
     /** The arguments of {@code hold}'s release script; {@code keeps}: the holds the owner keeps, or "all". */
     private String[] releaseArgs(Hold hold, String keeps) {
-        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys),
-                hold.fencingToken);
+        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys));
     }
 
     /**
@@ -1155,6 +1166,7 @@ public final class SingleServerEngine implements Engine {
     /** Marks a hold lost and tells the listeners, once. */
     void reportLost(Hold hold, String reason) {
         if (hold.lose(reason)) {
+            core.handOffs().lost(hold);
             core.tellLost(hold, reason);
         }
     }
@@ -1167,6 +1179,7 @@ public final class SingleServerEngine implements Engine {
      */
     boolean reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
         if (hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)) {
+            core.handOffs().lost(hold);
             core.tellLost(hold, reason);
         }
         return hold.state() == LeaseState.LOST;

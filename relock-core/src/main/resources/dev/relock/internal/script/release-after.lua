@@ -3,13 +3,12 @@
 -- waiter at the head of the queue is told to try again when the delay is over.
 -- uses queue.lua
 --
--- KEYS[1] lock (a semaphore's hash for 's'), KEYS[2] fence (write holds only), KEYS[3] queue,
+-- KEYS[1] lock (a semaphore's hash for 's'), KEYS[2] fence (not read here), KEYS[3] queue,
 -- KEYS[4] expiry, KEYS[5] readers (a semaphore's leases for 's') (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] 'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
 -- ARGV[3] the delay in ms (> 0)
 -- ARGV[4] wake-up route (see queue.lua)
--- ARGV[5] for 'w', the hold's fencing token: the fence is raised to it, as release.lua's ARGV[5]
 -- Returns 0 when the hold now ends after the delay, -1 when the owner held nothing: its lease ran
 -- out or the lock was deleted or forced open.
 local lock, queue, expiry, leases = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
@@ -18,9 +17,6 @@ local owner, kind, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now_ms = server_time()
 if kind == 'w' then
   if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
-  if (tonumber(ARGV[5]) or 0) > tonumber(redis.call('HGET', lock, '~token') or '0') then
-    raise_fence(KEYS[2], ARGV[5])
-  end
   redis.call('PEXPIRE', lock, delay)
 elseif kind == 'r' then
   if redis.call('HEXISTS', lock, 'r|' .. owner) == 0 then return -1 end

@@ -8,23 +8,15 @@
 --         one hold, not two; 'all' to give up every write hold of the owner
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up route (see queue.lua)
--- ARGV[5] the releasing hold's fencing token: larger than the lock's own for a hold the client handed on
---         between its threads (LocalHandOffs), which never reached Redis: the fence is raised to it, so the
---         next holder's token is larger still
 -- Returns the owner's write holds left (0 = released), or -1 when the owner does not hold the
 -- write lock: its lease ran out or the lock was deleted or taken over.
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
-local token = tonumber(ARGV[5]) or 0
 
 -- the usual case, in 3 calls and before the helpers are defined: the last hold goes, nobody waits
 -- and nobody reads, so nothing is handed off and nothing else is left in the lock hash
 if ARGV[2] == 'all' and redis.call('EXISTS', queue, readers) == 0 then
-  local held = redis.call('HMGET', lock, '~writer', '~token')
-  if held[1] ~= owner then return -1 end
-  if token > tonumber(held[2] or '0') and tonumber(redis.call('GET', fence) or '0') < token then
-    redis.call('SET', fence, ARGV[5], 'PX', 86400000)
-  end
+  if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
   redis.call('DEL', lock)
   return 0
 end
@@ -35,7 +27,6 @@ if ARGV[2] ~= 'all' then
   redis.call('HSET', lock, owner, ARGV[2])
   return tonumber(ARGV[2])
 end
-if token > tonumber(redis.call('HGET', lock, '~token') or '0') then raise_fence(fence, ARGV[5]) end
 redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
 local now_ms, now_us = server_time()
 local grace = tonumber(ARGV[3])
