@@ -161,6 +161,7 @@ public final class EngineLock implements RelockLock {
                 // its turn: an acquisition in Redis of its own, which is observed by itself
                 observed.passed();
                 Hold taken = null;
+                SteppedAcquisition turn = null;
                 try {
                     if (interrupted && interruptible) {
                         interrupted = false; // told by the exception
@@ -168,11 +169,12 @@ public final class EngineLock implements RelockLock {
                     }
                     // under an owner id of its own, never this thread's: the hold may be handed on, and then lives
                     // on under that id while this thread goes on with others (see LocalHandOffs)
-                    taken = engine.acquisition(name, keys, mode, client.newHolderId(), lease, renewed).heldBy(holder)
-                            .run(forever ? Long.MAX_VALUE : deadline - System.nanoTime(), forever, interruptible);
+                    turn = engine.acquisition(name, keys, mode, client.newHolderId(), lease, renewed).heldBy(holder)
+                            .reserveTokens(LocalHandOffs.TOKENS_PER_CHAIN);
+                    taken = turn.run(forever ? Long.MAX_VALUE : deadline - System.nanoTime(), forever, interruptible);
                     return taken;
                 } finally {
-                    handOffs.turnEnded(keys, waiter, taken);
+                    handOffs.turnEnded(keys, waiter, taken, turn != null && turn.tokensReserved());
                 }
             }
         } finally {

@@ -40,13 +40,15 @@ import java.util.concurrent.locks.LockSupport;
  * while it holds): then the slice bounds the wait, as a chain goes through Redis at least every
  * {@link #SLICE_NANOS}.
  *
- * <p>Fencing. A hold handed on keeps the token of the chain, the one Redis handed out: fencing tokens order the
- * clients, and this client's own lock orders its threads. So a resource fenced by them still refuses every holder of
- * the chain once a later holder from Redis wrote (after a lease lost, a forced unlock, a failover), exactly as it
- * refuses a single holder; what it cannot tell apart is two threads of one chain (a write a thread still had in
- * flight when it unlocked, landing after its successor's). Tokens that rose at every local hand-off would have
- * told those apart, but could overtake the token of a holder Redis let in after losing the lock mid-chain, and make
- * the resource refuse that rightful holder instead.
+ * <p>Fencing. A turn's acquisition reserves {@link #TOKENS_PER_CHAIN} tokens after its own (acquire.lua sets the
+ * lock's fence that far ahead), and each hold handed on gets the previous one's token plus one, at most that many and
+ * at most one per {@link #NANOS_PER_TOKEN} ns since the turn took the lock. So tokens rise with every holder, local or
+ * not, and every later holder from Redis gets a larger one than any of the chain's, also when Redis let it in after
+ * losing the chain's lock (lease run out, forced unlock) while the chain went on here. Only when Redis lost its fence
+ * key too (restart without persistence, failover, FLUSHALL) does the next token come from Redis's clock alone: the
+ * chain's tokens are at most 1 ms of that clock ahead of its first, and rise at most half as fast as the clock, so
+ * a holder let in then gets a larger token unless the lock was lost within the chain's first millisecond. A turn whose
+ * hold Redis granted on release (no tokens reserved) does not hand it on.
  *
  * <p>Threads and state. One gate per lock key, in {@link #gates}; every change of a gate, and every decision that
  * reads one, runs inside {@code gates.compute} for its key, which serializes them; threads are unparked after it.
@@ -60,6 +62,10 @@ public final class LocalHandOffs {
 
     /** The longest a chain of local hand-offs runs before its holder's release goes through Redis again. */
     static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The fencing tokens a turn reserves after its own (acquire.lua's ARGV[8]): a chain hands on at most this many. */
+    static final long TOKENS_PER_CHAIN = 1_000;
+    /** A chain hands on at most one token per this many ns since it took the lock from Redis. */
+    static final long NANOS_PER_TOKEN = 2_000;
 
     /** How the engine makes a hold handed on count: in the hold table and with the lease keeper. */
     public interface Tracker {
@@ -96,8 +102,9 @@ public final class LocalHandOffs {
         // whether held may be handed on: taken in a turn, under an owner id of its own that no thread uses as its own
         // (see class comment), or handed on itself
         boolean chain;
-        // when the chain of held took the lock from Redis, System.nanoTime()
+        // when the chain of held took the lock from Redis, System.nanoTime(), and the token Redis gave it then
         long startNanos;
+        long firstToken;
         // the hold whose release to Redis is under way, or null
         Hold releasing;
         // the waiter whose turn in Redis is under way, or null
@@ -112,6 +119,7 @@ public final class LocalHandOffs {
             if (!handed) {
                 chain = takenInTurn;
                 startNanos = hold.heldSinceNanos;
+                firstToken = hold.fencingToken;
             }
         }
 
@@ -226,14 +234,15 @@ public final class LocalHandOffs {
     }
 
     /** A waiter's turn in Redis ended: with the hold it took, or none (the next waiter takes its turn then). */
-    void turnEnded(LockKeys keys, Waiter waiter, Hold taken) {
+    void turnEnded(LockKeys keys, Waiter waiter, Hold taken, boolean tokensReserved) {
         Waiter[] next = new Waiter[1];
         gates.computeIfPresent(keys.lock(), (key, gate) -> {
             if (gate.turn == waiter) {
                 gate.turn = null;
             }
             if (taken != null && taken.state() == LeaseState.HELD) {
-                gate.track(taken, true, false);
+                // a hold Redis granted (no tokens reserved) goes back to Redis when given up
+                gate.track(taken, tokensReserved, false);
             } else {
                 next[0] = gate.nextTurn();
             }
@@ -285,12 +294,14 @@ public final class LocalHandOffs {
     /** The new hold for {@code to} if {@code hold} may be handed on now, else null. Inside the gate's compute. */
     private Hold handOn(Hold hold, Gate gate, Holder to) {
         long now = System.nanoTime();
+        long handedOn = hold.fencingToken + 1 - gate.firstToken;
         if (!gate.chain || client.isClosed() || !hold.renewed() || hold.owner.equals(gate.contendedOwner)
-                || now - gate.startNanos >= SLICE_NANOS
+                || now - gate.startNanos >= SLICE_NANOS || handedOn > TOKENS_PER_CHAIN
+                || handedOn * NANOS_PER_TOKEN > now - gate.startNanos
                 || client.holds().ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
             return null;
         }
-        return hold.handOn(to, hold.fencingToken, now, TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis()) / 2);
+        return hold.handOn(to, hold.fencingToken + 1, now, TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis()) / 2);
     }
 
     /**

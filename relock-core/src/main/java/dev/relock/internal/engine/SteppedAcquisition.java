@@ -79,6 +79,10 @@ public abstract class SteppedAcquisition {
     private LockEvents.Wait observed;
     // who will hold the hold: set by heldBy() before the start, else at the start to the owner and the starting thread
     private Holder holder;
+    // set by reserveTokens() before the start; read by the engine's attempts
+    protected long reserveTokens;
+    // set by the engine before the outcome is decided, when the hold came with the reserved tokens
+    protected volatile boolean tokensReserved;
     // all guarded by lock
     private boolean decided;
     private boolean settled;
@@ -340,6 +344,20 @@ public abstract class SteppedAcquisition {
     public final SteppedAcquisition heldBy(Holder holder) {
         this.holder = holder;
         return this;
+    }
+
+    /**
+     * Fencing tokens to reserve after the one a fresh write hold gets, where the engine can (see {@link LocalHandOffs});
+     * before the start. Whether it did: {@link #tokensReserved()}.
+     */
+    public final SteppedAcquisition reserveTokens(long tokens) {
+        this.reserveTokens = tokens;
+        return this;
+    }
+
+    /** Whether the hold this acquisition took came with the tokens {@link #reserveTokens} asked for; after it ended. */
+    public final boolean tokensReserved() {
+        return tokensReserved;
     }
 
     private void start(long waitNanos, boolean forever) {

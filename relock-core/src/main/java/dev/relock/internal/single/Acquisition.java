@@ -290,6 +290,7 @@ final class Acquisition extends SteppedAcquisition {
             if (error == null && result.get(0) == 1) {
                 // taken past acquire.lua's fast path, with others queued behind (a fourth element of 1)
                 othersMayWait = result.size() > 3 && result.get(3) != 0;
+                tokensReserved = result.size() > 4 && result.get(4) == 1;
             }
             if (error != null) {
                 // the withdraw that follows a lost reply undoes a grant too; any other failure
@@ -369,8 +370,13 @@ final class Acquisition extends SteppedAcquisition {
         calls = route.join();
         attemptId = client.nextAttemptId();
         // a queued writer's attempt offers to take a grant on release, for this attempt's id
+        String[] more = takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs;
+        if (reserveTokens > 0 && mode == LockMode.WRITE) {
+            // acquire.lua's ARGV[8], after the attempt id of ARGV[7] (or none)
+            more = new String[] {more.length == 0 ? "" : more[0], Long.toString(reserveTokens)};
+        }
         String[] args = scripts.acquireArgs(owner, leaseMillis, 0, waitMillis, client.graceMillis(),
-                client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
+                client.wakeRoute(keys), more);
         grantWaiting = false;
         long sent = System.nanoTime();
         attemptSentNanos = sent;

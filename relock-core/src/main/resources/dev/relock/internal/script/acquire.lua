@@ -15,14 +15,18 @@
 -- ARGV[6] wake-up route (see queue.lua)
 -- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_head), the
 --         id of this attempt; absent or '' otherwise
+-- ARGV[8] optional: fencing tokens to reserve after the one a fresh hold gets (a client's turn whose
+--         hold it may hand on between its threads, each with the next token: LocalHandOffs); the
+--         fence is set that far ahead, so every later holder from Redis gets a larger token
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now); a fresh
 --                           hold taken past the fast path adds a fourth: 1 if others may wait in the
 --                           queue behind it (the client's threads then do not hand it on among
---                           themselves, see LocalHandOffs), else 0
+--                           themselves, see LocalHandOffs), else 0; with ARGV[8], a fifth: 1 (reserved)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               a re-entry, but the owner no longer holds it: lease lost
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
+local reserve = tonumber(ARGV[8]) or 0
 
 -- the usual case, in 5 calls and before the other helpers are defined: nobody holds, reads or
 -- waits (none of these keys exists, so none has a wrong type; SET ... GET refuses a fence key of
@@ -32,6 +36,10 @@ if ARGV[3] == '0' and redis.call('EXISTS', lock, queue, readers) == 0 then
   local token, text = next_token(fence, now_us)
   redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
   redis.call('PEXPIRE', lock, ARGV[2])
+  if reserve > 0 then
+    redis.call('SET', fence, string.format('%d', token + reserve), 'PX', 86400000)
+    return {1, token, 1, 0, 1}
+  end
   return {1, token, 1}
 end
 
@@ -74,6 +82,10 @@ if not writer and reading == 0 and (head == nil or head == owner) then
   redis.call('PEXPIRE', lock, lease)
   if head then
     drop_entry(queue, expiry, owner)
+  end
+  if reserve > 0 then
+    redis.call('SET', fence, string.format('%d', token + reserve), 'PX', 86400000)
+    return {1, token, 1, redis.call('EXISTS', queue), 1}
   end
   return {1, token, 1, redis.call('EXISTS', queue)}
 end
