@@ -86,10 +86,18 @@ public final class EngineLock implements RelockLock {
         }
         if (mode == LockMode.READ) {
             Hold writing = client.holds().get(keys, LockMode.WRITE, owner);
-            if (writing != null) {
-                // a downgrade: Redis lets in the reader whose owner is the writer's, which for a write hold handed on
-                // locally is not this thread's own id
-                owner = writing.owner;
+            if (writing != null && !writing.owner.equals(owner)) {
+                // a downgrade of a write hold whose Redis owner is not this thread's own id (taken in a turn, or handed
+                // on): Redis lets in the reader whose owner is the writer's. Meanwhile the hold is not handed on; if a
+                // handle of it is being closed by another thread, the read goes under this thread's own id, and waits
+                if (writing.beginDowngrade()) {
+                    try {
+                        return engine.acquisition(name, keys, mode, writing.owner, lease, renewed).heldBy(holder)
+                                .run(waitNanos, forever, interruptible);
+                    } finally {
+                        writing.endDowngrade();
+                    }
+                }
             }
         } else if (engine.handsOffLocally()) {
             LocalHandOffs.Waiter waiter = client.handOffs().arrive(keys, holder, renewed, !forever && waitNanos <= 0);
@@ -134,8 +142,9 @@ public final class EngineLock implements RelockLock {
                         continue; // it got something meanwhile
                     }
                     if (!(interruptedNow && interruptible) && (forever || left > 0)) {
-                        // at most a second at a time, to look at the closed flag again
+                        // at most a second at a time, to look at the closed flag, and at the gate, again
                         LockSupport.parkNanos(this, forever ? CLOSE_CHECK_NANOS : Math.min(left, CLOSE_CHECK_NANOS));
+                        handOffs.recheck(keys);
                         continue;
                     }
                     state = handOffs.leave(keys, waiter);
@@ -174,7 +183,7 @@ public final class EngineLock implements RelockLock {
                     taken = turn.run(forever ? Long.MAX_VALUE : deadline - System.nanoTime(), forever, interruptible);
                     return taken;
                 } finally {
-                    handOffs.turnEnded(keys, waiter, taken, turn != null && turn.tokensReserved());
+                    handOffs.turnEnded(keys, waiter, taken, turn == null ? 0 : turn.tokensReserved());
                 }
             }
         } finally {

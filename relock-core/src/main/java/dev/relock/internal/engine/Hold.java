@@ -82,6 +82,11 @@ public final class Hold {
     private volatile long leaseStartNanos;
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
+    // GIVING_UP: a thread claimed the release of the last hold (claimLastRelease); DOWNGRADING: its owner thread is
+    // taking the read lock under this hold's Redis owner. Changed under this monitor
+    private volatile byte flags;
+    private static final byte GIVING_UP = 1;
+    private static final byte DOWNGRADING = 2;
     // whether the owner-checked release of this hold after its loss went out (at most once);
     // guarded by this (SingleServerEngine.releaseLost)
     private boolean lostReleaseSent;
@@ -113,15 +118,61 @@ public final class Hold {
         return holds;
     }
 
-    /** Another hold by the same owner; Redis has already extended the lease to at least leaseMillis. */
-    public void reenter(long leaseMillis, boolean renew, long sentNanos) {
-        HOLDS.getAndAdd(this, 1);
-        synchronized (this) {
-            if (renew) {
-                renewed = true;
-            }
-            lengthen(sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
+    /**
+     * Another hold by the same owner; Redis has already extended the lease to at least leaseMillis.
+     *
+     * @return false, counting nothing, if the hold is no longer held, or its last hold is being given up (by another
+     *     thread, through a handle): then it may be handed on already
+     */
+    public synchronized boolean reenter(long leaseMillis, boolean renew, long sentNanos) {
+        if (state != LeaseState.HELD || (flags & GIVING_UP) != 0) {
+            return false;
         }
+        HOLDS.getAndAdd(this, 1);
+        if (renew) {
+            renewed = true;
+        }
+        lengthen(sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
+        return true;
+    }
+
+    /** {@link #claimLastRelease}: the caller gives up the last hold, alone. */
+    public static final int LAST = 1;
+    /** {@link #claimLastRelease}: not the last hold, or not held (lost, released). */
+    public static final int NOT_LAST = 0;
+    /** {@link #claimLastRelease}: another thread is giving up the last hold already. */
+    public static final int BEING_GIVEN_UP = 2;
+
+    /**
+     * Claims the release of the last hold for the calling thread, at most once, atomically with re-entries
+     * ({@link #reenter}) and hand-offs ({@link #handOn}).
+     */
+    public synchronized int claimLastRelease() {
+        if (state != LeaseState.HELD || holds != 1) {
+            return NOT_LAST;
+        }
+        if ((flags & GIVING_UP) != 0) {
+            return BEING_GIVEN_UP;
+        }
+        flags |= GIVING_UP;
+        return LAST;
+    }
+
+    /**
+     * The owner thread takes the read lock under this write hold's Redis owner (a downgrade): until
+     * {@link #endDowngrade}, the hold is not handed on. False if it is not held or being given up: then the read must
+     * not be taken under its owner.
+     */
+    public synchronized boolean beginDowngrade() {
+        if (state != LeaseState.HELD || (flags & GIVING_UP) != 0) {
+            return false;
+        }
+        flags |= DOWNGRADING;
+        return true;
+    }
+
+    public synchronized void endDowngrade() {
+        flags &= ~DOWNGRADING;
     }
 
     /** Gives up one hold locally; returns how many are left. */
@@ -235,11 +286,14 @@ public final class Hold {
      * @return the new hold, or null if this one is not held or its lease is too short
      */
     public synchronized Hold handOn(Holder to, long token, long nowNanos, long minLeftNanos) {
-        if (state != LeaseState.HELD || releasing || leaseEndNanos() - nowNanos < minLeftNanos
+        if (state != LeaseState.HELD || releasing || holds != 1 || (flags & DOWNGRADING) != 0
+                || leaseEndNanos() - nowNanos < minLeftNanos
                 || !STATE.compareAndSet(this, LeaseState.HELD, LeaseState.RELEASED)) {
             return null;
         }
         HOLDS.setVolatile(this, 0);
+        // nothing more goes out for it: an extension through a handle of it would lengthen the next hold's lease
+        releasing = true;
         Hold next = new Hold(lockName, keys, mode, owner, token, attemptId, leaseMillis, renewed, leaseStartNanos);
         next.holder = to;
         return next;

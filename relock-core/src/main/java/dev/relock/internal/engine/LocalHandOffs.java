@@ -40,9 +40,10 @@ import java.util.concurrent.locks.LockSupport;
  * while it holds): then the slice bounds the wait, as a chain goes through Redis at least every
  * {@link #SLICE_NANOS}.
  *
- * <p>Fencing. A turn's acquisition reserves {@link #TOKENS_PER_CHAIN} tokens after its own (acquire.lua sets the
- * lock's fence that far ahead), and each hold handed on gets the previous one's token plus one, at most that many and
- * at most one per {@link #NANOS_PER_TOKEN} ns since the turn took the lock. So tokens rise with every holder, local or
+ * <p>Fencing. A turn's acquisition reserves up to {@link #TOKENS_PER_CHAIN} tokens after its own (acquire.lua sets the
+ * lock's fence that far ahead, but never more than that many microseconds ahead of the server's clock), and each hold
+ * handed on gets the previous one's token plus one, at most as many as were reserved and at most one per
+ * {@link #NANOS_PER_TOKEN} ns since the turn took the lock. So tokens rise with every holder, local or
  * not, and every later holder from Redis gets a larger one than any of the chain's, also when Redis let it in after
  * losing the chain's lock (lease run out, forced unlock) while the chain went on here. Only when Redis lost its fence
  * key too (restart without persistence, failover, FLUSHALL) does the next token come from Redis's clock alone: the
@@ -62,7 +63,10 @@ public final class LocalHandOffs {
 
     /** The longest a chain of local hand-offs runs before its holder's release goes through Redis again. */
     static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** The fencing tokens a turn reserves after its own (acquire.lua's ARGV[8]): a chain hands on at most this many. */
+    /**
+     * The fencing tokens a turn asks to reserve after its own (acquire.lua's ARGV[8], which reserves fewer when the
+     * fence is ahead of the server's clock): a chain hands on at most as many as it got.
+     */
     static final long TOKENS_PER_CHAIN = 1_000;
     /** A chain hands on at most one token per this many ns since it took the lock from Redis. */
     static final long NANOS_PER_TOKEN = 2_000;
@@ -105,6 +109,8 @@ public final class LocalHandOffs {
         // when the chain of held took the lock from Redis, System.nanoTime(), and the token Redis gave it then
         long startNanos;
         long firstToken;
+        // the tokens after firstToken reserved for the chain
+        long reserved;
         // the hold whose release to Redis is under way, or null
         Hold releasing;
         // the waiter whose turn in Redis is under way, or null
@@ -112,12 +118,16 @@ public final class LocalHandOffs {
         // the Redis owner that someone waits for in Redis, or null
         String contendedOwner;
 
-        /** From now on the gate waits for {@code hold}: {@code taken} in a turn, handed on, or neither. */
-        void track(Hold hold, boolean takenInTurn, boolean handed) {
+        /**
+         * From now on the gate waits for {@code hold}: taken in a turn with {@code tokensReserved} (0: not handed on),
+         * or {@code handed} on within the chain it tracks.
+         */
+        void track(Hold hold, long tokensReserved, boolean handed) {
             held = hold;
             handedOn = handed;
             if (!handed) {
-                chain = takenInTurn;
+                chain = tokensReserved > 0;
+                reserved = tokensReserved;
                 startNanos = hold.heldSinceNanos;
                 firstToken = hold.fencingToken;
             }
@@ -125,8 +135,7 @@ public final class LocalHandOffs {
 
         /**
          * Forgets {@link #held} if it was given up without going through this gate (a hold nobody saw, released at
-         * once); returns whether nothing is held now. A lost hold stays: its waiters wait for its owner's unlock, which
-         * sends the owner's release before anyone here goes to Redis (under the same owner id, perhaps).
+         * once); returns whether nothing is held now. (A lost hold is forgotten by {@link #lost} when it is found lost.)
          */
         boolean dropReleased() {
             if (held != null && held.state() == LeaseState.RELEASED) {
@@ -191,7 +200,7 @@ public final class LocalHandOffs {
                     return null;
                 }
                 gate = new Gate();
-                gate.track(held, false, false);
+                gate.track(held, 0, false);
             } else if (gate.dropReleased() && gate.turn == null && gate.releasing == null) {
                 // its hold ended without this gate hearing of it: nothing to wait for here
                 Waiter stuck = gate.nextTurn();
@@ -233,8 +242,23 @@ public final class LocalHandOffs {
         return state[0] == -1 ? waiter.state : state[0];
     }
 
+    /**
+     * A safety net, from a waiter that woke after a while: if the gate's hold ended without the gate hearing of it,
+     * the first waiter takes its turn.
+     */
+    void recheck(LockKeys keys) {
+        Waiter[] next = new Waiter[1];
+        gates.computeIfPresent(keys.lock(), (key, gate) -> {
+            if (gate.dropReleased() && gate.turn == null && gate.releasing == null) {
+                next[0] = gate.nextTurn();
+            }
+            return gate.idle() ? null : gate;
+        });
+        unpark(next[0]);
+    }
+
     /** A waiter's turn in Redis ended: with the hold it took, or none (the next waiter takes its turn then). */
-    void turnEnded(LockKeys keys, Waiter waiter, Hold taken, boolean tokensReserved) {
+    void turnEnded(LockKeys keys, Waiter waiter, Hold taken, long tokensReserved) {
         Waiter[] next = new Waiter[1];
         gates.computeIfPresent(keys.lock(), (key, gate) -> {
             if (gate.turn == waiter) {
@@ -272,7 +296,7 @@ public final class LocalHandOffs {
             if (next != null) {
                 tracker.track(next);
                 gate.waiting.pollFirst();
-                gate.track(next, true, true);
+                gate.track(next, 0, true);
                 first.granted = next;
                 first.state = Waiter.GRANTED;
                 granted[0] = first;
@@ -296,7 +320,7 @@ public final class LocalHandOffs {
         long now = System.nanoTime();
         long handedOn = hold.fencingToken + 1 - gate.firstToken;
         if (!gate.chain || client.isClosed() || !hold.renewed() || hold.owner.equals(gate.contendedOwner)
-                || now - gate.startNanos >= SLICE_NANOS || handedOn > TOKENS_PER_CHAIN
+                || now - gate.startNanos >= SLICE_NANOS || handedOn > gate.reserved
                 || handedOn * NANOS_PER_TOKEN > now - gate.startNanos
                 || client.holds().ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
             return null;
@@ -345,7 +369,7 @@ public final class LocalHandOffs {
             }
             if (gate == null) {
                 gate = new Gate();
-                gate.track(held, false, false);
+                gate.track(held, 0, false);
             }
             gate.contendedOwner = owner;
             return gate;

@@ -81,8 +81,8 @@ public abstract class SteppedAcquisition {
     private Holder holder;
     // set by reserveTokens() before the start; read by the engine's attempts
     protected long reserveTokens;
-    // set by the engine before the outcome is decided, when the hold came with the reserved tokens
-    protected volatile boolean tokensReserved;
+    // set by the engine before the outcome is decided: the tokens reserved with the hold
+    protected volatile long tokensReserved;
     // all guarded by lock
     private boolean decided;
     private boolean settled;
@@ -348,15 +348,15 @@ public abstract class SteppedAcquisition {
 
     /**
      * Fencing tokens to reserve after the one a fresh write hold gets, where the engine can (see {@link LocalHandOffs});
-     * before the start. Whether it did: {@link #tokensReserved()}.
+     * before the start. How many it did: {@link #tokensReserved()}.
      */
     public final SteppedAcquisition reserveTokens(long tokens) {
         this.reserveTokens = tokens;
         return this;
     }
 
-    /** Whether the hold this acquisition took came with the tokens {@link #reserveTokens} asked for; after it ended. */
-    public final boolean tokensReserved() {
+    /** How many tokens the hold this acquisition took came with ({@link #reserveTokens}); after it ended. */
+    public final long tokensReserved() {
         return tokensReserved;
     }
 

@@ -290,7 +290,7 @@ final class Acquisition extends SteppedAcquisition {
             if (error == null && result.get(0) == 1) {
                 // taken past acquire.lua's fast path, with others queued behind (a fourth element of 1)
                 othersMayWait = result.size() > 3 && result.get(3) != 0;
-                tokensReserved = result.size() > 4 && result.get(4) == 1;
+                tokensReserved = result.size() > 4 ? result.get(4) : 0;
             }
             if (error != null) {
                 // the withdraw that follows a lost reply undoes a grant too; any other failure

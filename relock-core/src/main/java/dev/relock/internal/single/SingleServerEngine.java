@@ -456,13 +456,12 @@ public final class SingleServerEngine implements Engine {
             // owner, whatever Redis said; the re-entry's count in Redis goes with it
             throw Engine.lostAtReentry(held);
         }
-        if (held.state() == LeaseState.RELEASED) {
+        if (!held.reenter(lease, renewed, sent)) {
             // its handle was closed by another thread meanwhile, and the lock perhaps handed on under the same Redis
             // owner: the count the re-entry wrote goes with that holder's last release
             throw new IllegalMonitorStateException(held.mode.description + " '" + name
                     + "' was given up by another thread while this one re-entered it");
         }
-        held.reenter(lease, renewed, sent);
         return held;
     }
 
@@ -882,10 +881,18 @@ public final class SingleServerEngine implements Engine {
                     + "' while its owner also holds the read lock (a downgrade): release the read lock first,"
                     + " or close() the write lock");
         }
-        // the last hold of a write lock: the next of this client's threads waiting for it may take it over here
-        boolean lastWrite = hold.mode == LockMode.WRITE && hold.holds() <= 1;
-        if (lastWrite && hold.state() == LeaseState.HELD
-                && core.handOffs().handOnOrRelease(hold, delayMillis <= 0, this::track)) {
+        // the last hold of a write lock, claimed by this thread alone: the next of this client's threads waiting for
+        // it may take it over here
+        boolean lastWrite = false;
+        if (hold.mode == LockMode.WRITE) {
+            int claim = hold.claimLastRelease();
+            if (claim == Hold.BEING_GIVEN_UP) {
+                throw new IllegalMonitorStateException(hold.mode.description + " '" + hold.lockName
+                        + "': its last hold is being given up by another thread");
+            }
+            lastWrite = claim == Hold.LAST;
+        }
+        if (lastWrite && core.handOffs().handOnOrRelease(hold, delayMillis <= 0, this::track)) {
             if (log.isDebugEnabled()) {
                 log.debug("lock '{}' handed on locally by {} (fencing token {}, held {} ms)",
                         hold.lockName, hold.holderId(), hold.fencingToken, hold.heldMillis());
@@ -895,7 +902,7 @@ public final class SingleServerEngine implements Engine {
         try {
             releaseInRedis(hold, delayMillis, byHandle);
         } finally {
-            if (lastWrite) {
+            if (hold.mode == LockMode.WRITE && (lastWrite || hold.state() != LeaseState.HELD)) {
                 // sent (or given up, or lost and its release sent): the first of the threads waiting here goes to Redis
                 core.handOffs().released(hold);
             }

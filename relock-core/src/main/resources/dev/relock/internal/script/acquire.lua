@@ -17,11 +17,14 @@
 --         id of this attempt; absent or '' otherwise
 -- ARGV[8] optional: fencing tokens to reserve after the one a fresh hold gets (a client's turn whose
 --         hold it may hand on between its threads, each with the next token: LocalHandOffs); the
---         fence is set that far ahead, so every later holder from Redis gets a larger token
+--         fence is set ahead to cover them, so every later holder from Redis gets a larger token, but
+--         never more than that many microseconds ahead of the server's clock (tokens stay near the
+--         clock, which is what keeps them rising when the fence key is lost): fewer, or none, are
+--         reserved when the fence is ahead already
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now); a fresh
 --                           hold taken past the fast path adds a fourth: 1 if others may wait in the
 --                           queue behind it (the client's threads then do not hand it on among
---                           themselves, see LocalHandOffs), else 0; with ARGV[8], a fifth: 1 (reserved)
+--                           themselves, see LocalHandOffs), else 0; with ARGV[8], a fifth: the tokens reserved
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               a re-entry, but the owner no longer holds it: lease lost
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -37,8 +40,9 @@ if ARGV[3] == '0' and redis.call('EXISTS', lock, queue, readers) == 0 then
   redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
   redis.call('PEXPIRE', lock, ARGV[2])
   if reserve > 0 then
-    redis.call('SET', fence, string.format('%d', token + reserve), 'PX', 86400000)
-    return {1, token, 1, 0, 1}
+    local reserved = math.max(0, now_us + reserve - token)
+    if reserved > 0 then redis.call('SET', fence, string.format('%d', token + reserved), 'PX', 86400000) end
+    return {1, token, 1, 0, reserved}
   end
   return {1, token, 1}
 end
@@ -84,8 +88,9 @@ if not writer and reading == 0 and (head == nil or head == owner) then
     drop_entry(queue, expiry, owner)
   end
   if reserve > 0 then
-    redis.call('SET', fence, string.format('%d', token + reserve), 'PX', 86400000)
-    return {1, token, 1, redis.call('EXISTS', queue), 1}
+    local reserved = math.max(0, now_us + reserve - token)
+    if reserved > 0 then redis.call('SET', fence, string.format('%d', token + reserved), 'PX', 86400000) end
+    return {1, token, 1, redis.call('EXISTS', queue), reserved}
   end
   return {1, token, 1, redis.call('EXISTS', queue)}
 end
