@@ -9,6 +9,7 @@ import dev.relock.internal.engine.LocalHandOffs;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -83,31 +84,57 @@ class LocalHandOffTest extends OneServerTestBase {
         other.unlock();
     }
 
+    /**
+     * Makes a thread of {@code client} hold {@code lock} as a hold it may hand on (taken in a turn): this thread takes
+     * the lock under its own id, lets go once the thread waits here, and the thread takes its turn in Redis. Returns
+     * once the thread holds it; the thread then runs {@code whileHolding}, which gives it up.
+     */
+    private <T> CompletableFuture<T> heldInATurn(RelockClient client, RelockLock lock, String lockKey,
+            Callable<T> whileHolding) throws InterruptedException {
+        lock.lock();
+        CountDownLatch holds = new CountDownLatch(1);
+        CompletableFuture<T> holder = inNewThread("turn", () -> {
+            lock.lock();
+            holds.countDown();
+            return whileHolding.call();
+        });
+        await().atMost(HANG).until(() -> handOffs(client).waiters(lockKey) == 1);
+        lock.unlock();
+        assertThat(holds.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        return holder;
+    }
+
     @Test
     void aWaiterInRedisGetsTheLockBeforeTheNextThreadOfTheHoldersClient() throws Exception {
         RelockClient holderClient = newClient();
         RelockLock lock = holderClient.lock("fair");
         RelockLock fromElsewhere = newClient().lock("fair");
         List<String> order = new CopyOnWriteArrayList<>();
-        lock.lock();
+        CountDownLatch mayRelease = new CountDownLatch(1);
+        CompletableFuture<Void> holder = heldInATurn(holderClient, lock, "relock:{fair}", () -> {
+            assertThat(mayRelease.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            lock.unlock();
+            return null;
+        });
         CompletableFuture<Void> localWaiter = inNewThread("local", () -> {
             lock.lock();
             order.add("local");
             lock.unlock();
             return null;
         });
-        await().atMost(HANG).until(() -> handOffs(holderClient).waiting("relock:{fair}"));
+        await().atMost(HANG).until(() -> handOffs(holderClient).waiters("relock:{fair}") == 1);
         CompletableFuture<Void> remoteWaiter = inNewThread("remote", () -> {
             assertThat(fromElsewhere.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             order.add("remote");
             fromElsewhere.unlock();
             return null;
         });
-        // queued in Redis behind the holder, which its 'C' message told
+        // queued in Redis behind the holder, which its 'C' message told: without it the hold would be handed on
         await().atMost(HANG).until(() -> queue("fair").size() == 1
                 && handOffs(holderClient).othersKnownToWait("relock:{fair}"));
 
-        lock.unlock();
+        mayRelease.countDown();
+        resultOf(holder);
         resultOf(remoteWaiter);
         resultOf(localWaiter);
         assertThat(order).containsExactly("remote", "local");
@@ -165,7 +192,16 @@ class LocalHandOffTest extends OneServerTestBase {
     void aWriterThatDowngradedDoesNotHandTheWriteLockToAThreadThatWouldWriteWhileItReads() throws Exception {
         RelockClient client = newClient();
         RelockReadWriteLock readWrite = client.readWriteLock("downgraded");
-        readWrite.writeLock().lock();
+        CountDownLatch mayDowngrade = new CountDownLatch(1);
+        CountDownLatch mayStopReading = new CountDownLatch(1);
+        CompletableFuture<Void> holder = heldInATurn(client, readWrite.writeLock(), "relock:{downgraded}", () -> {
+            assertThat(mayDowngrade.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            readWrite.readLock().lock();
+            readWrite.writeLock().unlock();
+            assertThat(mayStopReading.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            readWrite.readLock().unlock();
+            return null;
+        });
         AtomicInteger written = new AtomicInteger();
         CompletableFuture<Void> writer = inNewThread("writer", () -> {
             readWrite.writeLock().lock();
@@ -173,41 +209,55 @@ class LocalHandOffTest extends OneServerTestBase {
             readWrite.writeLock().unlock();
             return null;
         });
-        await().atMost(HANG).until(() -> handOffs(client).waiting("relock:{downgraded}"));
-        readWrite.readLock().lock();
-        readWrite.writeLock().unlock();
+        await().atMost(HANG).until(() -> handOffs(client).waiters("relock:{downgraded}") == 1);
+        mayDowngrade.countDown();
 
-        // the writer took its turn in Redis, where the read hold keeps it waiting
+        // not handed on: the writer took its turn in Redis, where the read hold keeps it waiting
         await().atMost(HANG).until(() -> queue("downgraded").size() == 1);
         assertThat(written).hasValue(0);
-        readWrite.readLock().unlock();
+        mayStopReading.countDown();
+        resultOf(holder);
         resultOf(writer);
         assertThat(written).hasValue(1);
     }
 
     @Test
     void aHoldHandedOnIsTheNewThreadsToUnlockAndReEnter() throws Exception {
-        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofSeconds(30)));
+        // a long lease: no renewal pass runs while the scripts are counted
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
         RelockLock lock = client.lock("owned");
-        lock.lock();
-        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch mayGive = new CountDownLatch(1);
+        CountDownLatch nextHolds = new CountDownLatch(1);
+        CompletableFuture<Object> giver = heldInATurn(client, lock, "relock:{owned}", () -> {
+            assertThat(mayGive.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            lock.unlock();
+            assertThat(nextHolds.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            // this thread gave it up: it holds nothing, and may not unlock the other's hold
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            try {
+                lock.unlock();
+                return "unlocked another thread's hold";
+            } catch (IllegalMonitorStateException e) {
+                return e;
+            }
+        });
+        long scriptsBefore = scriptCalls();
         CountDownLatch mayUnlock = new CountDownLatch(1);
         CompletableFuture<Integer> next = inNewThread("next", () -> {
             lock.lock();
             lock.lock();
             int count = lock.getHoldCount();
-            holding.countDown();
+            nextHolds.countDown();
             assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             lock.unlock();
             lock.unlock();
             return count;
         });
-        await().atMost(HANG).until(() -> handOffs(client).waiting("relock:{owned}"));
-        lock.unlock();
-        assertThat(holding.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        // this thread gave it up: it holds nothing, and may not unlock the other's hold
-        assertThat(lock.isHeldByCurrentThread()).isFalse();
-        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        await().atMost(HANG).until(() -> handOffs(client).waiters("relock:{owned}") == 1);
+        mayGive.countDown();
+        assertThat(resultOf(giver)).isInstanceOf(IllegalMonitorStateException.class);
+        // handed on: only the re-entry went to Redis
+        assertThat(scriptCalls() - scriptsBefore).isEqualTo(1);
         assertThat(client.heldLocks()).singleElement().satisfies(held -> assertThat(held.thread()).isEqualTo("next"));
         mayUnlock.countDown();
         assertThat(resultOf(next)).isEqualTo(2);

@@ -54,15 +54,19 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Threads and state. One gate per lock key, in {@link #gates}; every change of a gate, and every decision that
  * reads one, runs inside {@code gates.compute} for its key, which serializes them; threads are unparked after it.
  * A gate exists while threads wait in it, while one of its threads takes its turn in Redis, while the chain's release
- * to Redis is under way, while a hold handed on is held (so a hand-off always finds its chain's start and first
- * token), or while someone is known to wait in Redis for the hold it tracks.
+ * to Redis is under way, while a hold taken in a turn or handed on is held (so a hand-off always finds its chain's
+ * start, first token and reservation), or while someone is known to wait in Redis for the hold it tracks.
  *
  * <p>Public because the single-server engine, in a package of its own, releases through it.
  */
 public final class LocalHandOffs {
 
-    /** The longest a chain of local hand-offs runs before its holder's release goes through Redis again. */
-    static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * The longest a chain of local hand-offs runs before its holder's release goes through Redis again: how long a
+     * lost 'C' message can keep another client waiting for more than the holds under way. A hold kept longer than this
+     * is not handed on (its release costs little next to it).
+     */
+    static final long SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /**
      * The fencing tokens a turn asks to reserve after its own (acquire.lua's ARGV[8], which reserves fewer when the
      * fence is ahead of the server's clock): a chain hands on at most as many as it got.
@@ -151,7 +155,7 @@ public final class LocalHandOffs {
 
         boolean idle() {
             return waiting.isEmpty() && turn == null && releasing == null && contendedOwner == null
-                    && (held == null || !handedOn);
+                    && (held == null || !(chain || handedOn));
         }
 
         /** Gives the first waiter its turn in Redis, unless a turn is under way; returns it to unpark, or null. */
