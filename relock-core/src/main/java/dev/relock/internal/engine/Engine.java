@@ -38,15 +38,6 @@ public interface Engine {
             boolean renewed);
 
     /**
-     * Whether a write hold of a thread passes to the next of the client's threads waiting for it without a round trip
-     * ({@link LocalHandOffs}); then {@link #release} gives up a write hold's last hold through
-     * {@link LocalHandOffs#handOnOrRelease}.
-     */
-    default boolean handsOffLocally() {
-        return false;
-    }
-
-    /**
      * One more hold of a held lock by its owner: checks that the lease is still there and extends it to
      * {@code leaseMillis} where that is longer. The lock has found {@code held} not lost before it calls this.
      *

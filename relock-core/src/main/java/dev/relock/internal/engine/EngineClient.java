@@ -53,11 +53,9 @@ public final class EngineClient implements RelockClient {
     private final HoldTable holds = new HoldTable();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong holderIds = new AtomicLong();
-    // a thread's owner id, made once, and its name: every hold of the thread shares the holder, and a lock or unlock
-    // does not concatenate the id again (a new holder only when the thread was renamed)
-    private final ThreadLocal<Holder> holderOfThread = new ThreadLocal<>();
-    // the threads of this client waiting for each other's write holds (single-server engine only)
-    private final LocalHandOffs handOffs = new LocalHandOffs(this);
+    // a thread's owner id, made once: every hold of the thread shares the string, and a lock or
+    // unlock does not concatenate it again
+    private final ThreadLocal<String> ownerOfThread;
     // set once, before the constructor returns
     private final Engine engine;
 
@@ -69,6 +67,7 @@ public final class EngineClient implements RelockClient {
             Function<EngineClient, Engine> connect) {
         this.identity = identity;
         this.clientId = identity.clientId();
+        this.ownerOfThread = ThreadLocal.withInitial(() -> clientId + ":" + Thread.currentThread().getId());
         this.settings = settings;
         this.listeners = List.copyOf(listeners);
         this.engine = connect.apply(this);
@@ -172,7 +171,6 @@ public final class EngineClient implements RelockClient {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            handOffs.close();
             engine.close();
             log.debug("relock client {} closed", clientId);
         }
@@ -209,27 +207,8 @@ public final class EngineClient implements RelockClient {
         return clientId + ":h" + holderIds.incrementAndGet();
     }
 
-    /** The current thread's owner id, {@code <client id>:<thread id>}: the Redis owner of the holds it takes. */
     public String ownerOfCurrentThread() {
-        return holderOfCurrentThread().id();
-    }
-
-    /** Who the current thread is, as its holds record it: its owner id and its name now. */
-    public Holder holderOfCurrentThread() {
-        Thread thread = Thread.currentThread();
-        String name = thread.getName();
-        Holder holder = holderOfThread.get();
-        // getName() returns the same string until the thread is renamed
-        if (holder == null || holder.threadName() != name) {
-            holder = new Holder(holder == null ? clientId + ":" + thread.getId() : holder.id(), name);
-            holderOfThread.set(holder);
-        }
-        return holder;
-    }
-
-    /** The local hand-offs between this client's threads. */
-    public LocalHandOffs handOffs() {
-        return handOffs;
+        return ownerOfThread.get();
     }
 
     /**

@@ -4,14 +4,12 @@ import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.RelockLock;
-import dev.relock.internal.metrics.LockEvents;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One mode of a named lock, on whatever engine: the exclusive lock and the write half of a read-write
@@ -23,9 +21,6 @@ import java.util.concurrent.locks.LockSupport;
  * {@link Engine#multiLock}.
  */
 public final class EngineLock implements RelockLock {
-
-    // how long a thread waiting in its client's local queue parks before it looks at the closed flag again
-    private static final long CLOSE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final EngineClient client;
     private final Engine engine;
@@ -70,8 +65,7 @@ public final class EngineLock implements RelockLock {
         }
         boolean renewed = leaseMillis == EngineClient.RENEWED;
         long lease = renewed ? client.defaultLeaseMillis() : leaseMillis;
-        Holder holder = client.holderOfCurrentThread();
-        String owner = holder.id();
+        String owner = client.ownerOfCurrentThread();
         Hold held = client.holds().get(keys, mode, owner);
         if (held != null) {
             if (held.state() == LeaseState.LOST) {
@@ -84,113 +78,7 @@ public final class EngineLock implements RelockLock {
                     + "' and asks for its write lock: upgrading would deadlock with any other reader doing the same;"
                     + " release the read lock first");
         }
-        if (mode == LockMode.READ) {
-            Hold writing = client.holds().get(keys, LockMode.WRITE, owner);
-            if (writing != null && !writing.owner.equals(owner)) {
-                // a downgrade of a write hold whose Redis owner is not this thread's own id (taken in a turn, or handed
-                // on): Redis lets in the reader whose owner is the writer's. Meanwhile the hold is not handed on; if a
-                // handle of it is being closed by another thread, the read goes under this thread's own id, and waits
-                if (writing.beginDowngrade()) {
-                    try {
-                        return engine.acquisition(name, keys, mode, writing.owner, lease, renewed).heldBy(holder)
-                                .run(waitNanos, forever, interruptible);
-                    } finally {
-                        writing.endDowngrade();
-                    }
-                }
-            }
-        } else if (engine.handsOffLocally()) {
-            LocalHandOffs.Waiter waiter = client.handOffs().arrive(keys, holder, renewed, !forever && waitNanos <= 0);
-            if (waiter == LocalHandOffs.BUSY) {
-                return null;
-            }
-            if (waiter != null) {
-                return awaitHandOff(waiter, waitNanos, forever, interruptible, lease, renewed, holder);
-            }
-        }
-        return engine.acquisition(name, keys, mode, owner, lease, renewed).heldBy(holder)
-                .run(waitNanos, forever, interruptible);
-    }
-
-    /**
-     * Waits in this client's queue of the write lock ({@link LocalHandOffs}) until a hold is handed on to this thread,
-     * or it is its turn to acquire in Redis (then it does), or the wait ends.
-     *
-     * @return the hold, or null if the wait ended first
-     */
-    private Hold awaitHandOff(LocalHandOffs.Waiter waiter, long waitNanos, boolean forever, boolean interruptible,
-            long lease, boolean renewed, Holder holder) throws InterruptedException {
-        LocalHandOffs handOffs = client.handOffs();
-        // capped so the deadline arithmetic cannot overflow, as SteppedAcquisition's
-        long deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
-        LockEvents.Wait observed = engine.events().waitStarted(mode, name);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                int state = waiter.state;
-                if (state == LocalHandOffs.Waiter.WAITING) {
-                    boolean interruptedNow = Thread.interrupted();
-                    interrupted |= interruptedNow;
-                    long left = deadline - System.nanoTime();
-                    if (client.isClosed()) {
-                        if (handOffs.leave(keys, waiter) == LocalHandOffs.Waiter.WAITING) {
-                            // closed while this thread joined (close() may not have seen its gate yet)
-                            IllegalStateException closed = client.closedException();
-                            observed.failed(closed);
-                            throw closed;
-                        }
-                        continue; // it got something meanwhile
-                    }
-                    if (!(interruptedNow && interruptible) && (forever || left > 0)) {
-                        // at most a second at a time, to look at the closed flag, and at the gate, again
-                        LockSupport.parkNanos(this, forever ? CLOSE_CHECK_NANOS : Math.min(left, CLOSE_CHECK_NANOS));
-                        handOffs.recheck(keys);
-                        continue;
-                    }
-                    state = handOffs.leave(keys, waiter);
-                    if (state == LocalHandOffs.Waiter.WAITING) {
-                        observed.timedOut();
-                        if (interruptedNow && interruptible) {
-                            interrupted = false; // told by the exception
-                            throw new InterruptedException("interrupted while waiting for " + describe(mode, name));
-                        }
-                        return null;
-                    }
-                }
-                if (state == LocalHandOffs.Waiter.GRANTED) {
-                    Hold hold = waiter.granted;
-                    observed.acquired(hold);
-                    return hold;
-                }
-                if (state == LocalHandOffs.Waiter.CLOSED) {
-                    IllegalStateException closed = client.closedException();
-                    observed.failed(closed);
-                    throw closed;
-                }
-                // its turn: an acquisition in Redis of its own, which is observed by itself
-                observed.passed();
-                Hold taken = null;
-                SteppedAcquisition turn = null;
-                try {
-                    if (interrupted && interruptible) {
-                        interrupted = false; // told by the exception
-                        throw new InterruptedException("interrupted while waiting for " + describe(mode, name));
-                    }
-                    // under an owner id of its own, never this thread's: the hold may be handed on, and then lives
-                    // on under that id while this thread goes on with others (see LocalHandOffs)
-                    turn = engine.acquisition(name, keys, mode, client.newHolderId(), lease, renewed).heldBy(holder)
-                            .reserveTokens(LocalHandOffs.TOKENS_PER_CHAIN);
-                    taken = turn.run(forever ? Long.MAX_VALUE : deadline - System.nanoTime(), forever, interruptible);
-                    return taken;
-                } finally {
-                    handOffs.turnEnded(keys, waiter, taken, turn == null ? 0 : turn.tokensReserved());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return engine.acquisition(name, keys, mode, owner, lease, renewed).run(waitNanos, forever, interruptible);
     }
 
     /** A handle whose close() gives up one hold of {@code hold}. */

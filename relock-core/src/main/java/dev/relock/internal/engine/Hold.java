@@ -82,19 +82,14 @@ public final class Hold {
     private volatile long leaseStartNanos;
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
-    // GIVING_UP: a thread claimed the release of the last hold (claimLastRelease); DOWNGRADING: its owner thread is
-    // taking the read lock under this hold's Redis owner. Changed under this monitor
-    private volatile byte flags;
-    private static final byte GIVING_UP = 1;
-    private static final byte DOWNGRADING = 2;
     // whether the owner-checked release of this hold after its loss went out (at most once);
     // guarded by this (SingleServerEngine.releaseLost)
     private boolean lostReleaseSent;
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = LockEvents.NO_SPAN;
-    // who holds it here (see Holder); null until set, which means its owner, with no thread name: set once, before
-    // the hold is handed out
-    private volatile Holder holder;
+    // the name of the thread that asked for the hold (for a handle: the thread that started the acquisition); set
+    // once, before the hold is handed out
+    private volatile String threadName = "";
 
     public Hold(String lockName, LockKeys keys, LockMode mode, String owner, long fencingToken,
             long leaseMillis, boolean renewed, long leaseStartNanos) {
@@ -118,61 +113,15 @@ public final class Hold {
         return holds;
     }
 
-    /**
-     * Another hold by the same owner; Redis has already extended the lease to at least leaseMillis.
-     *
-     * @return false, counting nothing, if the hold is no longer held, or its last hold is being given up (by another
-     *     thread, through a handle): then it may be handed on already
-     */
-    public synchronized boolean reenter(long leaseMillis, boolean renew, long sentNanos) {
-        if (state != LeaseState.HELD || (flags & GIVING_UP) != 0) {
-            return false;
-        }
+    /** Another hold by the same owner; Redis has already extended the lease to at least leaseMillis. */
+    public void reenter(long leaseMillis, boolean renew, long sentNanos) {
         HOLDS.getAndAdd(this, 1);
-        if (renew) {
-            renewed = true;
+        synchronized (this) {
+            if (renew) {
+                renewed = true;
+            }
+            lengthen(sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
         }
-        lengthen(sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis), leaseMillis);
-        return true;
-    }
-
-    /** {@link #claimLastRelease}: the caller gives up the last hold, alone. */
-    public static final int LAST = 1;
-    /** {@link #claimLastRelease}: not the last hold, or not held (lost, released). */
-    public static final int NOT_LAST = 0;
-    /** {@link #claimLastRelease}: another thread is giving up the last hold already. */
-    public static final int BEING_GIVEN_UP = 2;
-
-    /**
-     * Claims the release of the last hold for the calling thread, at most once, atomically with re-entries
-     * ({@link #reenter}) and hand-offs ({@link #handOn}).
-     */
-    public synchronized int claimLastRelease() {
-        if (state != LeaseState.HELD || holds != 1) {
-            return NOT_LAST;
-        }
-        if ((flags & GIVING_UP) != 0) {
-            return BEING_GIVEN_UP;
-        }
-        flags |= GIVING_UP;
-        return LAST;
-    }
-
-    /**
-     * The owner thread takes the read lock under this write hold's Redis owner (a downgrade): until
-     * {@link #endDowngrade}, the hold is not handed on. False if it is not held or being given up: then the read must
-     * not be taken under its owner.
-     */
-    public synchronized boolean beginDowngrade() {
-        if (state != LeaseState.HELD || (flags & GIVING_UP) != 0) {
-            return false;
-        }
-        flags |= DOWNGRADING;
-        return true;
-    }
-
-    public synchronized void endDowngrade() {
-        flags &= ~DOWNGRADING;
     }
 
     /** Gives up one hold locally; returns how many are left. */
@@ -259,49 +208,14 @@ public final class Hold {
         }
     }
 
-    /** Records who holds this hold here; called once, before the hold is handed out. */
-    public void heldBy(Holder holder) {
-        this.holder = holder;
+    /** Records the name of the thread that asked for this hold; called once, before the hold is handed out. */
+    public void acquiredOn(String threadName) {
+        this.threadName = threadName;
     }
 
-    /** The id lookups by owner find this hold under: its holder's, else its Redis owner. */
-    public String holderId() {
-        Holder who = holder;
-        return who == null ? owner : who.id();
-    }
-
-    /** The name of the thread that asked for this hold, or "" (a virtual thread without a name, or not known). */
+    /** The name of the thread that asked for this hold, or "" (a virtual thread without a name). */
     public String threadName() {
-        Holder who = holder;
-        return who == null ? "" : who.threadName();
-    }
-
-    /**
-     * This hold, held and with at least {@code minLeftNanos} of its lease left at {@code nowNanos}, ends here and a new
-     * hold of the same Redis owner, lease and renewal takes its place for {@code to}, with fencing token {@code token}
-     * (a local hand-off, see {@link LocalHandOffs}). Decided under the monitor that orders lease changes and losses, so
-     * a loss at the deadline either comes first (null: nothing changes) or finds this hold released. The caller puts the
-     * new hold in the table in this one's place and then calls {@link #handedOnEnded()}.
-     *
-     * @return the new hold, or null if this one is not held or its lease is too short
-     */
-    public synchronized Hold handOn(Holder to, long token, long nowNanos, long minLeftNanos) {
-        if (state != LeaseState.HELD || releasing || holds != 1 || (flags & DOWNGRADING) != 0
-                || leaseEndNanos() - nowNanos < minLeftNanos
-                || !STATE.compareAndSet(this, LeaseState.HELD, LeaseState.RELEASED)) {
-            return null;
-        }
-        HOLDS.setVolatile(this, 0);
-        // nothing more goes out for it: an extension through a handle of it would lengthen the next hold's lease
-        releasing = true;
-        Hold next = new Hold(lockName, keys, mode, owner, token, attemptId, leaseMillis, renewed, leaseStartNanos);
-        next.holder = to;
-        return next;
-    }
-
-    /** Tells the observer of a hold that {@link #handOn} ended that it ended; outside any lock (observers run code). */
-    public void handedOnEnded() {
-        span.ended(this, false);
+        return threadName;
     }
 
     /** From now on {@code span} hears when this hold ends (at once if it has ended already). */

@@ -32,27 +32,14 @@ public final class HoldTable {
 
     private final ConcurrentHashMap<LockKeys, Object> holds = new ConcurrentHashMap<>();
 
-    /**
-     * The hold of {@code keys} in {@code mode} that {@code holderId} holds here ({@link Hold#holderId()}: a thread's or
-     * a handle's owner id), or null: what a thread's lock, unlock and re-entry look for.
-     */
-    public Hold get(LockKeys keys, LockMode mode, String holderId) {
-        return find(keys, mode, holderId, true);
-    }
-
-    /** The hold of {@code keys} in {@code mode} whose Redis owner is {@code owner}, or null: what the engines look for. */
-    public Hold ofOwner(LockKeys keys, LockMode mode, String owner) {
-        return find(keys, mode, owner, false);
-    }
-
-    private Hold find(LockKeys keys, LockMode mode, String id, boolean byHolder) {
+    public Hold get(LockKeys keys, LockMode mode, String owner) {
         Object held = holds.get(keys);
         if (held instanceof Hold hold) {
-            return hold.mode == mode && (byHolder ? hold.holderId() : hold.owner).equals(id) ? hold : null;
+            return hold.mode == mode && hold.owner.equals(owner) ? hold : null;
         }
         if (held != null) {
             for (Hold hold : (Hold[]) held) {
-                if (hold.mode == mode && (byHolder ? hold.holderId() : hold.owner).equals(id)) {
+                if (hold.mode == mode && hold.owner.equals(owner)) {
                     return hold;
                 }
             }
@@ -60,23 +47,7 @@ public final class HoldTable {
         return null;
     }
 
-    /** The write hold of {@code keys} in this client, whoever holds it, or null. */
-    public Hold writeHold(LockKeys keys) {
-        Object held = holds.get(keys);
-        if (held instanceof Hold hold) {
-            return hold.mode == LockMode.WRITE ? hold : null;
-        }
-        if (held != null) {
-            for (Hold hold : (Hold[]) held) {
-                if (hold.mode == LockMode.WRITE) {
-                    return hold;
-                }
-            }
-        }
-        return null;
-    }
-
-    /** Adds the hold, in place of any other of the same lock, mode and Redis owner (a hold handed on locally too). */
+    /** Adds the hold, in place of any other of the same lock, mode and owner. */
     public void add(Hold hold) {
         if (holds.putIfAbsent(hold.keys, hold) != null) {
             holds.compute(hold.keys, (keys, held) -> with(held, hold));

@@ -77,12 +77,8 @@ public abstract class SteppedAcquisition {
     private volatile Thread waiter;
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
-    // who will hold the hold: set by heldBy() before the start, else at the start to the owner and the starting thread
-    private Holder holder;
-    // set by reserveTokens() before the start; read by the engine's attempts
-    protected long reserveTokens;
-    // set by the engine before the outcome is decided: the tokens reserved with the hold
-    protected volatile long tokensReserved;
+    // the name of the thread that started the acquisition, set before its first step: the hold's thread name
+    private String startingThread = "";
     // all guarded by lock
     private boolean decided;
     private boolean settled;
@@ -337,34 +333,8 @@ public abstract class SteppedAcquisition {
         return result;
     }
 
-    /**
-     * Who will hold the hold, where that is not the owner with the starting thread's name: a thread whose Redis owner
-     * is not its own (see {@link EngineLock}). Before the start.
-     */
-    public final SteppedAcquisition heldBy(Holder holder) {
-        this.holder = holder;
-        return this;
-    }
-
-    /**
-     * Fencing tokens to reserve after the one a fresh write hold gets, where the engine can (see {@link LocalHandOffs});
-     * before the start. How many it did: {@link #tokensReserved()}.
-     */
-    public final SteppedAcquisition reserveTokens(long tokens) {
-        this.reserveTokens = tokens;
-        return this;
-    }
-
-    /** How many tokens the hold this acquisition took came with ({@link #reserveTokens}); after it ended. */
-    public final long tokensReserved() {
-        return tokensReserved;
-    }
-
     private void start(long waitNanos, boolean forever) {
-        if (holder == null) {
-            holder = owner.equals(core.ownerOfCurrentThread()) ? core.holderOfCurrentThread()
-                    : new Holder(owner, Thread.currentThread().getName());
-        }
+        startingThread = Thread.currentThread().getName();
         observed = started();
         step(() -> {
             this.forever = forever;
@@ -591,7 +561,7 @@ public abstract class SteppedAcquisition {
     /** Decides the outcome: {@code hold}, or null, or {@code error} when not null. Lock held; at most once. */
     protected final void decide(Hold hold, RuntimeException error) {
         if (hold != null) {
-            hold.heldBy(holder);
+            hold.acquiredOn(startingThread);
         }
         if (TRACING) {
             trace("decide " + (hold != null ? "hold" : error != null ? error.getClass().getSimpleName() : "null"));

@@ -82,12 +82,6 @@ public interface LockEvents {
 
         /** The acquisition failed (Redis unavailable, refused, client closed). */
         void failed(Throwable error);
-
-        /**
-         * A thread's wait in its client's local queue ended with its turn to acquire in Redis, which is observed as an
-         * acquisition of its own: this wait ends without an outcome of its own.
-         */
-        void passed();
     }
 
     /** One hold from acquisition on; ended once, by the hold itself, at release or loss. */

@@ -253,15 +253,6 @@ final class MicrometerLockEvents implements LockEvents {
             observation.error(error);
             end(meters.failed, "failed");
         }
-
-        @Override
-        public void passed() {
-            meters.waiting.decrementAndGet();
-            if (context != null) {
-                context.outcome("passed");
-            }
-            observation.stop();
-        }
     }
 
     /** One hold: the {@value #HELD} gauge while it lasts, then {@value #HOLD_TIME} and perhaps {@value #LOST}. */

@@ -34,9 +34,6 @@ enum NoLockEvents implements LockEvents, LockEvents.Wait, LockEvents.HoldSpan {
     public void timedOut() {}
 
     @Override
-    public void passed() {}
-
-    @Override
     public void failed(Throwable error) {}
 
     @Override

@@ -275,22 +275,13 @@ public final class RedlockEngine implements Engine {
         }
         long sent = System.nanoTime();
         long start = sent - drift.nanosFor(lease);
-        boolean counted;
         if (!renewed && start + TimeUnit.MILLISECONDS.toNanos(lease) - held.leaseEndNanos() > 0) {
             // a longer explicit lease than the hold has: a majority must grant it first
             extend(held, lease);
-            counted = held.reenter(lease, false, start);
+            held.reenter(lease, false, start);
         } else {
             // the hold's lease stands: a lease of 0 ending at its end changes nothing
-            counted = held.reenter(0, renewed, held.leaseEndNanos());
-        }
-        if (!counted) {
-            // lost meanwhile, or its last hold given up by another thread (a handle closed there)
-            if (held.state() == LeaseState.LOST) {
-                throw Engine.lostAtReentry(held);
-            }
-            throw new IllegalMonitorStateException(held.mode.description + " '" + held.lockName
-                    + "' was given up by another thread while this one re-entered it");
+            held.reenter(0, renewed, held.leaseEndNanos());
         }
         return held;
     }

@@ -109,8 +109,6 @@ final class Acquisition extends SteppedAcquisition {
     // a grant for the latest attempt arrived while that attempt was in flight
     private boolean grantWaiting;
     private long grantToken;
-    // whether others may wait in Redis behind the hold this acquisition took (see LocalHandOffs); guarded by the lock
-    private boolean othersMayWait;
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
     private boolean hasCheckBy;
     private long checkBy;
@@ -206,8 +204,6 @@ final class Acquisition extends SteppedAcquisition {
                 grantWaiting = true;
                 grantToken = token;
             } else {
-                // a grant on release: others may well be queued behind
-                othersMayWait = true;
                 tookHold(token, attemptSentNanos);
             }
         });
@@ -287,11 +283,6 @@ final class Acquisition extends SteppedAcquisition {
             redirects = 0;
             boolean grant = grantWaiting;
             grantWaiting = false;
-            if (error == null && result.get(0) == 1) {
-                // taken past acquire.lua's fast path, with others queued behind (a fourth element of 1)
-                othersMayWait = result.size() > 3 && result.get(3) != 0;
-                tokensReserved = result.size() > 4 ? result.get(4) : 0;
-            }
             if (error != null) {
                 // the withdraw that follows a lost reply undoes a grant too; any other failure
                 // leaves a grant that is known to exist in Redis
@@ -305,7 +296,6 @@ final class Acquisition extends SteppedAcquisition {
                 finish(null, refusal.apply(result.get(0)));
             } else if (result.get(0) == 0 && grant) {
                 // the attempt ran before the grant
-                othersMayWait = true;
                 tookHold(grantToken, sentNanos);
             } else if (result.get(0) == 1 && guard != null) {
                 awaitReplicas(result.get(1), sentNanos);
@@ -370,13 +360,8 @@ final class Acquisition extends SteppedAcquisition {
         calls = route.join();
         attemptId = client.nextAttemptId();
         // a queued writer's attempt offers to take a grant on release, for this attempt's id
-        String[] more = takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs;
-        if (reserveTokens > 0 && mode == LockMode.WRITE) {
-            // acquire.lua's ARGV[8], after the attempt id of ARGV[7] (or none)
-            more = new String[] {more.length == 0 ? "" : more[0], Long.toString(reserveTokens)};
-        }
         String[] args = scripts.acquireArgs(owner, leaseMillis, 0, waitMillis, client.graceMillis(),
-                client.wakeRoute(keys), more);
+                client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
         grantWaiting = false;
         long sent = System.nanoTime();
         attemptSentNanos = sent;
@@ -493,9 +478,6 @@ final class Acquisition extends SteppedAcquisition {
     private void tookHold(long token, long sentNanos) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
         client.track(hold);
-        if (othersMayWait && mode == LockMode.WRITE) {
-            client.core.handOffs().othersWait(keys.lock(), owner);
-        }
         if (client.core.isClosed()) {
             // close() may have released the table before this hold joined it
             client.releaseUnseen(hold);

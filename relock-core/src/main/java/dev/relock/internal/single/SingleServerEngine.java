@@ -22,7 +22,6 @@ import dev.relock.internal.engine.EngineLock;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldHandle;
 import dev.relock.internal.engine.HoldTable;
-import dev.relock.internal.engine.Holder;
 import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
@@ -123,8 +122,7 @@ public final class SingleServerEngine implements Engine {
     private final ClusterGuardLinks guardLinks;
     // the client's table
     private final HoldTable holds;
-    // a 'C' message tells the local hand-offs that someone waits in Redis for a hold of this client
-    private final WaitingRoom waitingRoom = new WaitingRoom(this::othersWait);
+    private final WaitingRoom waitingRoom = new WaitingRoom();
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -413,16 +411,6 @@ public final class SingleServerEngine implements Engine {
     // ---- the engine ---------------------------------------------------------------------------
 
     @Override
-    public boolean handsOffLocally() {
-        return true;
-    }
-
-    /** A 'C' message: someone queued in Redis behind {@code owner}'s hold of the lock at {@code lockKey}. */
-    private void othersWait(String lockKey, String owner) {
-        core.handOffs().othersWait(lockKey, owner);
-    }
-
-    @Override
     public Acquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
             boolean renewed) {
         // an upgrade is refused before anything is sent (EngineLock), so the scripts refuse nothing here
@@ -456,12 +444,7 @@ public final class SingleServerEngine implements Engine {
             // owner, whatever Redis said; the re-entry's count in Redis goes with it
             throw Engine.lostAtReentry(held);
         }
-        if (!held.reenter(lease, renewed, sent)) {
-            // its handle was closed by another thread meanwhile, and the lock perhaps handed on under the same Redis
-            // owner: the count the re-entry wrote goes with that holder's last release
-            throw new IllegalMonitorStateException(held.mode.description + " '" + name
-                    + "' was given up by another thread while this one re-entered it");
-        }
+        held.reenter(lease, renewed, sent);
         return held;
     }
 
@@ -867,50 +850,14 @@ public final class SingleServerEngine implements Engine {
     @Override
     public void release(Hold hold, long delayMillis, boolean byHandle) {
         core.ensureOpen();
-        if (hold.state() == LeaseState.RELEASED) {
-            // given up already (by unlock() and then its handle, say), perhaps handed on to another thread, whose hold
-            // lives under the same Redis owner: a release sent now would end that one
-            throw new IllegalMonitorStateException(hold.mode.description + " '" + hold.lockName
-                    + "': this hold was given up already");
-        }
         if (delayMillis > 0 && hold.mode == LockMode.WRITE && hold.holds() <= 1
-                && holds.ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
+                && holds.get(hold.keys, LockMode.READ, hold.owner) != null) {
             // the read hold lives in the same hash: its renewals would keep the write hold past the delay, and
             // cutting the hash to the delay would end the read hold with it
             throw new IllegalStateException("releaseAfter of the write lock of '" + hold.lockName
                     + "' while its owner also holds the read lock (a downgrade): release the read lock first,"
                     + " or close() the write lock");
         }
-        // the last hold of a write lock, claimed by this thread alone: the next of this client's threads waiting for
-        // it may take it over here
-        boolean lastWrite = false;
-        if (hold.mode == LockMode.WRITE) {
-            int claim = hold.claimLastRelease();
-            if (claim == Hold.BEING_GIVEN_UP) {
-                throw new IllegalMonitorStateException(hold.mode.description + " '" + hold.lockName
-                        + "': its last hold is being given up by another thread");
-            }
-            lastWrite = claim == Hold.LAST;
-        }
-        if (lastWrite && core.handOffs().handOnOrRelease(hold, delayMillis <= 0, this::track)) {
-            if (log.isDebugEnabled()) {
-                log.debug("lock '{}' handed on locally by {} (fencing token {}, held {} ms)",
-                        hold.lockName, hold.holderId(), hold.fencingToken, hold.heldMillis());
-            }
-            return;
-        }
-        try {
-            releaseInRedis(hold, delayMillis, byHandle);
-        } finally {
-            if (hold.mode == LockMode.WRITE && (lastWrite || hold.state() != LeaseState.HELD)) {
-                // sent (or given up, or lost and its release sent): the first of the threads waiting here goes to Redis
-                core.handOffs().released(hold);
-            }
-        }
-    }
-
-    /** {@link #release} of a hold that is not handed on locally. */
-    private void releaseInRedis(Hold hold, long delayMillis, boolean byHandle) {
         if (hold.state() == LeaseState.LOST) {
             if (hold.drop() == 0) {
                 holds.remove(hold);
@@ -980,10 +927,6 @@ public final class SingleServerEngine implements Engine {
         holds.remove(hold);
         hold.released();
         releaseInOrder(hold);
-        if (hold.mode == LockMode.WRITE) {
-            // a gate that heard of it (someone waits in Redis) forgets it
-            core.handOffs().released(hold);
-        }
     }
 
     /**
@@ -1093,8 +1036,7 @@ public final class SingleServerEngine implements Engine {
         if (cluster && locks.stream().map(lock -> slotOf(lock.keys().lock())).distinct().count() > 1) {
             return null;
         }
-        Holder holder = core.holderOfCurrentThread();
-        String owner = holder.id();
+        String owner = core.ownerOfCurrentThread();
         List<String> keys = new ArrayList<>();
         for (EngineLock lock : locks) {
             if (holds.get(lock.keys(), LockMode.WRITE, owner) != null
@@ -1150,7 +1092,6 @@ public final class SingleServerEngine implements Engine {
             EngineLock lock = locks.get(i);
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
-            hold.heldBy(holder);
             track(hold);
             events.held(hold);
             taken.add(hold);
@@ -1173,7 +1114,6 @@ public final class SingleServerEngine implements Engine {
     /** Marks a hold lost and tells the listeners, once. */
     void reportLost(Hold hold, String reason) {
         if (hold.lose(reason)) {
-            core.handOffs().lost(hold);
             core.tellLost(hold, reason);
         }
     }
@@ -1186,7 +1126,6 @@ public final class SingleServerEngine implements Engine {
      */
     boolean reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
         if (hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)) {
-            core.handOffs().lost(hold);
             core.tellLost(hold, reason);
         }
         return hold.state() == LeaseState.LOST;

@@ -84,7 +84,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             // an extension confirmed since the keeper looked moved the deadline
             return;
         }
-        if (hold.mode == LockMode.WRITE && client.core.holds().ofOwner(hold.keys, LockMode.READ, hold.owner) != null) {
+        if (hold.mode == LockMode.WRITE && client.core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
             // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
             // alive, so the write hold would outlive its lease in Redis and keep everyone else out
             client.releaseLost(hold);

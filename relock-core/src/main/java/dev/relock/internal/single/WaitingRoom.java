@@ -21,12 +21,6 @@ import java.util.function.BiConsumer;
 final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
-    // told (lock key, owner) by a 'C' message: someone queued in Redis behind this client's hold of owner
-    private final BiConsumer<String, String> othersWait;
-
-    WaitingRoom(BiConsumer<String, String> othersWait) {
-        this.othersWait = othersWait;
-    }
 
     void enter(String owner, Acquisition acquisition) {
         byOwner.put(owner, acquisition);
@@ -51,10 +45,6 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
     public void message(String channel, String message) {
         String[] parts = message.split("\n");
         if (parts.length < 3) {
-            return;
-        }
-        if (parts[0].equals("C")) {
-            othersWait.accept(parts[1], parts[2]);
             return;
         }
         Acquisition acquisition = byOwner.get(parts[2]);

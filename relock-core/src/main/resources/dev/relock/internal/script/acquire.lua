@@ -15,21 +15,11 @@
 -- ARGV[6] wake-up route (see queue.lua)
 -- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_head), the
 --         id of this attempt; absent or '' otherwise
--- ARGV[8] optional: fencing tokens to reserve after the one a fresh hold gets (a client's turn whose
---         hold it may hand on between its threads, each with the next token: LocalHandOffs); the
---         fence is set ahead to cover them, so every later holder from Redis gets a larger token, but
---         never more than that many microseconds ahead of the server's clock (tokens stay near the
---         clock, which is what keeps them rising when the fence key is lost): fewer, or none, are
---         reserved when the fence is ahead already
--- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now); a fresh
---                           hold taken past the fast path adds a fourth: 1 if others may wait in the
---                           queue behind it (the client's threads then do not hand it on among
---                           themselves, see LocalHandOffs), else 0; with ARGV[8], a fifth: the tokens reserved
+-- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               a re-entry, but the owner no longer holds it: lease lost
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
-local reserve = tonumber(ARGV[8]) or 0
 
 -- the usual case, in 5 calls and before the other helpers are defined: nobody holds, reads or
 -- waits (none of these keys exists, so none has a wrong type; SET ... GET refuses a fence key of
@@ -39,11 +29,6 @@ if ARGV[3] == '0' and redis.call('EXISTS', lock, queue, readers) == 0 then
   local token, text = next_token(fence, now_us)
   redis.call('HSET', lock, '~writer', owner, owner, 1, '~token', text)
   redis.call('PEXPIRE', lock, ARGV[2])
-  if reserve > 0 then
-    local reserved = math.max(0, now_us + reserve - token)
-    if reserved > 0 then redis.call('SET', fence, string.format('%d', token + reserved), 'PX', 86400000) end
-    return {1, token, 1, 0, reserved}
-  end
   return {1, token, 1}
 end
 
@@ -59,11 +44,8 @@ if writer == owner then
   -- a re-entry; or a fresh attempt that finds a grant on release it crossed (taken by this attempt,
   -- its lease counted from now), or its own earlier run: held once, as the caller will count it
   redis.call('HSET', lock, owner, held + 1)
+  if held == 0 then redis.call('HDEL', lock, '~granted') end
   extend(lock, readers, lease)
-  if held == 0 then
-    redis.call('HDEL', lock, '~granted')
-    return {1, tonumber(redis.call('HGET', lock, '~token')), 1, 1}
-  end
   return {1, tonumber(redis.call('HGET', lock, '~token')), held + 1}
 end
 if held > 0 then return {-1} end
@@ -87,12 +69,7 @@ if not writer and reading == 0 and (head == nil or head == owner) then
   if head then
     drop_entry(queue, expiry, owner)
   end
-  if reserve > 0 then
-    local reserved = math.max(0, now_us + reserve - token)
-    if reserved > 0 then redis.call('SET', fence, string.format('%d', token + reserved), 'PX', 86400000) end
-    return {1, token, 1, redis.call('EXISTS', queue), reserved}
-  end
-  return {1, token, 1, redis.call('EXISTS', queue)}
+  return {1, token, 1}
 end
 
 local offer = nil

@@ -26,8 +26,6 @@
 --   'S\n<lock key>\n<owner>\n<ms>'      you are next: try within <ms> if nobody took the lock
 --   'G\n<lock key>\n<owner>\n<token>\n<attempt id>'
 --                                       granted: you hold the write lock now (see grant_head)
---   'C\n<lock key>\n<owner>'            to the writer: someone waits behind you in the queue, so your
---                                       client's next release goes through Redis (LocalHandOffs)
 -- Every script that may wake a waiter takes a wake-up route argument, which says where they go:
 --   '<prefix>:wake:'   plain pub/sub: PUBLISH to '<prefix>:wake:<client id>', the owning client's
 --                      own channel (standalone, Sentinel, and a Cluster without sharded pub/sub)
@@ -180,7 +178,6 @@ local function not_acquired(lock, queue, expiry, readers, member, head, dropped,
   local retry = retry_after(lock, readers, expiry, head, writer, reading, now_ms, lease)
   if wait > 0 then
     enqueue(queue, expiry, member, now_ms, now_us, wait, retry, grace, offer)
-    if writer then wake_up(route, writer, 'C\n' .. lock .. '\n' .. writer) end
   end
   return {0, retry}
 end

@@ -274,9 +274,6 @@ class SteppedAcquisitionTest {
 
                     @Override
                     public void failed(Throwable error) {}
-
-                    @Override
-                    public void passed() {}
                 };
             }
 
