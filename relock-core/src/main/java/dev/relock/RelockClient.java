@@ -69,6 +69,17 @@ public interface RelockClient extends AutoCloseable {
     RelockSemaphore semaphore(String name);
 
     /**
+     * The count-down latch with this name (arm it with {@link RelockCountDownLatch#trySetCount}). Cheap, like
+     * {@link #lock(String)}. A latch, a lock and a semaphore may share a name; they are different things.
+     *
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalStateException if the client is closed
+     * @throws UnsupportedOperationException on a Redlock client (see {@link RelockCountDownLatch})
+     */
+    RelockCountDownLatch countDownLatch(String name);
+
+    /**
      * The exclusive locks of these names, taken all or none.
      *
      * @throws NullPointerException if names or one of them is null

@@ -39,6 +39,11 @@ abstract class Deployment {
         return true;
     }
 
+    /** Whether this deployment serves count-down latches (Redlock refuses them, as {@code RelockClient} documents). */
+    boolean servesLatches() {
+        return servesSemaphores();
+    }
+
     /**
      * Whether the servers count a thread's re-entries ({@code LockInfo.holders} shows 2 after two
      * {@code lock()} calls): yes on one Redis; on Redlock the holding client counts them and the nodes
@@ -111,6 +116,14 @@ abstract class Deployment {
 
     @Nested
     class Semaphores extends SemaphoreContract {
+        @Override
+        Deployment deployment() {
+            return Deployment.this;
+        }
+    }
+
+    @Nested
+    class Latches extends LatchContract {
         @Override
         Deployment deployment() {
             return Deployment.this;

@@ -2,6 +2,8 @@ package dev.relock.internal.engine;
 
 import dev.relock.LeaseLostException;
 import dev.relock.LockInfo;
+import dev.relock.RelockClient;
+import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.internal.metrics.LockEvents;
@@ -105,6 +107,9 @@ public interface Engine {
     List<LockInfo> list(String nameGlob);
 
     RelockSemaphore semaphore(String name);
+
+    /** The count-down latch with this name (see {@link RelockClient#countDownLatch}). */
+    RelockCountDownLatch countDownLatch(String name);
 
     /** A multi-lock of {@code locks}: write locks of distinct names, in key order. */
     RelockMultiLock multiLock(List<EngineLock> locks);

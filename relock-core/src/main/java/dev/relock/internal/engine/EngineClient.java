@@ -7,6 +7,7 @@ import dev.relock.LeaseLostListener;
 import dev.relock.LockInfo;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
+import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockLock;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockReadWriteLock;
@@ -98,6 +99,12 @@ public final class EngineClient implements RelockClient {
     public RelockSemaphore semaphore(String name) {
         checkOpenFor(name);
         return engine.semaphore(name);
+    }
+
+    @Override
+    public RelockCountDownLatch countDownLatch(String name) {
+        checkOpenFor(name);
+        return engine.countDownLatch(name);
     }
 
     @Override

@@ -131,6 +131,14 @@ public final class LockKeys {
         return key("");
     }
 
+    /**
+     * The hash of the count-down latch named {@code name} (see latch.lua), in the name's slot; its shard channel for
+     * wake-ups is this key + {@code ":wake"}.
+     */
+    public static String latchKey(String prefix, String name) {
+        return prefix + ":{" + escape(name) + "}:latch";
+    }
+
     /** The lock name in a lock key made by {@link #of}, or null if the key is not one. */
     public static String nameOf(String prefix, String lockKey) {
         String start = prefix + ":{";

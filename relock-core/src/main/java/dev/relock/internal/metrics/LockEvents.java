@@ -59,6 +59,12 @@ public interface LockEvents {
     /** A hold was taken without an acquisition of its own (the multi-lock's one-script path). */
     void held(Hold hold);
 
+    /**
+     * A thread's wait for the count-down latch {@code name} ended after {@code nanos}: {@code opened},
+     * {@code timeout}, {@code interrupted}, {@code expired} (deleted before reaching zero) or {@code failed}.
+     */
+    default void latchWaitEnded(String name, long nanos, String outcome) {}
+
     /** The lease keeper renewed {@code holds} leases ({@code ok}) or failed to. */
     void renewals(boolean ok, int holds);
 

@@ -45,6 +45,7 @@ final class MicrometerLockEvents implements LockEvents {
     static final String HELD = "relock.locks.held";
     static final String WAITING = "relock.waiting";
     static final String NODE_UP = "relock.node.up";
+    static final String LATCH_WAIT = "relock.latch.wait";
 
     private static final Map<MeterRegistry, SharedGauges> GAUGES = new WeakHashMap<>();
     private static final Convention WAIT_CONVENTION = new Convention(RelockObservationContext.WAIT);
@@ -113,6 +114,17 @@ final class MicrometerLockEvents implements LockEvents {
     @Override
     public Wait waitStarted(LockMode mode, String name) {
         return new MeteredWait(name, meters(LockEvents.kindOf(mode).label(), group(name)));
+    }
+
+    @Override
+    public void latchWaitEnded(String name, long nanos, String outcome) {
+        // registered once per group and outcome; later calls find it in the registry
+        Timer.builder(LATCH_WAIT)
+                .description("Waits for count-down latches by outcome, from the call to its return")
+                .tags("group", group(name), "outcome", outcome)
+                .publishPercentileHistogram()
+                .register(meters)
+                .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override

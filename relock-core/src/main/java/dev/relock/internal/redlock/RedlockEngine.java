@@ -9,6 +9,7 @@ import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
+import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
@@ -477,6 +478,13 @@ public final class RedlockEngine implements Engine {
      * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
      * fit (3 * 3 <= 5 * 2), one more than the permits.
      */
+    @Override
+    public RelockCountDownLatch countDownLatch(String name) {
+        throw new UnsupportedOperationException("a Redlock client does not offer count-down latches: a count kept on"
+                + " independent nodes has no majority to agree on (a count-down that reached a minority of them is"
+                + " neither counted nor undone); use a latch on a single Redis, Sentinel or Cluster client");
+    }
+
     private static UnsupportedOperationException semaphoresRefused() {
         return new UnsupportedOperationException("a Redlock client does not offer semaphores: a majority vote does"
                 + " not bound more than one permit (with 5 nodes and 2 permits, 3 holders can each hold permits on"

@@ -69,7 +69,7 @@ import org.slf4j.LoggerFactory;
  * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
  * out.
  */
-final class Acquisition extends SteppedAcquisition {
+final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
     // what a waiter without a deadline tells the script it will wait: its queue entry then lives
@@ -159,7 +159,8 @@ final class Acquisition extends SteppedAcquisition {
     // ---- events -------------------------------------------------------------------------------
 
     /** The lock may be free for this owner now. Pub/sub thread; never blocks. */
-    void wake() {
+    @Override
+    public void wake() {
         step(() -> {
             if (isDecided()) {
                 return;

@@ -31,7 +31,7 @@ import reactor.core.Disposable;
  * The lock channels a client subscribes to with sharded pub/sub on a Redis Cluster whose servers have it:
  * one channel per lock, in the lock's slot ({@link LockKeys#wakeChannel}), subscribed ({@code SSUBSCRIBE})
  * only while at least one of the client's acquisitions waits for that lock, and unsubscribed when the last
- * one leaves. The wake-up messages themselves reach the {@link WaitingRoom}; this class only keeps the
+ * one leaves; the same for a count-down latch's channel while threads wait for it ({@link LatchWaits}). The wake-up messages themselves reach the {@link WaitingRoom}; this class only keeps the
  * subscriptions, and wakes the waiters whenever a subscription is (re)confirmed.
  *
  * <p>Design notes.
@@ -85,7 +85,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
 
     /** One wanted channel. All fields guarded by {@code lock}. */
     private static final class Channel {
-        final Set<Acquisition> waiters = Collections.newSetFromMap(new IdentityHashMap<>());
+        final Set<ChannelWaiter> waiters = Collections.newSetFromMap(new IdentityHashMap<>());
         // ids of the nodes that confirmed a subscription and did not end it since
         final Set<String> nodes = new HashSet<>();
         boolean confirmed;
@@ -123,7 +123,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
      * @return whether the waiter should try again at once: the subscription was confirmed after the attempt
      *     was sent, so a release in between was published to nobody
      */
-    boolean join(String channel, Acquisition waiter, long attemptSentNanos) {
+    boolean join(String channel, ChannelWaiter waiter, long attemptSentNanos) {
         lock.lock();
         try {
             Channel wanted = channels.computeIfAbsent(channel, name -> new Channel());
@@ -139,7 +139,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
     }
 
     /** {@code waiter} no longer waits on {@code channel}; unsubscribes when it was the last. */
-    void leave(String channel, Acquisition waiter) {
+    void leave(String channel, ChannelWaiter waiter) {
         lock.lock();
         try {
             Channel wanted = channels.get(channel);
@@ -180,7 +180,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
 
     @Override
     public void ssubscribed(RedisClusterNode node, String channel, long count) {
-        List<Acquisition> toWake;
+        List<ChannelWaiter> toWake;
         lock.lock();
         try {
             Channel wanted = channels.get(channel);
@@ -207,7 +207,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
             lock.unlock();
         }
         // a wake-up may have been published while the server had no subscription: every waiter tries again
-        toWake.forEach(Acquisition::wake);
+        toWake.forEach(ChannelWaiter::wake);
     }
 
     @Override

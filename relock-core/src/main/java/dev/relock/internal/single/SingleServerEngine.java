@@ -10,6 +10,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockException;
+import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
@@ -122,7 +123,9 @@ public final class SingleServerEngine implements Engine {
     private final ClusterGuardLinks guardLinks;
     // the client's table
     private final HoldTable holds;
-    private final WaitingRoom waitingRoom = new WaitingRoom();
+    // the threads waiting for count-down latches; told of their wake-ups by the waiting room
+    private final LatchWaits latchWaits = new LatchWaits();
+    private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits);
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -525,6 +528,11 @@ public final class SingleServerEngine implements Engine {
     }
 
     @Override
+    public RelockCountDownLatch countDownLatch(String name) {
+        return new RedisCountDownLatch(this, name, LockKeys.latchKey(settings.keyPrefix(), name));
+    }
+
+    @Override
     public RelockMultiLock multiLock(List<EngineLock> locks) {
         return new OrderedMultiLock(locks, events, leaseMillis -> {
             boolean renewed = leaseMillis == EngineClient.RENEWED;
@@ -663,6 +671,8 @@ public final class SingleServerEngine implements Engine {
         // withdraw the queued acquisitions while the connection is still open
         IllegalStateException closedNow = core.closedException();
         waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
+        // latch waiters find the client closed
+        latchWaits.wakeAll();
         // the identity record goes with the client (a crashed client's expires); after any write of it, on the
         // same connection, and no write follows
         // not a release: a failure here is no hold left behind (the record expires), so it is not reported
@@ -745,6 +755,32 @@ public final class SingleServerEngine implements Engine {
      */
     boolean listenForWakeUps(Acquisition waiter, long attemptSentNanos) {
         return shardChannels != null && shardChannels.join(waiter.keys().wakeChannel(), waiter, attemptSentNanos);
+    }
+
+    /** Where latch.lua sends the wake-ups of the latch at {@code latchKey}, as {@link #wakeRoute(LockKeys)}. */
+    String wakeRoute(String latchKey) {
+        return shardChannels != null ? latchKey + ":wake" : wakeChannelPrefix;
+    }
+
+    /**
+     * A thread whose read of the latch at {@code latchKey}, sent at {@code readSentNanos}, found it armed waits from
+     * now on: with sharded pub/sub, listen to the latch's channel until {@link #stopListeningForWakeUps(String,
+     * ChannelWaiter)}.
+     *
+     * @return whether it should read again at once (see {@link ShardWakeChannels#join})
+     */
+    boolean listenForWakeUps(String latchKey, ChannelWaiter waiter, long readSentNanos) {
+        return shardChannels != null && shardChannels.join(latchKey + ":wake", waiter, readSentNanos);
+    }
+
+    void stopListeningForWakeUps(String latchKey, ChannelWaiter waiter) {
+        if (shardChannels != null) {
+            shardChannels.leave(latchKey + ":wake", waiter);
+        }
+    }
+
+    LatchWaits latchWaits() {
+        return latchWaits;
     }
 
     /** {@code waiter} no longer waits. Called under the acquisition's lock. */

@@ -11,7 +11,8 @@ import java.util.function.BiConsumer;
  * for close() to withdraw them), found by owner id, and the listener that routes wake-up
  * messages to them (see queue.lua for the messages), from the client's own channel or, with sharded
  * pub/sub on a Cluster, from the lock channels it listens to, where a message for another client's
- * owner finds no acquisition here and is dropped.
+ * owner finds no acquisition here and is dropped. A count-down latch's wake-up ({@code 'O'}, see latch.lua) goes
+ * to {@link LatchWaits}.
  *
  * <p>An owner waits for at most one lock at a time, so the owner id alone finds its acquisition;
  * the lock key in the message guards against a stale message for an earlier wait. Messages arrive
@@ -21,6 +22,12 @@ import java.util.function.BiConsumer;
 final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
+    // the threads waiting for count-down latches, told by 'O' messages (latch.lua)
+    private final LatchWaits latches;
+
+    WaitingRoom(LatchWaits latches) {
+        this.latches = latches;
+    }
 
     void enter(String owner, Acquisition acquisition) {
         byOwner.put(owner, acquisition);
@@ -35,6 +42,16 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
         byOwner.forEach(action);
     }
 
+    /**
+     * The client's own channel was subscribed (again, after a reconnect): a latch's wake-up published while it was
+     * not reached nobody, so every latch waiter reads its latch again. (Queued acquisitions try again at the
+     * holder's lease end at the latest.)
+     */
+    @Override
+    public void subscribed(String channel, long count) {
+        latches.wakeAll();
+    }
+
     /** A wake-up on a lock's own shard channel (sharded pub/sub on a Cluster): the same messages. */
     @Override
     public void smessage(String shardChannel, String message) {
@@ -45,6 +62,12 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
     public void message(String channel, String message) {
         String[] parts = message.split("\n");
         if (parts.length < 3) {
+            return;
+        }
+        if (parts[0].equals("O")) {
+            if (parts.length == 4) {
+                latches.opened(parts[1], parts[3]);
+            }
             return;
         }
         Acquisition acquisition = byOwner.get(parts[2]);
