@@ -5,7 +5,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
 /**
@@ -106,12 +105,25 @@ public interface RelockLock extends Lock {
     @Override
     void unlock();
 
-    /** Not supported: a distributed lock has no condition variables. */
+    /**
+     * The condition named {@value RelockCondition#DEFAULT_NAME} of this write lock, shared by every client (see
+     * {@link RelockCondition}); each call returns a view of the same condition.
+     *
+     * @throws UnsupportedOperationException on a read lock (as {@code ReentrantReadWriteLock.ReadLock}), and on a
+     *     Redlock client
+     */
     @Override
-    default Condition newCondition() {
-        throw new UnsupportedOperationException(
-                "relock locks do not support conditions (lock '" + name() + "')");
-    }
+    RelockCondition newCondition();
+
+    /**
+     * The condition with this name of this write lock, shared by every client that names it.
+     *
+     * @param name 1 to 64 letters, digits, '-', '_' or '.'
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is empty, too long or has other characters
+     * @throws UnsupportedOperationException on a read lock, and on a Redlock client
+     */
+    RelockCondition newCondition(String name);
 
     /**
      * Acquires the lock as {@link #lock()} does and returns a handle whose {@code close()} releases

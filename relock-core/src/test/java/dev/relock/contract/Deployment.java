@@ -39,6 +39,11 @@ abstract class Deployment {
         return true;
     }
 
+    /** Whether this deployment serves conditions (Redlock refuses them, as {@code RelockCondition} documents). */
+    boolean servesConditions() {
+        return servesSemaphores();
+    }
+
     /** Whether this deployment serves count-down latches (Redlock refuses them, as {@code RelockClient} documents). */
     boolean servesLatches() {
         return servesSemaphores();
@@ -116,6 +121,14 @@ abstract class Deployment {
 
     @Nested
     class Semaphores extends SemaphoreContract {
+        @Override
+        Deployment deployment() {
+            return Deployment.this;
+        }
+    }
+
+    @Nested
+    class Conditions extends ConditionContract {
         @Override
         Deployment deployment() {
             return Deployment.this;

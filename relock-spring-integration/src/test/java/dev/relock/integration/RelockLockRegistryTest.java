@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.LeaseLostException;
 import dev.relock.RelockClient;
+import dev.relock.RelockCondition;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.ConcurrentModificationException;
@@ -240,8 +241,8 @@ class RelockLockRegistryTest extends TwoInstances {
                 .hasMessageContaining("String").hasMessageContaining("java.lang.Integer");
         assertThatThrownBy(() -> new RelockLockRegistry(clientA, " "))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("registryKey");
-        assertThatThrownBy(() -> instanceA.obtain("job").newCondition())
-                .isInstanceOf(UnsupportedOperationException.class);
+        // relock's lock has conditions, shared by every client (RelockCondition); the adapter passes them on
+        assertThat(instanceA.obtain("job").newCondition()).isInstanceOf(RelockCondition.class);
     }
 
     @Test

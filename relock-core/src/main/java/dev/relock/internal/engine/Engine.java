@@ -3,6 +3,7 @@ package dev.relock.internal.engine;
 import dev.relock.LeaseLostException;
 import dev.relock.LockInfo;
 import dev.relock.RelockClient;
+import dev.relock.RelockCondition;
 import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
@@ -107,6 +108,12 @@ public interface Engine {
     List<LockInfo> list(String nameGlob);
 
     RelockSemaphore semaphore(String name);
+
+    /**
+     * The condition {@code conditionName} of the write lock {@code lockName} (see {@link dev.relock.RelockCondition});
+     * the name is checked.
+     */
+    RelockCondition condition(String lockName, LockKeys keys, String conditionName);
 
     /** The count-down latch with this name (see {@link RelockClient#countDownLatch}). */
     RelockCountDownLatch countDownLatch(String name);

@@ -3,6 +3,7 @@ package dev.relock.internal.engine;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
+import dev.relock.RelockCondition;
 import dev.relock.RelockLock;
 import java.time.Duration;
 import java.util.Objects;
@@ -10,6 +11,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * One mode of a named lock, on whatever engine: the exclusive lock and the write half of a read-write
@@ -27,6 +29,8 @@ public final class EngineLock implements RelockLock {
     private final String name;
     private final LockKeys keys;
     private final LockMode mode;
+    // a condition's name goes into its keys as it is: nothing that could break the hash tag or a message line
+    private static final Pattern CONDITION_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     EngineLock(EngineClient client, String name, LockKeys keys, LockMode mode) {
         this.client = client;
@@ -260,6 +264,27 @@ public final class EngineLock implements RelockLock {
     public boolean forceUnlock() {
         client.ensureOpen();
         return engine.forceUnlock(name, keys);
+    }
+
+    // ---- conditions -----------------------------------------------------------------------
+
+    @Override
+    public RelockCondition newCondition() {
+        return newCondition(RelockCondition.DEFAULT_NAME);
+    }
+
+    @Override
+    public RelockCondition newCondition(String conditionName) {
+        Objects.requireNonNull(conditionName, "name");
+        if (mode == LockMode.READ) {
+            throw new UnsupportedOperationException("the read lock of '" + name + "' has no conditions, as"
+                    + " ReentrantReadWriteLock's read lock has none: use the write lock's");
+        }
+        if (!CONDITION_NAME.matcher(conditionName).matches()) {
+            throw new IllegalArgumentException("condition name of lock '" + name + "' must be 1 to 64 letters,"
+                    + " digits, '-', '_' or '.': '" + conditionName + "'");
+        }
+        return engine.condition(name, keys, conditionName);
     }
 
     // ---- inspecting -----------------------------------------------------------------------

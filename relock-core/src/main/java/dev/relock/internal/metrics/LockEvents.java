@@ -65,6 +65,12 @@ public interface LockEvents {
      */
     default void latchWaitEnded(String name, long nanos, String outcome) {}
 
+    /**
+     * A thread's wait in a condition of the lock {@code name} ended after {@code nanos} (not counting the lock's
+     * re-acquisition): {@code signalled}, {@code timeout}, {@code interrupted} or {@code failed}.
+     */
+    default void conditionWaitEnded(String name, long nanos, String outcome) {}
+
     /** The lease keeper renewed {@code holds} leases ({@code ok}) or failed to. */
     void renewals(boolean ok, int holds);
 

@@ -46,6 +46,7 @@ final class MicrometerLockEvents implements LockEvents {
     static final String WAITING = "relock.waiting";
     static final String NODE_UP = "relock.node.up";
     static final String LATCH_WAIT = "relock.latch.wait";
+    static final String CONDITION_WAIT = "relock.condition.wait";
 
     private static final Map<MeterRegistry, SharedGauges> GAUGES = new WeakHashMap<>();
     private static final Convention WAIT_CONVENTION = new Convention(RelockObservationContext.WAIT);
@@ -121,6 +122,17 @@ final class MicrometerLockEvents implements LockEvents {
         // registered once per group and outcome; later calls find it in the registry
         Timer.builder(LATCH_WAIT)
                 .description("Waits for count-down latches by outcome, from the call to its return")
+                .tags("group", group(name), "outcome", outcome)
+                .publishPercentileHistogram()
+                .register(meters)
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void conditionWaitEnded(String name, long nanos, String outcome) {
+        Timer.builder(CONDITION_WAIT)
+                .description("Waits in conditions by outcome, from the await to the signal, the timeout or the"
+                        + " interrupt (the lock's re-acquisition not counted)")
                 .tags("group", group(name), "outcome", outcome)
                 .publishPercentileHistogram()
                 .register(meters)

@@ -9,6 +9,7 @@ import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
+import dev.relock.RelockCondition;
 import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
@@ -478,6 +479,13 @@ public final class RedlockEngine implements Engine {
      * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
      * fit (3 * 3 <= 5 * 2), one more than the permits.
      */
+    @Override
+    public RelockCondition condition(String lockName, LockKeys keys, String conditionName) {
+        throw new UnsupportedOperationException("a Redlock client does not offer conditions (lock '" + lockName
+                + "'): a signal must move a waiter into the lock's queue on a majority of nodes at once, which"
+                + " Redlock's turns do not do yet; use a condition on a single Redis, Sentinel or Cluster client");
+    }
+
     @Override
     public RelockCountDownLatch countDownLatch(String name) {
         throw new UnsupportedOperationException("a Redlock client does not offer count-down latches: a count kept on"

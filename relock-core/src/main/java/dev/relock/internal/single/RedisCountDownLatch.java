@@ -78,7 +78,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     @Override
     public long getCount() {
         client.core.ensureOpen();
-        String count = client.calls().await(client.calls().commands().hget(key, "count"), "count of latch", name);
+        String count = client.calls().await(client.calls().commands().hget(key, "count"), "count of count-down latch '" + name + "'", null);
         return count == null ? 0 : Long.parseLong(count);
     }
 
@@ -237,7 +237,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     private long script(String... args) {
         client.core.ensureOpen();
         return client.calls().await(client.calls().<Long>run(LuaScript.LATCH, ScriptOutputType.INTEGER,
-                new String[] {key}, args), args[0] + " of latch", name);
+                new String[] {key}, args), args[0] + " of count-down latch '" + name + "'", null);
     }
 
     /** latch.lua 'wait' or 'info'. */
@@ -246,7 +246,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
         String[] args = operation.equals("wait") ? new String[] {operation, client.core.clientId()}
                 : new String[] {operation};
         return client.calls().await(client.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
-                new String[] {key}, args), operation + " of latch", name);
+                new String[] {key}, args), operation + " of count-down latch '" + name + "'", null);
     }
 
     @Override

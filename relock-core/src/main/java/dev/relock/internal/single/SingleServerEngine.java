@@ -10,6 +10,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.RelockException;
+import dev.relock.RelockCondition;
 import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
@@ -125,7 +126,9 @@ public final class SingleServerEngine implements Engine {
     private final HoldTable holds;
     // the threads waiting for count-down latches; told of their wake-ups by the waiting room
     private final LatchWaits latchWaits = new LatchWaits();
-    private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits);
+    // the threads waiting in conditions; told of their signals by the waiting room
+    private final ConditionWaits conditionWaits = new ConditionWaits();
+    private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits);
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -528,6 +531,11 @@ public final class SingleServerEngine implements Engine {
     }
 
     @Override
+    public RelockCondition condition(String lockName, LockKeys keys, String conditionName) {
+        return new RedisCondition(this, lockName, keys, conditionName);
+    }
+
+    @Override
     public RelockCountDownLatch countDownLatch(String name) {
         return new RedisCountDownLatch(this, name, LockKeys.latchKey(settings.keyPrefix(), name));
     }
@@ -671,8 +679,9 @@ public final class SingleServerEngine implements Engine {
         // withdraw the queued acquisitions while the connection is still open
         IllegalStateException closedNow = core.closedException();
         waitingRoom.forEach((owner, acquisition) -> releases.add(acquisition.failAtClose(closedNow)));
-        // latch waiters find the client closed
+        // latch and condition waiters find the client closed
         latchWaits.wakeAll();
+        conditionWaits.wakeAll();
         // the identity record goes with the client (a crashed client's expires); after any write of it, on the
         // same connection, and no write follows
         // not a release: a failure here is no hold left behind (the record expires), so it is not reported
@@ -763,24 +772,29 @@ public final class SingleServerEngine implements Engine {
     }
 
     /**
-     * A thread whose read of the latch at {@code latchKey}, sent at {@code readSentNanos}, found it armed waits from
-     * now on: with sharded pub/sub, listen to the latch's channel until {@link #stopListeningForWakeUps(String,
+     * A thread that waits for what a script on {@code key} (a latch, or a lock whose condition it waits in) will
+     * announce, after a command sent at {@code sentNanos}: with sharded pub/sub, listen to the key's channel
+     * ({@code key + ":wake"}, the lock's {@link LockKeys#wakeChannel}) until {@link #stopListeningForWakeUps(String,
      * ChannelWaiter)}.
      *
-     * @return whether it should read again at once (see {@link ShardWakeChannels#join})
+     * @return whether it should look again at once (see {@link ShardWakeChannels#join})
      */
-    boolean listenForWakeUps(String latchKey, ChannelWaiter waiter, long readSentNanos) {
-        return shardChannels != null && shardChannels.join(latchKey + ":wake", waiter, readSentNanos);
+    boolean listenForWakeUps(String key, ChannelWaiter waiter, long sentNanos) {
+        return shardChannels != null && shardChannels.join(key + ":wake", waiter, sentNanos);
     }
 
-    void stopListeningForWakeUps(String latchKey, ChannelWaiter waiter) {
+    void stopListeningForWakeUps(String key, ChannelWaiter waiter) {
         if (shardChannels != null) {
-            shardChannels.leave(latchKey + ":wake", waiter);
+            shardChannels.leave(key + ":wake", waiter);
         }
     }
 
     LatchWaits latchWaits() {
         return latchWaits;
+    }
+
+    ConditionWaits conditionWaits() {
+        return conditionWaits;
     }
 
     /** {@code waiter} no longer waits. Called under the acquisition's lock. */

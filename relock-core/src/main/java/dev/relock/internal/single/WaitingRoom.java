@@ -12,7 +12,7 @@ import java.util.function.BiConsumer;
  * messages to them (see queue.lua for the messages), from the client's own channel or, with sharded
  * pub/sub on a Cluster, from the lock channels it listens to, where a message for another client's
  * owner finds no acquisition here and is dropped. A count-down latch's wake-up ({@code 'O'}, see latch.lua) goes
- * to {@link LatchWaits}.
+ * to {@link LatchWaits}, a condition's signal ({@code 'W'}, see condition.lua) to {@link ConditionWaits}.
  *
  * <p>An owner waits for at most one lock at a time, so the owner id alone finds its acquisition;
  * the lock key in the message guards against a stale message for an earlier wait. Messages arrive
@@ -24,9 +24,12 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
     private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
     // the threads waiting for count-down latches, told by 'O' messages (latch.lua)
     private final LatchWaits latches;
+    // the threads waiting in conditions, told by 'W' messages (condition.lua)
+    private final ConditionWaits conditions;
 
-    WaitingRoom(LatchWaits latches) {
+    WaitingRoom(LatchWaits latches, ConditionWaits conditions) {
         this.latches = latches;
+        this.conditions = conditions;
     }
 
     void enter(String owner, Acquisition acquisition) {
@@ -43,13 +46,14 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
     }
 
     /**
-     * The client's own channel was subscribed (again, after a reconnect): a latch's wake-up published while it was
-     * not reached nobody, so every latch waiter reads its latch again. (Queued acquisitions try again at the
+     * The client's own channel was subscribed (again, after a reconnect): a latch's wake-up or a signal published
+     * while it was not reached nobody, so every latch and condition waiter looks again. (Queued acquisitions try again at the
      * holder's lease end at the latest.)
      */
     @Override
     public void subscribed(String channel, long count) {
         latches.wakeAll();
+        conditions.wakeAll();
     }
 
     /** A wake-up on a lock's own shard channel (sharded pub/sub on a Cluster): the same messages. */
@@ -62,6 +66,10 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
     public void message(String channel, String message) {
         String[] parts = message.split("\n");
         if (parts.length < 3) {
+            return;
+        }
+        if (parts[0].equals("W")) {
+            conditions.signalled(parts[1], parts[2]);
             return;
         }
         if (parts[0].equals("O")) {

@@ -1,0 +1,70 @@
+package dev.relock;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+
+/**
+ * A condition of a {@link RelockLock}'s write lock, shared by every client: threads of any client wait in it until
+ * a holder of the lock signals it, with the semantics of {@link Condition}.
+ *
+ * <p>A condition is named: {@link RelockLock#newCondition()} is the lock's condition named
+ * {@value #DEFAULT_NAME}, {@link RelockLock#newCondition(String)} any other; every client that names the same lock
+ * and condition waits in, and signals, the same wait set. Creating one costs nothing; the wait set lives in Redis
+ * only while someone waits.
+ *
+ * <p><b>await.</b> Only the thread holding the write lock may await ({@link IllegalMonitorStateException}
+ * otherwise). It joins the wait set while it still holds the lock, so no signal can come between, then gives up
+ * every hold it has of the lock (one round trip each: join, release). When it is signalled, or its time is up, or
+ * it is interrupted, it acquires the lock again like any waiter (in the lock's fair queue; a fresh acquisition with a
+ * greater fencing token) and restores its hold count before it returns or throws, as {@link Condition} requires;
+ * the re-acquisition waits as long as it takes. A hold with an explicit lease comes back with the same lease, a
+ * renewed hold renewed. While waiting, the thread stays in the wait set by refreshing its entry every lease/3; the
+ * entry of a waiter whose client died lapses after one lease and no signal goes to it.
+ *
+ * <p><b>signal.</b> Only the thread holding the write lock may signal. {@link #signal()} moves the waiter that joined
+ * first (FIFO) from the wait set to the end of the lock's queue and tells it; it gets the lock after the signaller
+ * releases it and after those who queued for the lock before the signal. {@link #signalAll()} moves every waiter, in
+ * the order they joined. One round trip either way.
+ *
+ * <p><b>Spurious wake-ups</b> may happen, as {@link Condition} allows: an await may return although nobody
+ * signalled, when its wait-set entry lapsed (the thread was paused longer than a lease) or Redis lost the wait set
+ * (restart without persistence, failover). Await in a loop that checks what you wait for.
+ *
+ * <p><b>Faults.</b> A signal message lost to a reconnect is made up for when the client's channel is subscribed
+ * again, and at the next refresh of the entry (lease/3) at the latest; the waiter may then have lost its place in
+ * the lock's queue, never the signal. Redis trouble surfaces as {@link RelockException}: from await before the
+ * release (the lock is still held), or from the release (as from {@link RelockLock#unlock()}, the lock is not held
+ * then, and the wait does not begin).
+ *
+ * <p>Not thread-bound beyond what {@link Condition} says: await blocks its thread; virtual threads wait without
+ * pinning a carrier. A lock held through a {@link LockHandle} (asynchronous acquisition) has no current thread to
+ * await with, so conditions serve thread-owned holds only. On one Redis (standalone, Sentinel, Cluster); a Redlock
+ * client refuses conditions.
+ */
+public interface RelockCondition extends Condition {
+
+    /** The name of the condition {@link RelockLock#newCondition()} returns. */
+    String DEFAULT_NAME = "default";
+
+    /** The condition's name. */
+    String name();
+
+    /** The name of the lock it belongs to. */
+    String lockName();
+
+    /**
+     * The owners ({@code <client id>:<thread id>}) waiting in this condition now, longest waiting first, as Redis
+     * has them. One round trip; for operators' tools.
+     */
+    List<String> waiters();
+
+    /**
+     * As {@link Condition#await(long, TimeUnit)}.
+     *
+     * @throws IllegalMonitorStateException if the current thread does not hold the write lock
+     * @throws LeaseLostException if Redis no longer had the lock when the thread joined the wait set
+     */
+    @Override
+    boolean await(long time, TimeUnit unit) throws InterruptedException;
+}

@@ -1,0 +1,312 @@
+package dev.relock.internal.single;
+
+import dev.relock.LeaseLostException;
+import dev.relock.LeaseState;
+import dev.relock.RelockCondition;
+import dev.relock.RelockException;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.ScriptOutputType;
+import java.util.Date;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A condition of a write lock on one Redis (see {@link RelockCondition}; the wait set in Redis is described in
+ * condition.lua). Stateless view: any number may exist for one lock and name.
+ *
+ * <p>An await, on the thread that holds the lock: enters {@link ConditionWaits}, joins the wait set (only the writer
+ * may, so no signal comes before), releases every hold of the lock (the last local hold releases all in Redis),
+ * then parks until a signal message, a reason to look again ({@code 'stay'}, which also keeps its entry alive every
+ * lease/3), its deadline or an interrupt; a deadline or interrupt leaves the wait set unless a signal came first.
+ * Then it acquires the lock as any waiter, uninterruptibly (a signalled waiter finds its place in the lock's queue),
+ * and re-enters it up to its earlier hold count.
+ */
+final class RedisCondition implements RelockCondition {
+
+    private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final SingleServerEngine client;
+    private final String lockName;
+    private final LockKeys keys;
+    private final String name;
+    // the lock's five keys, then the wait set and its deadlines
+    private final String[] scriptKeys;
+
+    RedisCondition(SingleServerEngine client, String lockName, LockKeys keys, String name) {
+        this.client = client;
+        this.lockName = lockName;
+        this.keys = keys;
+        this.name = name;
+        String[] lock = keys.all();
+        String waiting = keys.lock() + ":cond:" + name;
+        this.scriptKeys = new String[] {lock[0], lock[1], lock[2], lock[3], lock[4], waiting, waiting + ":live"};
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String lockName() {
+        return lockName;
+    }
+
+    @Override
+    public List<String> waiters() {
+        client.core.ensureOpen();
+        return client.calls().await(client.calls().<List<String>>run(LuaScript.CONDITION, ScriptOutputType.MULTI,
+                scriptKeys, "list"), "list the waiters of condition '" + name + "'", lockName);
+    }
+
+    // ---- await --------------------------------------------------------------------------------
+
+    @Override
+    public void await() throws InterruptedException {
+        await(0, true, true, null);
+    }
+
+    @Override
+    public void awaitUninterruptibly() {
+        try {
+            await(0, true, false, null);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible await does not throw InterruptedException", e);
+        }
+    }
+
+    @Override
+    public long awaitNanos(long nanosTimeout) throws InterruptedException {
+        return await(nanosTimeout, false, true, null);
+    }
+
+    @Override
+    public boolean await(long time, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        boolean[] timedOut = new boolean[1];
+        await(unit.toNanos(time), false, true, timedOut);
+        return !timedOut[0];
+    }
+
+    @Override
+    public boolean awaitUntil(Date deadline) throws InterruptedException {
+        Objects.requireNonNull(deadline, "deadline");
+        boolean[] timedOut = new boolean[1];
+        await(TimeUnit.MILLISECONDS.toNanos(deadline.getTime() - System.currentTimeMillis()), false, true, timedOut);
+        return !timedOut[0];
+    }
+
+    /**
+     * @param timedOut if not null, set to whether the time was up before a signal came
+     * @return for a timed wait, an estimate of the time left when it returns, after the lock was taken again (zero
+     *     or less once the deadline passed, as {@link java.util.concurrent.locks.Condition#awaitNanos} says); 1 for
+     *     an untimed one
+     */
+    private long await(long waitNanos, boolean forever, boolean interruptible, boolean[] timedOut)
+            throws InterruptedException {
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException("interrupted before awaiting condition '" + name + "' of lock '"
+                    + lockName + "'");
+        }
+        client.core.ensureOpen();
+        long start = System.nanoTime();
+        String owner = client.core.ownerOfCurrentThread();
+        Hold hold = heldWriteLock(owner, "await");
+        if (client.core.holds().get(keys, LockMode.READ, owner) != null) {
+            throw new IllegalMonitorStateException("the current thread holds the read lock of '" + lockName
+                    + "' too (a downgrade): awaiting would keep it reading while others write, and taking the"
+                    + " write lock back would need an upgrade; release the read lock first");
+        }
+        int count = hold.holds();
+        boolean renewed = hold.renewed();
+        long lease = renewed ? client.core.defaultLeaseMillis() : hold.leaseMillis();
+        long stayMillis = client.core.defaultLeaseMillis();
+        ConditionWaits.Waiter waiter = new ConditionWaits.Waiter(Thread.currentThread(), owner, keys.lock());
+        String outcome = "failed";
+        boolean listening = false;
+        boolean interrupted = false;
+        boolean restoreInterrupt = false;
+        client.conditionWaits().enter(waiter);
+        try {
+            long joinSent = System.nanoTime();
+            long joined;
+            try {
+                joined = script("join", owner, Long.toString(stayMillis));
+            } catch (RelockException e) {
+                leaveQuietly(owner); // its reply may have been lost after it joined
+                throw e;
+            }
+            if (joined < 0) {
+                client.reportLost(hold, "Redis no longer had it when the thread awaited condition '" + name + "'");
+                throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
+            }
+            // every hold goes: the last local hold releases all of the owner's holds in Redis
+            while (hold.holds() > 1) {
+                hold.drop();
+            }
+            try {
+                client.release(hold, 0, false);
+            } catch (RuntimeException e) {
+                leaveQuietly(owner);
+                throw e;
+            }
+            listening = true;
+            if (client.listenForWakeUps(keys.lock(), waiter, joinSent)) {
+                waiter.recheck = true; // the lock's shard channel was confirmed after the join
+            }
+            long nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
+            long retryNanos = 0;
+            while (true) {
+                if (waiter.signalled) {
+                    outcome = "signalled";
+                    break;
+                }
+                if (client.core.isClosed()) {
+                    throw client.core.closedException();
+                }
+                long now = System.nanoTime();
+                if (waiter.recheck || now - nextStay >= 0) {
+                    waiter.recheck = false;
+                    try {
+                        if (script("stay", owner, Long.toString(stayMillis)) == 0) {
+                            outcome = "signalled"; // or its entry lapsed: a spurious wake-up
+                            break;
+                        }
+                        retryNanos = 0;
+                        nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
+                    } catch (RelockException e) {
+                        retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                        nextStay = System.nanoTime() + retryNanos;
+                    }
+                    continue;
+                }
+                long left = forever ? Long.MAX_VALUE : waitNanos - (now - start);
+                if (left <= 0) {
+                    outcome = leftTheWaitSet(owner) ? "timeout" : "signalled";
+                    break;
+                }
+                LockSupport.parkNanos(this, Math.min(left, nextStay - now));
+                if (Thread.interrupted()) {
+                    if (!interruptible) {
+                        restoreInterrupt = true;
+                    } else if (leftTheWaitSet(owner)) {
+                        interrupted = true;
+                        outcome = "interrupted";
+                        break;
+                    } else {
+                        // signalled first: return normally, interrupted, as Condition allows
+                        restoreInterrupt = true;
+                        outcome = "signalled";
+                        break;
+                    }
+                }
+            }
+        } finally {
+            client.conditionWaits().leave(waiter);
+            if (listening) {
+                client.stopListeningForWakeUps(keys.lock(), waiter);
+            }
+            client.events().conditionWaitEnded(lockName, System.nanoTime() - start, outcome);
+        }
+        reacquire(owner, count, lease, renewed);
+        if (timedOut != null) {
+            timedOut[0] = outcome.equals("timeout");
+        }
+        if (interrupted) {
+            throw new InterruptedException("interrupted while awaiting condition '" + name + "' of lock '"
+                    + lockName + "' (the lock is held again)");
+        }
+        if (restoreInterrupt) {
+            Thread.currentThread().interrupt();
+        }
+        return forever ? 1 : waitNanos - (System.nanoTime() - start);
+    }
+
+    /** Takes the lock again as any waiter, uninterruptibly, and re-enters it up to {@code count} holds. */
+    private void reacquire(String owner, int count, long lease, boolean renewed) {
+        Hold again;
+        try {
+            again = client.acquisition(lockName, keys, LockMode.WRITE, owner, lease, renewed)
+                    .run(Long.MAX_VALUE, true, false);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible acquisition does not throw InterruptedException", e);
+        }
+        for (int i = 1; i < count; i++) {
+            client.reenter(again, lease, renewed);
+        }
+    }
+
+    /** Whether the owner left the wait set now; false when a signal had taken it out first (or Redis failed). */
+    private boolean leftTheWaitSet(String owner) {
+        try {
+            return script("leave", owner) == 1;
+        } catch (RelockException e) {
+            // not known: the lock is taken again either way, which a signalled waiter would do too
+            return true;
+        }
+    }
+
+    private void leaveQuietly(String owner) {
+        try {
+            script("leave", owner);
+        } catch (RelockException ignored) {
+            // its entry lapses after a lease
+        }
+    }
+
+    // ---- signal -------------------------------------------------------------------------------
+
+    @Override
+    public void signal() {
+        signal("1");
+    }
+
+    @Override
+    public void signalAll() {
+        signal("all");
+    }
+
+    private void signal(String how) {
+        client.core.ensureOpen();
+        Hold hold = heldWriteLock(client.core.ownerOfCurrentThread(), "signal");
+        long signalled = script("signal", hold.owner, how, client.graceMillis(), client.wakeRoute(keys));
+        if (signalled < 0) {
+            client.reportLost(hold, "Redis no longer had it when the thread signalled condition '" + name + "'");
+            throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
+        }
+    }
+
+    /**
+     * The current thread's write hold of the lock.
+     *
+     * @throws IllegalMonitorStateException if it holds none
+     * @throws LeaseLostException if it was found lost
+     */
+    private Hold heldWriteLock(String owner, String what) {
+        Hold hold = client.core.holds().get(keys, LockMode.WRITE, owner);
+        if (hold == null) {
+            throw new IllegalMonitorStateException("lock '" + lockName + "' is not held by the current thread ("
+                    + Thread.currentThread().getName() + "), so it cannot " + what + " condition '" + name + "'");
+        }
+        if (hold.state() == LeaseState.LOST) {
+            throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
+        }
+        return hold;
+    }
+
+    private long script(String... args) {
+        return client.calls().await(client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
+                scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
+    }
+
+    @Override
+    public String toString() {
+        return "RelockCondition[" + lockName + ", " + name + "]";
+    }
+}
