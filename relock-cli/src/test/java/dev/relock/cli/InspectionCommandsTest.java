@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.relock.RelockClient;
+import dev.relock.RelockCountDownLatch;
 import dev.relock.testredis.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,6 +17,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -27,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code relock list}, {@code inspect} and {@code unlock} through the real launcher, on locks held
  * by {@code relock exec} processes (so holders, tokens and the data format all come from the
- * build under test).
+ * build under test); {@code inspect --latch} on count-down latches set and awaited by clients in the test.
  */
 class InspectionCommandsTest {
 
@@ -153,6 +158,59 @@ class InspectionCommandsTest {
                 .containsEntry("fencingToken", 0L).containsEntry("leaseMillis", 0L);
     }
 
+    /** Issue 18: {@code inspect --latch} shows the count-down latch of that name, not the lock. */
+    @Test
+    void inspectLatchShowsTheCountTheExpiryAndTheClientsWaiting() throws Exception {
+        ExecutorService partyThread = Executors.newSingleThreadExecutor();
+        try (RelockClient coordinator = RelockClient.builder().redisUri(redis.uri()).build();
+                RelockClient party = RelockClient.builder().redisUri(redis.uri()).build()) {
+            RelockCountDownLatch latch = coordinator.countDownLatch("start");
+            assertThat(latch.trySetCount(2, Duration.ofMinutes(10))).isTrue();
+            Future<Boolean> waited = partyThread.submit(
+                    () -> party.countDownLatch("start").await(Duration.ofSeconds(60)));
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> latch.inspect().waitingClients().contains(party.clientId()));
+
+            Launcher.Result text = Launcher.run("inspect", "--latch", "--redis", redis.uri(), "start");
+            assertThat(text.exitCode()).as(text.describe()).isZero();
+            List<String> lines = text.stdout().lines().toList();
+            assertThat(lines).as(text.describe()).hasSize(6);
+            assertThat(lines.subList(0, 4)).containsExactly("name: start", "kind: latch", "state: set", "count: 2");
+            assertThat(lines.get(4)).matches("expires in: (9m\\d\\ds|10m) \\(\\d+ ms\\)");
+            // the client id shortened to 8 hex digits, as owners are in list
+            assertThat(lines.get(5)).isEqualTo("waiting clients: " + party.clientId().substring(0, 8));
+
+            Map<String, Object> json = inspectLatchJson("start");
+            assertThat(json).containsOnlyKeys("name", "kind", "count", "set", "expiresInMillis", "waitingClients")
+                    .containsEntry("name", "start").containsEntry("kind", "latch").containsEntry("count", 2L)
+                    .containsEntry("set", true).containsEntry("waitingClients", List.of(party.clientId()));
+            assertThat((Long) json.get("expiresInMillis")).isBetween(1L, Duration.ofMinutes(10).toMillis());
+            assertThat(inspectJson("start")).as("the lock of the same name is another thing")
+                    .containsEntry("held", false);
+
+            latch.countDown();
+            latch.countDown();
+            assertThat(waited.get(60, TimeUnit.SECONDS)).as("the party saw the latch open").isTrue();
+            assertThat(inspectLatchJson("start")).as("opened: still set, at 0, nobody waiting")
+                    .containsEntry("count", 0L).containsEntry("set", true).containsEntry("waitingClients", List.of());
+        } finally {
+            partyThread.shutdownNow();
+        }
+    }
+
+    @Test
+    void inspectLatchOfALatchNeverSetShowsCountZeroAndNotSet() throws Exception {
+        Launcher.Result text = Launcher.run("inspect", "--latch", "--redis", redis.uri(), "never");
+        assertThat(text.exitCode()).as(text.describe()).isZero();
+        assertThat(text.stdout().lines()).containsExactly("name: never", "kind: latch", "state: not set", "count: 0",
+                "waiting clients: none");
+
+        assertThat(inspectLatchJson("never")).containsOnlyKeys("name", "kind", "count", "set", "expiresInMillis",
+                "waitingClients").containsEntry("name", "never").containsEntry("kind", "latch")
+                .containsEntry("count", 0L).containsEntry("set", false).containsEntry("expiresInMillis", 0L)
+                .containsEntry("waitingClients", List.of());
+    }
+
     @Test
     void unlockRefusesWithoutForceAndWithItBreaksTheLockWhoseHolderThenStops() throws Exception {
         // renewed every second, so the holder finds out soon
@@ -178,6 +236,13 @@ class InspectionCommandsTest {
 
     private static Map<String, Object> inspectJson(String name) throws IOException {
         Launcher.Result result = Launcher.run("inspect", "--redis", redis.uri(), "--json", name);
+        assertThat(result.exitCode()).as(result.describe()).isZero();
+        assertThat(result.stdout().lines()).as("one line").hasSize(1);
+        return parse(result.stdout().trim());
+    }
+
+    private static Map<String, Object> inspectLatchJson(String name) throws IOException {
+        Launcher.Result result = Launcher.run("inspect", "--latch", "--redis", redis.uri(), "--json", name);
         assertThat(result.exitCode()).as(result.describe()).isZero();
         assertThat(result.stdout().lines()).as("one line").hasSize(1);
         return parse(result.stdout().trim());
