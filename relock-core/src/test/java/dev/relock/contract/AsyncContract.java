@@ -176,7 +176,13 @@ abstract class AsyncContract extends ContractBase {
                         .isLessThanOrEqualTo(2);
             }
         }
-        assertThat(holderClient.inspect(name).waiters()).isZero();
+        if (deployment().servesCloseArrivalsInExactOrder()) {
+            assertThat(holderClient.inspect(name).waiters()).isZero();
+        } else {
+            // on Redlock a waiter served by a majority may leave its mark on a node that did not grant it, until the
+            // mark lapses or is cleaned (CI at 814c79b, Redis 6.2: one mark seen right after the last was served)
+            soon().untilAsserted(() -> assertThat(holderClient.inspect(name).waiters()).isZero());
+        }
     }
 
     @Test
