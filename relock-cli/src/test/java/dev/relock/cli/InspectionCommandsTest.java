@@ -7,7 +7,9 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.relock.RelockClient;
+import dev.relock.RelockCondition;
 import dev.relock.RelockCountDownLatch;
+import dev.relock.RelockLock;
 import dev.relock.testredis.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -32,7 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code relock list}, {@code inspect} and {@code unlock} through the real launcher, on locks held
  * by {@code relock exec} processes (so holders, tokens and the data format all come from the
- * build under test); {@code inspect --latch} on count-down latches set and awaited by clients in the test.
+ * build under test); {@code inspect --latch} on count-down latches set and awaited by clients in the test, {@code
+ * inspect --condition} on a condition a client in the test awaits.
  */
 class InspectionCommandsTest {
 
@@ -211,6 +214,81 @@ class InspectionCommandsTest {
                 .containsEntry("waitingClients", List.of());
     }
 
+    /** Issue 18: {@code inspect --condition} shows the owners waiting in a condition of the lock. */
+    @Test
+    void inspectConditionShowsTheOwnerWaitingInIt() throws Exception {
+        ExecutorService waitingThread = Executors.newSingleThreadExecutor();
+        try (RelockClient signaller = RelockClient.builder().redisUri(redis.uri()).build();
+                RelockClient party = RelockClient.builder().redisUri(redis.uri()).build()) {
+            RelockLock partyLock = party.lock("order");
+            Future<Boolean> signalled = waitingThread.submit(() -> {
+                partyLock.lock();
+                try {
+                    return partyLock.newCondition("paid").await(60, TimeUnit.SECONDS);
+                } finally {
+                    partyLock.unlock();
+                }
+            });
+            RelockLock lock = signaller.lock("order");
+            RelockCondition paid = lock.newCondition("paid");
+            await().atMost(Duration.ofSeconds(30)).until(() -> paid.waiters().size() == 1);
+            String owner = paid.waiters().get(0);
+            assertThat(owner).as("the party's waiting thread").matches(OWNER).startsWith(party.clientId() + ":");
+
+            Launcher.Result text = Launcher.run("inspect", "--condition", "paid", "--redis", redis.uri(), "order");
+            assertThat(text.exitCode()).as(text.describe()).isZero();
+            // the owner shortened to 8 hex digits of its client id and its thread id, as in list
+            assertThat(text.stdout().lines()).as(text.describe()).containsExactly("lock: order", "condition: paid",
+                    "kind: condition", "waiters: " + shortOwner(owner));
+
+            Map<String, Object> json = inspectConditionJson("paid", "order");
+            assertThat(json).containsOnlyKeys("lock", "condition", "kind", "waiters")
+                    .containsEntry("lock", "order").containsEntry("condition", "paid")
+                    .containsEntry("kind", "condition").containsEntry("waiters", List.of(owner));
+
+            lock.lock();
+            try {
+                paid.signal();
+            } finally {
+                lock.unlock();
+            }
+            assertThat(signalled.get(60, TimeUnit.SECONDS)).as("the waiter was signalled, not timed out").isTrue();
+            waitingThread.shutdown();
+            assertThat(waitingThread.awaitTermination(60, TimeUnit.SECONDS)).as("the waiting thread ended").isTrue();
+            assertThat(inspectConditionJson("paid", "order")).containsEntry("waiters", List.of());
+            assertThat(inspectJson("order")).as("the waiter released the lock").containsEntry("held", false);
+        } finally {
+            waitingThread.shutdownNow();
+        }
+    }
+
+    @Test
+    void inspectConditionNobodyWaitsInShowsNone() throws Exception {
+        Launcher.Result text = Launcher.run("inspect", "--condition", "shipped", "--redis", redis.uri(), "order");
+        assertThat(text.exitCode()).as(text.describe()).isZero();
+        assertThat(text.stdout().lines()).as(text.describe()).containsExactly("lock: order", "condition: shipped",
+                "kind: condition", "waiters: none");
+
+        assertThat(inspectConditionJson("shipped", "order")).containsOnlyKeys("lock", "condition", "kind", "waiters")
+                .containsEntry("lock", "order").containsEntry("condition", "shipped")
+                .containsEntry("kind", "condition").containsEntry("waiters", List.of());
+    }
+
+    @Test
+    void inspectLatchWithConditionIsAUsageErrorAndSoIsAMalformedConditionName() {
+        Launcher.Result both = Launcher.run("inspect", "--redis", redis.uri(), "--latch", "--condition", "x", "y");
+        assertThat(both.exitCode()).as(both.describe()).isEqualTo(ExitCodes.USAGE);
+        assertThat(both.stderr()).contains("mutually exclusive").contains("Usage: relock inspect")
+                .doesNotContain("Exception");
+        assertThat(both.stdout()).isEmpty();
+
+        Launcher.Result malformed = Launcher.run("inspect", "--redis", redis.uri(), "--condition", "paid now", "order");
+        assertThat(malformed.exitCode()).as(malformed.describe()).isEqualTo(ExitCodes.USAGE);
+        assertThat(malformed.stderrLines()).as(malformed.describe()).singleElement().asString()
+                .startsWith("relock: ").contains("condition name").contains("'paid now'").contains("'order'");
+        assertThat(malformed.stdout()).isEmpty();
+    }
+
     @Test
     void unlockRefusesWithoutForceAndWithItBreaksTheLockWhoseHolderThenStops() throws Exception {
         // renewed every second, so the holder finds out soon
@@ -243,6 +321,14 @@ class InspectionCommandsTest {
 
     private static Map<String, Object> inspectLatchJson(String name) throws IOException {
         Launcher.Result result = Launcher.run("inspect", "--latch", "--redis", redis.uri(), "--json", name);
+        assertThat(result.exitCode()).as(result.describe()).isZero();
+        assertThat(result.stdout().lines()).as("one line").hasSize(1);
+        return parse(result.stdout().trim());
+    }
+
+    private static Map<String, Object> inspectConditionJson(String condition, String name) throws IOException {
+        Launcher.Result result = Launcher.run("inspect", "--condition", condition, "--redis", redis.uri(), "--json",
+                name);
         assertThat(result.exitCode()).as(result.describe()).isZero();
         assertThat(result.stdout().lines()).as("one line").hasSize(1);
         return parse(result.stdout().trim());
