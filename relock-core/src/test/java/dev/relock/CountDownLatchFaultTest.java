@@ -86,4 +86,28 @@ class CountDownLatchFaultTest extends OneServerTestBase {
         assertThat(meters.get("relock.latch.wait").tag("outcome", "timeout").timer().count()).isEqualTo(1);
         assertThat(meters.get("relock.latch.wait").tag("outcome", "opened").timer().count()).isEqualTo(1);
     }
+
+    /**
+     * A round that expired without opening, re-armed by a coordinator before the waiter's timer read it (the
+     * timer fires 20 ms after the expiry): the waiter sees another round, finds its own not among those that
+     * opened, and fails as for an expired latch (it returned true, "opened"; found by review).
+     */
+    @Test
+    void aLatchThatExpiredAndWasArmedAgainIsNotOpened() throws Exception {
+        RelockCountDownLatch latch = newClient().countDownLatch("round");
+        assertThat(latch.trySetCount(1, Duration.ofMillis(500))).isTrue();
+        CompletableFuture<Object> waiter = inNewThread("waiter", () -> {
+            try {
+                return latch.await(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (IllegalStateException e) {
+                return "expired";
+            }
+        });
+        await().atMost(HANG).until(() -> !latch.inspect().waitingClients().isEmpty());
+        RelockCountDownLatch coordinator = newClient().countDownLatch("round");
+        // nobody counted down: the round lapses; the coordinator arms the next one as soon as it can
+        await().atMost(HANG).pollInterval(Duration.ofMillis(1)).until(() -> coordinator.trySetCount(5));
+        assertThat(coordinator.getCount()).isEqualTo(5);
+        assertThat(resultOf(waiter)).as("a waiter of a round that expired unopened").isEqualTo("expired");
+    }
 }

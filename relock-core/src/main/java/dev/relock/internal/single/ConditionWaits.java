@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -9,7 +10,8 @@ import java.util.concurrent.locks.LockSupport;
  * ({@code 'W'} messages, see condition.lua) to them. An owner is one thread, which waits in one condition at a time.
  *
  * <p>A waiter is entered before it joins the wait set in Redis and left after its wait ends, so a signal that
- * follows the join finds it. A signal for its lock marks it signalled; a resubscription of the client's channel
+ * follows the join finds it. A signal for its lock and await id marks it signalled (one for an earlier await of the
+ * same thread, arriving late, is ignored); a resubscription of the client's channel
  * (signals published while it was down reached nobody), a confirmation of the lock's shard channel and the client's
  * close only make it look again ({@code 'stay'}).
  *
@@ -22,15 +24,18 @@ final class ConditionWaits {
         final Thread thread;
         final String owner;
         final String lockKey;
+        // this await's id (condition.lua): a signal names it, so one for an earlier await of the thread is ignored
+        final String awaitId;
         // a signal for this owner and lock came: it is in the lock's queue now
         volatile boolean signalled;
         // something may have changed: the thread asks Redis whether it is still in the wait set
         volatile boolean recheck;
 
-        Waiter(Thread thread, String owner, String lockKey) {
+        Waiter(Thread thread, String owner, String lockKey, String awaitId) {
             this.thread = thread;
             this.owner = owner;
             this.lockKey = lockKey;
+            this.awaitId = awaitId;
         }
 
         @Override
@@ -41,6 +46,12 @@ final class ConditionWaits {
     }
 
     private final Map<String, Waiter> byOwner = new ConcurrentHashMap<>();
+    private final AtomicLong awaitIds = new AtomicLong();
+
+    /** A new id for one await of this client. */
+    String nextAwaitId() {
+        return Long.toString(awaitIds.incrementAndGet());
+    }
 
     void enter(Waiter waiter) {
         byOwner.put(waiter.owner, waiter);
@@ -50,10 +61,10 @@ final class ConditionWaits {
         byOwner.remove(waiter.owner, waiter);
     }
 
-    /** {@code owner} was signalled in a condition of the lock at {@code lockKey}. Pub/sub thread. */
-    void signalled(String lockKey, String owner) {
+    /** The await {@code awaitId} of {@code owner} was signalled in a condition of the lock at {@code lockKey}. */
+    void signalled(String lockKey, String owner, String awaitId) {
         Waiter waiter = byOwner.get(owner);
-        if (waiter != null && waiter.lockKey.equals(lockKey)) {
+        if (waiter != null && waiter.lockKey.equals(lockKey) && waiter.awaitId.equals(awaitId)) {
             waiter.signalled = true;
             LockSupport.unpark(waiter.thread);
         }

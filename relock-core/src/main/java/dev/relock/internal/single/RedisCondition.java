@@ -3,6 +3,7 @@ package dev.relock.internal.single;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.RelockCondition;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.LockKeys;
@@ -12,6 +13,7 @@ import io.lettuce.core.ScriptOutputType;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -127,7 +129,8 @@ final class RedisCondition implements RelockCondition {
         boolean renewed = hold.renewed();
         long lease = renewed ? client.core.defaultLeaseMillis() : hold.leaseMillis();
         long stayMillis = client.core.defaultLeaseMillis();
-        ConditionWaits.Waiter waiter = new ConditionWaits.Waiter(Thread.currentThread(), owner, keys.lock());
+        String awaitId = client.conditionWaits().nextAwaitId();
+        ConditionWaits.Waiter waiter = new ConditionWaits.Waiter(Thread.currentThread(), owner, keys.lock(), awaitId);
         String outcome = "failed";
         boolean listening = false;
         boolean interrupted = false;
@@ -137,9 +140,9 @@ final class RedisCondition implements RelockCondition {
             long joinSent = System.nanoTime();
             long joined;
             try {
-                joined = script("join", owner, Long.toString(stayMillis));
+                joined = script("join", owner, Long.toString(stayMillis), awaitId);
             } catch (RelockException e) {
-                leaveQuietly(owner); // its reply may have been lost after it joined
+                leaveLater(owner, stayMillis); // its reply may have been lost after it joined
                 throw e;
             }
             if (joined < 0) {
@@ -153,7 +156,7 @@ final class RedisCondition implements RelockCondition {
             try {
                 client.release(hold, 0, false);
             } catch (RuntimeException e) {
-                leaveQuietly(owner);
+                leaveLater(owner, stayMillis);
                 throw e;
             }
             listening = true;
@@ -174,7 +177,7 @@ final class RedisCondition implements RelockCondition {
                 if (waiter.recheck || now - nextStay >= 0) {
                     waiter.recheck = false;
                     try {
-                        if (script("stay", owner, Long.toString(stayMillis)) == 0) {
+                        if (script("stay", owner, Long.toString(stayMillis), awaitId) == 0) {
                             outcome = "signalled"; // or its entry lapsed: a spurious wake-up
                             break;
                         }
@@ -228,7 +231,11 @@ final class RedisCondition implements RelockCondition {
         return forever ? 1 : waitNanos - (System.nanoTime() - start);
     }
 
-    /** Takes the lock again as any waiter, uninterruptibly, and re-enters it up to {@code count} holds. */
+    /**
+     * Takes the lock again as any waiter, uninterruptibly, and re-enters it up to {@code count} holds; Redis
+     * unavailable is waited out as {@code lock()} does, so it returns with every hold or throws with none (the lock
+     * lost, or the acquisition refused).
+     */
     private void reacquire(String owner, int count, long lease, boolean renewed) {
         Hold again;
         try {
@@ -237,27 +244,64 @@ final class RedisCondition implements RelockCondition {
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible acquisition does not throw InterruptedException", e);
         }
-        for (int i = 1; i < count; i++) {
-            client.reenter(again, lease, renewed);
+        long retryNanos = 0;
+        while (again.holds() < count) {
+            try {
+                client.reenter(again, lease, renewed);
+                retryNanos = 0;
+            } catch (RedisUnavailableException e) {
+                // counts are written absolute: a re-entry sent again sets the same count
+                retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                LockSupport.parkNanos(this, retryNanos);
+            }
         }
     }
 
-    /** Whether the owner left the wait set now; false when a signal had taken it out first (or Redis failed). */
+    /**
+     * Whether the owner left the wait set now; false when a signal had taken it out first. Redis unavailable is
+     * waited out (the lock must be taken again next, which needs Redis too): an entry left behind would take the
+     * next signal from a thread that waits.
+     */
     private boolean leftTheWaitSet(String owner) {
-        try {
-            return script("leave", owner) == 1;
-        } catch (RelockException e) {
-            // not known: the lock is taken again either way, which a signalled waiter would do too
-            return true;
+        long retryNanos = 0;
+        while (true) {
+            try {
+                return script("leave", owner) == 1;
+            } catch (RedisUnavailableException e) {
+                if (client.core.isClosed()) {
+                    return true;
+                }
+                retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                LockSupport.parkNanos(this, retryNanos);
+            }
         }
     }
 
-    private void leaveQuietly(String owner) {
-        try {
-            script("leave", owner);
-        } catch (RelockException ignored) {
-            // its entry lapses after a lease
+    /**
+     * Takes the owner out of the wait set in the background, after an await that failed before it began (its join
+     * may have been applied although its reply was lost), retrying while Redis is unavailable until the entry would
+     * have lapsed by itself; the failing thread does not wait for it.
+     */
+    private void leaveLater(String owner, long stayMillis) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stayMillis);
+        leaveLater(owner, until, FIRST_RETRY_NANOS);
+    }
+
+    private void leaveLater(String owner, long untilNanos, long retryNanos) {
+        if (client.core.isClosed() || System.nanoTime() - untilNanos >= 0) {
+            return;
         }
+        client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER, scriptKeys, "leave", owner)
+                .whenComplete((left, error) -> {
+                    if (error != null) {
+                        try {
+                            client.timer().schedule(() -> leaveLater(owner, untilNanos,
+                                    Math.min(MAX_RETRY_NANOS, retryNanos * 2)), retryNanos, TimeUnit.NANOSECONDS);
+                        } catch (RejectedExecutionException closing) {
+                            // the client is shutting down: the entry lapses after a lease
+                        }
+                    }
+                });
     }
 
     // ---- signal -------------------------------------------------------------------------------
@@ -275,7 +319,8 @@ final class RedisCondition implements RelockCondition {
     private void signal(String how) {
         client.core.ensureOpen();
         Hold hold = heldWriteLock(client.core.ownerOfCurrentThread(), "signal");
-        long signalled = script("signal", hold.owner, how, client.graceMillis(), client.wakeRoute(keys));
+        long signalled = script("signal", hold.owner, how, client.graceMillis(), client.wakeRoute(keys),
+                client.core.newHolderId());
         if (signalled < 0) {
             client.reportLost(hold, "Redis no longer had it when the thread signalled condition '" + name + "'");
             throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");

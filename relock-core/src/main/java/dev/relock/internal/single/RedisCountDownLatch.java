@@ -8,6 +8,7 @@ import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -153,7 +154,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
                     }
                     waiter.round = round;
                 } else if (!round.equals(waiter.round)) {
-                    if (pttl == -2) {
+                    if (!Arrays.asList(((String) reply.get(3)).split(" ")).contains(waiter.round)) {
                         outcome = "expired";
                         throw new IllegalStateException("count-down latch '" + name + "' expired or was deleted"
                                 + " before it reached zero (nobody set it or counted it down for its idle expiry)");

@@ -69,7 +69,9 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
             return;
         }
         if (parts[0].equals("W")) {
-            conditions.signalled(parts[1], parts[2]);
+            if (parts.length == 4) {
+                conditions.signalled(parts[1], parts[2], parts[3]);
+            }
             return;
         }
         if (parts[0].equals("O")) {

@@ -7,6 +7,9 @@
 --   'round'  -> which arming this is: the server's time in us when trySetCount armed it
 --   'set'    -> the id of the trySetCount call that armed it (the same call sent again finds itself)
 --   'idle'   -> ms the key lives after each arming or count-down (the expiry of forgotten latches)
+--   'opened' -> the rounds that reached zero, the last 16, space-separated: kept across armings while the
+--               key lives, so a waiter of an earlier round tells an opened round from one that expired
+--               (a latch that expired starts again without them)
 --   'd|'<id> -> server time in ms when the countDown call <id> counted (sent again, it counts no more)
 --   'w|'<client id> -> 1: that client has threads waiting; it gets one wake-up when the count hits 0
 -- PTTL: 'idle' after the last arming or count-down. No key reads as count 0 (never set, or expired).
@@ -17,8 +20,8 @@
 --                of an earlier round's count-downs are kept (a count-down sent again after a reconnect
 --                reaches Redis within it). Returns 1 when this call armed it, 0 when the count was > 0.
 --         'down' ARGV[2] call id, ARGV[3] wake-up route. Returns the count left.
---         'wait' ARGV[2] client id. Returns {count, round, pttl}; while the count is > 0 the client is
---                listed as waiting. {0, '', -2} when there is no latch.
+--         'wait' ARGV[2] client id. Returns {count, round, pttl, opened}; while the count is > 0 the client
+--                is listed as waiting. {0, '', -2, ''} when there is no latch.
 --         'info' Returns {count, round, pttl, the ids of the waiting clients...}; {0, '', -2} when
 --                there is no latch.
 local key, op = KEYS[1], ARGV[1]
@@ -50,9 +53,17 @@ if op == 'down' then
   redis.call('HSET', key, 'count', string.format('%d', count), id, string.format('%d', now_ms))
   redis.call('PEXPIRE', key, redis.call('HGET', key, 'idle'))
   if count == 0 then
+    local round = redis.call('HGET', key, 'round')
+    local opened = round
+    local earlier = redis.call('HGET', key, 'opened')
+    if earlier then
+      local kept = {}
+      for past in string.gmatch(earlier, '%S+') do kept[#kept + 1] = past end
+      for i = 1, math.min(#kept, 15) do opened = opened .. ' ' .. kept[i] end
+    end
+    redis.call('HSET', key, 'opened', opened)
     local route = ARGV[3]
     local sharded = string.find(route, '{', 1, true)
-    local round = redis.call('HGET', key, 'round')
     local told = false
     for _, field in ipairs(redis.call('HKEYS', key)) do
       if string.sub(field, 1, 2) == 'w|' then
@@ -69,12 +80,13 @@ if op == 'down' then
 end
 
 local pttl = redis.call('PTTL', key)
+if op == 'wait' then
+  if pttl == -2 then return {0, '', -2, ''} end
+  if count > 0 then redis.call('HSET', key, 'w|' .. ARGV[2], 1) end
+  return {count, redis.call('HGET', key, 'round') or '', pttl, redis.call('HGET', key, 'opened') or ''}
+end
 if pttl == -2 then return {0, '', -2} end
 local reply = {count, redis.call('HGET', key, 'round') or '', pttl}
-if op == 'wait' then
-  if count > 0 then redis.call('HSET', key, 'w|' .. ARGV[2], 1) end
-  return reply
-end
 for _, field in ipairs(redis.call('HKEYS', key)) do
   if string.sub(field, 1, 2) == 'w|' then reply[#reply + 1] = string.sub(field, 3) end
 end
