@@ -113,6 +113,45 @@ class VirtualThreadTest extends OneServerTestBase {
         }
     }
 
+    /** Virtual threads of two clients await one condition and all come back, holding the lock one at a time. */
+    @Test
+    void virtualThreadsAwaitAConditionAndAreSignalled() throws Exception {
+        List<RelockClient> clients = List.of(newClient(), newClient());
+        int waiters = 50;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        RelockLock signaller = clients.get(0).lock("virtual-condition");
+        try (ExecutorService virtualThreads = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<?>> work = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                RelockLock lock = clients.get(i % clients.size()).lock("virtual-condition");
+                work.add(virtualThreads.submit(() -> {
+                    lock.lock();
+                    try {
+                        lock.newCondition().await();
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        Thread.yield();
+                        inside.decrementAndGet();
+                    } finally {
+                        lock.unlock();
+                    }
+                    return null;
+                }));
+            }
+            await().atMost(ALL_DONE).until(() -> signaller.newCondition().waiters().size() == waiters);
+            signaller.lock();
+            signaller.newCondition().signalAll();
+            signaller.unlock();
+            for (Future<?> future : work) {
+                future.get(ALL_DONE.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+        assertThat(overlaps.get()).as("signalled waiters inside the lock at the same time").isZero();
+        assertThat(queue("virtual-condition")).isEmpty();
+    }
+
     /** A small round of virtual threads through the same paths: acquire, queue, wake-up, release. */
     private static void contend(List<RelockClient> clients, int threads) throws Exception {
         try (ExecutorService virtualThreads = Executors.newVirtualThreadPerTaskExecutor()) {
