@@ -16,7 +16,10 @@ import java.util.concurrent.TimeUnit;
  * {@code trySetCount} or {@code countDown} ({@link #DEFAULT_IDLE_EXPIRY} unless {@link #trySetCount(long, Duration)}
  * says otherwise), then Redis deletes it: a latch whose parties died is not kept forever. A latch that expires before
  * reaching zero does not count as opened: its waiters fail with {@link IllegalStateException}, never return as if it
- * had. Once at zero it stays readable at 0 for the same expiry.
+ * had. Once at zero it stays readable at 0 for the same expiry. A waiter that could not read the latch for a long
+ * time (cut off from Redis) and finds its round gone without a trace of its opening fails the same way: the round
+ * expired unopened, or it opened and then expired too, or 16 later rounds opened meanwhile (the latch remembers that
+ * many); it is never taken for an opening.
  *
  * <p><b>Faults.</b> Each {@code countDown()} counts once even when the Redis client sends it again after a
  * reconnect. A wake-up message lost to a reconnect is made up for by reading the latch again once the wake-up

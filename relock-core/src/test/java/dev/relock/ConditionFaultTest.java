@@ -5,10 +5,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.testredis.TcpProxy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -258,6 +262,128 @@ class ConditionFaultTest extends OneServerTestBase {
             proxy.connections().get(0).heal();
             String state = resultOf(first);
             assertThat(state).isEqualTo("returned; held true, holds 2");
+        }
+    }
+
+    /**
+     * An interrupt while a timed-out await tries its 'leave' again (Redis unreachable, commands refused at once)
+     * does not turn the back-off into a busy loop (it did: a set interrupt status does not park; found by review).
+     */
+    @Test
+    void anInterruptWhileALeaveIsTriedAgainDoesNotMakeTheThreadSpin() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock timed = newClient(b -> b.redisUri(proxy.uri()).commandTimeout(Duration.ofMillis(500)))
+                    .lock("order");
+            RelockLock signaller = newClient().lock("order");
+            AtomicReference<Thread> thread = new AtomicReference<>();
+            CompletableFuture<String> first = inNewThread("timed", () -> {
+                thread.set(Thread.currentThread());
+                timed.lock();
+                try {
+                    return "returned " + timed.newCondition().await(1000, TimeUnit.MILLISECONDS);
+                } catch (Exception e) {
+                    return "threw " + e;
+                } finally {
+                    try { timed.unlock(); } catch (RuntimeException ignored) { }
+                }
+            });
+            await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
+            proxy.rejectNew(true);
+            proxy.cutConnections();
+            Thread.sleep(1300); // past the deadline: in leftTheWaitSet's retry loop
+            thread.get().interrupt();
+            ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            long cpu0 = mx.getThreadCpuTime(thread.get().getId());
+            Thread.sleep(2000);
+            long cpu1 = mx.getThreadCpuTime(thread.get().getId());
+            proxy.rejectNew(false);
+            assertThat(resultOf(first)).isEqualTo("returned false");
+            assertThat(TimeUnit.NANOSECONDS.toMillis(cpu1 - cpu0)).as("CPU ms of the waiter in 2 s").isLessThan(300);
+        }
+    }
+
+    /**
+     * A join that failed schedules a background 'leave'; the same thread's next await joins, and the late 'leave'
+     * (for the failed await's id only) spares its entry, so its signal reaches it (it went to nobody when 'leave'
+     * matched the owner alone; found by review).
+     */
+    @Test
+    void aBackgroundLeaveOfAFailedAwaitSparesTheThreadsNextAwait() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock waiting = newClient(b -> b.redisUri(proxy.uri()).commandTimeout(Duration.ofMillis(500))
+                    .defaultLease(Duration.ofSeconds(30))).lock("order");
+            RelockLock signaller = newClient().lock("order");
+            AtomicReference<String> firstAwait = new AtomicReference<>();
+            CountDownLatch locked = new CountDownLatch(1);
+            CountDownLatch cut = new CountDownLatch(1);
+            CompletableFuture<String> first = inNewThread("waiter", () -> {
+                waiting.lock();
+                locked.countDown();
+                cut.await();
+                try {
+                    try {
+                        waiting.newCondition().await(5, TimeUnit.SECONDS);
+                        firstAwait.set("returned");
+                    } catch (RuntimeException e) {
+                        firstAwait.set("threw " + e.getClass().getSimpleName());
+                    }
+                    // reconnect, then await again (the thread still holds the lock)
+                    await().atMost(HANG).until(() -> proxy.connectionCount() >= 1);
+                    Thread.sleep(300);
+                    long start = System.nanoTime();
+                    boolean signalled = waiting.newCondition().await(8, TimeUnit.SECONDS);
+                    return "second await returned " + signalled + " after " + millisSince(start) + " ms";
+                } finally {
+                    waiting.unlock();
+                }
+            });
+            // cut before the first await's join
+            locked.await();
+            proxy.rejectNew(true);
+            proxy.cutConnections();
+            await().atMost(HANG).until(() -> proxy.connectionCount() == 0);
+            cut.countDown();
+            await().atMost(HANG).until(firstAwait::get, v -> v != null);
+            Thread.sleep(700);
+            proxy.rejectNew(false);
+            await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
+            List<String> joined = signaller.newCondition().waiters();
+            Thread.sleep(3000); // the background leave retries at 50, 100, 200, ... 1600, 2000 ms
+            List<String> later = signaller.newCondition().waiters();
+            long start = System.nanoTime();
+            signaller.lock();
+            signaller.newCondition().signal();
+            signaller.unlock();
+            assertThat(first.get(20, TimeUnit.SECONDS)).startsWith("second await returned true");
+            assertThat(later).as("the second await's entry").isEqualTo(joined);
+            assertThat(millisSince(start)).as("ms from signal to return").isLessThan(2000);
+        }
+    }
+
+    /**
+     * Redis slow at the deadline: the first 'leave' is applied but its reply comes too late; the retry finds no
+     * entry and, as the await was never signalled, still reports the timeout (it reported a signal; found by review).
+     */
+    @Test
+    void aLeaveWhoseReplyCameTooLateStillReportsTheTimeout() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock timed = newClient(b -> b.redisUri(proxy.uri()).commandTimeout(Duration.ofMillis(500)))
+                    .lock("order");
+            RelockLock signaller = newClient().lock("order");
+            CompletableFuture<String> first = inNewThread("timed", () -> {
+                timed.lock();
+                try {
+                    return "returned " + timed.newCondition().await(1500, TimeUnit.MILLISECONDS);
+                } finally {
+                    timed.unlock();
+                }
+            });
+            await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
+            Thread.sleep(1000);
+            proxy.connections().get(0).replyLatency(Duration.ofMillis(900));
+            Thread.sleep(1300);
+            proxy.connections().get(0).replyLatency(Duration.ZERO);
+            assertThat(resultOf(first)).isEqualTo("returned false");
         }
     }
 }

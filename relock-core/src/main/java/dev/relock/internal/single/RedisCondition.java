@@ -142,7 +142,7 @@ final class RedisCondition implements RelockCondition {
             try {
                 joined = script("join", owner, Long.toString(stayMillis), awaitId);
             } catch (RelockException e) {
-                leaveLater(owner, stayMillis); // its reply may have been lost after it joined
+                leaveLater(owner, awaitId, stayMillis); // its reply may have been lost after it joined
                 throw e;
             }
             if (joined < 0) {
@@ -156,7 +156,7 @@ final class RedisCondition implements RelockCondition {
             try {
                 client.release(hold, 0, false);
             } catch (RuntimeException e) {
-                leaveLater(owner, stayMillis);
+                leaveLater(owner, awaitId, stayMillis);
                 throw e;
             }
             listening = true;
@@ -191,14 +191,14 @@ final class RedisCondition implements RelockCondition {
                 }
                 long left = forever ? Long.MAX_VALUE : waitNanos - (now - start);
                 if (left <= 0) {
-                    outcome = leftTheWaitSet(owner) ? "timeout" : "signalled";
+                    outcome = leftTheWaitSet(owner, awaitId) ? "timeout" : "signalled";
                     break;
                 }
                 LockSupport.parkNanos(this, Math.min(left, nextStay - now));
                 if (Thread.interrupted()) {
                     if (!interruptible) {
                         restoreInterrupt = true;
-                    } else if (leftTheWaitSet(owner)) {
+                    } else if (leftTheWaitSet(owner, awaitId)) {
                         interrupted = true;
                         outcome = "interrupted";
                         break;
@@ -244,35 +244,54 @@ final class RedisCondition implements RelockCondition {
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible acquisition does not throw InterruptedException", e);
         }
-        long retryNanos = 0;
-        while (again.holds() < count) {
-            try {
-                client.reenter(again, lease, renewed);
-                retryNanos = 0;
-            } catch (RedisUnavailableException e) {
-                // counts are written absolute: a re-entry sent again sets the same count
-                retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
-                LockSupport.parkNanos(this, retryNanos);
+        // as in leftTheWaitSet: the interrupt status is kept aside while it retries
+        boolean interrupted = Thread.interrupted();
+        try {
+            long retryNanos = 0;
+            while (again.holds() < count) {
+                try {
+                    client.reenter(again, lease, renewed);
+                    retryNanos = 0;
+                } catch (RedisUnavailableException e) {
+                    // counts are written absolute: a re-entry sent again sets the same count
+                    retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                    LockSupport.parkNanos(this, retryNanos);
+                    interrupted |= Thread.interrupted();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
 
     /**
-     * Whether the owner left the wait set now; false when a signal had taken it out first. Redis unavailable is
-     * waited out (the lock must be taken again next, which needs Redis too): an entry left behind would take the
-     * next signal from a thread that waits.
+     * Whether the await {@code awaitId} ended unsignalled (its entry taken out now, or before by a 'leave' whose
+     * reply was lost, or lapsed); false when a signal had taken it out first. Redis unavailable is waited out (the
+     * lock must be taken again next, which needs Redis too): an entry left behind would take the next signal from a
+     * thread that waits.
      */
-    private boolean leftTheWaitSet(String owner) {
-        long retryNanos = 0;
-        while (true) {
-            try {
-                return script("leave", owner) == 1;
-            } catch (RedisUnavailableException e) {
-                if (client.core.isClosed()) {
-                    return true;
+    private boolean leftTheWaitSet(String owner, String awaitId) {
+        // a set interrupt status would make every park and wait below return at once: kept aside, put back after
+        boolean interrupted = Thread.interrupted();
+        try {
+            long retryNanos = 0;
+            while (true) {
+                try {
+                    return script("leave", owner, awaitId) == 1;
+                } catch (RedisUnavailableException e) {
+                    if (client.core.isClosed()) {
+                        return true;
+                    }
+                    retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                    LockSupport.parkNanos(this, retryNanos);
+                    interrupted |= Thread.interrupted();
                 }
-                retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
-                LockSupport.parkNanos(this, retryNanos);
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -282,20 +301,21 @@ final class RedisCondition implements RelockCondition {
      * may have been applied although its reply was lost), retrying while Redis is unavailable until the entry would
      * have lapsed by itself; the failing thread does not wait for it.
      */
-    private void leaveLater(String owner, long stayMillis) {
+    private void leaveLater(String owner, String awaitId, long stayMillis) {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stayMillis);
-        leaveLater(owner, until, FIRST_RETRY_NANOS);
+        leaveLater(owner, awaitId, until, FIRST_RETRY_NANOS);
     }
 
-    private void leaveLater(String owner, long untilNanos, long retryNanos) {
+    // only that await's entry goes: a later await of the same thread keeps its own
+    private void leaveLater(String owner, String awaitId, long untilNanos, long retryNanos) {
         if (client.core.isClosed() || System.nanoTime() - untilNanos >= 0) {
             return;
         }
-        client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER, scriptKeys, "leave", owner)
+        client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER, scriptKeys, "leave", owner, awaitId)
                 .whenComplete((left, error) -> {
                     if (error != null) {
                         try {
-                            client.timer().schedule(() -> leaveLater(owner, untilNanos,
+                            client.timer().schedule(() -> leaveLater(owner, awaitId, untilNanos,
                                     Math.min(MAX_RETRY_NANOS, retryNanos * 2)), retryNanos, TimeUnit.NANOSECONDS);
                         } catch (RejectedExecutionException closing) {
                             // the client is shutting down: the entry lapses after a lease

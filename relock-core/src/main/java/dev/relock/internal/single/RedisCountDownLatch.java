@@ -156,8 +156,11 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
                 } else if (!round.equals(waiter.round)) {
                     if (!Arrays.asList(((String) reply.get(3)).split(" ")).contains(waiter.round)) {
                         outcome = "expired";
-                        throw new IllegalStateException("count-down latch '" + name + "' expired or was deleted"
-                                + " before it reached zero (nobody set it or counted it down for its idle expiry)");
+                        throw new IllegalStateException("count-down latch '" + name + "': the round this thread"
+                                + " waited for is gone without a trace of its opening: it expired before reaching zero"
+                                + " (nobody set it or counted it down for its idle expiry) or was deleted; or, while"
+                                + " this thread could not read it, it opened and then expired, or 16 later rounds"
+                                + " opened. Never taken for an opening");
                     }
                     // the round waited for opened, and another was armed since
                     outcome = "opened";

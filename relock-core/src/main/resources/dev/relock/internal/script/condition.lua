@@ -9,7 +9,10 @@
 --                        server time in ms until which it counts as waiting (its thread stays in it by
 --                        'stay' within that time, so the entry of a waiter whose client died lapses and
 --                        signal skips it) and the id its client gave that await; '~signal' -> the id of
---                        the last signal call (the same call sent again after a reconnect signals nobody)
+--                        the last signal call (the same call sent again after a reconnect signals nobody);
+--                        's|'<owner> -> '<await id> <ms>': that await was signalled then (so a 'leave' whose
+--                        first reply was lost still learns it was signalled; dropped at the owner's next
+--                        join, or by a signal 10 minutes later)
 -- Both keys live as long as their longest entry.
 -- A signalled waiter leaves the wait set and joins the lock's queue (queue.lua) behind everyone queued
 -- already, with the time the lock may still be held plus the handoff grace to come for it, and gets
@@ -20,7 +23,9 @@
 --                  join. Returns 1, or -1 when the owner does not hold the write lock (lease lost).
 --         'stay'   ARGV[2] owner, ARGV[3] ms, ARGV[4] await id. Returns 1 while in the wait set, 0 once
 --                  signalled (or lapsed).
---         'leave'  ARGV[2] owner. Returns 1 if it left the wait set now, 0 if it was not in it (signalled).
+--         'leave'  ARGV[2] owner, ARGV[3] await id. Takes that await's entry out of the wait set. Returns 0
+--                  if that await was signalled, 1 if not (it left now, or before, or its entry lapsed);
+--                  an entry of another await of the owner is left alone.
 --         'signal' ARGV[2] owner (the writer), ARGV[3] how many to signal ('all' for every one),
 --                  ARGV[4] handoff grace in ms, ARGV[5] wake-up route, ARGV[6] the call's id. Returns how
 --                  many it signalled, or -1 when the owner does not hold the write lock. An entry of the
@@ -61,6 +66,7 @@ if op == 'join' or op == 'stay' then
   if op == 'join' then
     if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
     redis.call('ZADD', waiting, 'NX', now_us, owner)
+    redis.call('HDEL', live, 's|' .. owner)
   elseif not redis.call('ZSCORE', waiting, owner) then
     return 0
   end
@@ -70,8 +76,16 @@ if op == 'join' or op == 'stay' then
 end
 
 if op == 'leave' then
-  redis.call('HDEL', live, ARGV[2])
-  return redis.call('ZREM', waiting, ARGV[2])
+  local owner, id = ARGV[2], ARGV[3]
+  local entry = redis.call('HGET', live, owner)
+  if entry and (string.match(entry, ' (.*)$') or '') == id and redis.call('ZSCORE', waiting, owner) then
+    redis.call('HDEL', live, owner)
+    redis.call('ZREM', waiting, owner)
+    return 1
+  end
+  local signalled = redis.call('HGET', live, 's|' .. owner)
+  if signalled and string.match(signalled, '^(%S+)') == id then return 0 end
+  return 1
 end
 
 if op == 'list' then
@@ -88,6 +102,14 @@ local waiters, ids = live_waiters(ARGV[3] ~= 'all' and tonumber(ARGV[3]) or nil)
 local count = #waiters
 if count == 0 then return 0 end
 redis.call('HSET', live, '~signal', ARGV[6])
+-- the marks of signals old enough that no 'leave' of theirs can still come
+local fields = redis.call('HGETALL', live)
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 2) == 's|'
+      and tonumber(string.match(fields[i + 1], ' (%d+)$') or '0') < now_ms - 600000 then
+    redis.call('HDEL', live, fields[i])
+  end
+end
 -- each comes for the lock once its holder, the signaller, lets it go: within the lock's lease
 local ttl = math.max(1, redis.call('PTTL', lock)) + tonumber(ARGV[4])
 local last = tonumber(redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2] or '0')
@@ -95,6 +117,7 @@ for i = 1, count do
   local member = waiters[i]
   redis.call('ZREM', waiting, member)
   redis.call('HDEL', live, member)
+  redis.call('HSET', live, 's|' .. member, ids[i] .. ' ' .. string.format('%d', now_ms))
   -- behind every waiter queued already, in the wait set's order
   last = math.max(last + 1, now_us)
   redis.call('ZADD', queue, 'NX', last, member)
