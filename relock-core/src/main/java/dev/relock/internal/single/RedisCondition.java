@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * A condition of a write lock on one Redis (see {@link RelockCondition}; the wait set in Redis is described in
@@ -244,24 +245,10 @@ final class RedisCondition implements RelockCondition {
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible acquisition does not throw InterruptedException", e);
         }
-        // as in leftTheWaitSet: the interrupt status is kept aside while it retries
-        boolean interrupted = Thread.interrupted();
-        try {
-            long retryNanos = 0;
-            while (again.holds() < count) {
-                try {
-                    client.reenter(again, lease, renewed);
-                    retryNanos = 0;
-                } catch (RedisUnavailableException e) {
-                    // counts are written absolute: a re-entry sent again sets the same count
-                    retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
-                    LockSupport.parkNanos(this, retryNanos);
-                    interrupted |= Thread.interrupted();
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+        while (again.holds() < count) {
+            // counts are written absolute: a re-entry sent again sets the same count
+            if (untilRedisAnswers(() -> client.reenter(again, lease, renewed)) == null) {
+                throw client.core.closedException();
             }
         }
     }
@@ -273,16 +260,25 @@ final class RedisCondition implements RelockCondition {
      * thread that waits.
      */
     private boolean leftTheWaitSet(String owner, String awaitId) {
-        // a set interrupt status would make every park and wait below return at once: kept aside, put back after
+        Long left = untilRedisAnswers(() -> script("leave", owner, awaitId));
+        return left == null || left == 1;
+    }
+
+    /**
+     * {@code call}'s result once Redis answered it, backing off while Redis is unavailable; null if the client
+     * closed meanwhile. The interrupt status is kept aside while it waits (a set one would make every park return
+     * at once) and put back before it returns.
+     */
+    private <T> T untilRedisAnswers(Supplier<T> call) {
         boolean interrupted = Thread.interrupted();
         try {
             long retryNanos = 0;
             while (true) {
                 try {
-                    return script("leave", owner, awaitId) == 1;
+                    return call.get();
                 } catch (RedisUnavailableException e) {
                     if (client.core.isClosed()) {
-                        return true;
+                        return null;
                     }
                     retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
                     LockSupport.parkNanos(this, retryNanos);
