@@ -18,7 +18,9 @@ import java.util.concurrent.locks.Condition;
  * every hold it has of the lock (one round trip each: join, release). When it is signalled, or its time is up, or
  * it is interrupted, it acquires the lock again like any waiter (in the lock's fair queue; a fresh acquisition with a
  * greater fencing token) and restores its hold count before it returns or throws, as {@link Condition} requires;
- * the re-acquisition waits as long as it takes. A hold with an explicit lease comes back with the same lease, a
+ * the re-acquisition waits as long as it takes, through Redis being unavailable too (a refusal, such as the
+ * replication guard's {@code FAIL}, ends it with that exception and without the lock, as it would end
+ * {@link RelockLock#lock()}). A hold with an explicit lease comes back with the same lease, a
  * renewed hold renewed. While waiting, the thread stays in the wait set by refreshing its entry every lease/3; the
  * entry of a waiter whose client died lapses after one lease and no signal goes to it.
  *
