@@ -40,6 +40,13 @@ class CountDownLatchFaultTest extends OneServerTestBase {
         assertThat(latch.trySetCount(2)).isTrue();
         assertThat(latchScript("down", "c1:h2", route)).as("a count-down of the last round again").isEqualTo(2);
         assertThat(latch.getCount()).isEqualTo(2);
+        // one that found the latch open already, sent again after the next arming, counts nothing either
+        assertThat(latchScript("down", "c1:h4", route)).isEqualTo(1);
+        assertThat(latchScript("down", "c1:h5", route)).isZero();
+        assertThat(latchScript("down", "c1:h6", route)).as("a count-down of an open latch").isZero();
+        assertThat(latch.trySetCount(3)).isTrue();
+        assertThat(latchScript("down", "c1:h6", route)).as("that count-down again, after the arming").isEqualTo(3);
+        assertThat(latch.getCount()).isEqualTo(3);
     }
 
     @Test

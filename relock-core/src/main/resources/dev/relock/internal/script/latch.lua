@@ -10,7 +10,8 @@
 --   'opened' -> the rounds that reached zero, the last 16, space-separated: kept across armings while the
 --               key lives, so a waiter of an earlier round tells an opened round from one that expired
 --               (a latch that expired starts again without them)
---   'd|'<id> -> server time in ms when the countDown call <id> counted (sent again, it counts no more)
+--   'd|'<id> -> server time in ms when the countDown call <id> counted, or found the latch open (sent
+--               again, also after the next arming, it counts no more)
 --   'w|'<client id> -> 1: that client has threads waiting; it gets one wake-up when the count hits 0
 -- PTTL: 'idle' after the last arming or count-down. No key reads as count 0 (never set, or expired).
 -- The wake-up at zero goes along the route (queue.lua): 'O\n<latch key>\n<client id>\n<round>' to every
@@ -47,7 +48,15 @@ end
 
 if op == 'down' then
   local id = 'd|' .. ARGV[2]
-  if count == 0 or redis.call('HEXISTS', key, id) == 1 then return count end
+  if redis.call('HEXISTS', key, id) == 1 then return count end
+  if count == 0 then
+    -- an opened latch keeps the id too, so the same call sent again after the next arming counts nothing;
+    -- up to 1,000 fields, so count-downs of an open latch in a loop cannot grow it without bound
+    if redis.call('EXISTS', key) == 1 and redis.call('HLEN', key) < 1000 then
+      redis.call('HSET', key, id, string.format('%d', server_time()))
+    end
+    return 0
+  end
   count = count - 1
   local now_ms = server_time()
   redis.call('HSET', key, 'count', string.format('%d', count), id, string.format('%d', now_ms))
