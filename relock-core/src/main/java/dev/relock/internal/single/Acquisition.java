@@ -75,8 +75,6 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     // what a waiter without a deadline tells the script it will wait: its queue entry then lives
     // as long as the retry hint, which it refreshes
     private static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
-    private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     // as Lettuce's cluster connection: a slot that moves more often than this is failing over in a loop
     static final int MAX_REDIRECTS = 5;
 
@@ -465,7 +463,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             // goes on trying until then, like one without (which tries through any unavailability)
             boolean waitsOut = queued && RedisCalls.isSlotMigrating(error) && System.nanoTime() - deadline < 0;
             if ((forever || waitsOut) && !client.core.isClosed()) {
-                backoff = backoff == 0 ? FIRST_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                backoff = RetryBackoff.after(backoff);
                 log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
                         mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
                 long at = System.nanoTime() + backoff;

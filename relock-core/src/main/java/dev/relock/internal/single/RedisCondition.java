@@ -31,8 +31,6 @@ import java.util.function.Supplier;
  */
 final class RedisCondition implements RelockCondition {
 
-    private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final SingleServerEngine client;
     private final String lockName;
@@ -185,7 +183,7 @@ final class RedisCondition implements RelockCondition {
                         retryNanos = 0;
                         nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
                     } catch (RelockException e) {
-                        retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                        retryNanos = RetryBackoff.after(retryNanos);
                         nextStay = System.nanoTime() + retryNanos;
                     }
                     continue;
@@ -280,7 +278,7 @@ final class RedisCondition implements RelockCondition {
                     if (client.core.isClosed()) {
                         return null;
                     }
-                    retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                    retryNanos = RetryBackoff.after(retryNanos);
                     LockSupport.parkNanos(this, retryNanos);
                     interrupted |= Thread.interrupted();
                 }
@@ -299,7 +297,7 @@ final class RedisCondition implements RelockCondition {
      */
     private void leaveLater(String owner, String awaitId, long stayMillis) {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stayMillis);
-        leaveLater(owner, awaitId, until, FIRST_RETRY_NANOS);
+        leaveLater(owner, awaitId, until, RetryBackoff.FIRST_NANOS);
     }
 
     // only that await's entry goes: a later await of the same thread keeps its own
@@ -312,7 +310,7 @@ final class RedisCondition implements RelockCondition {
                     if (error != null) {
                         try {
                             client.timer().schedule(() -> leaveLater(owner, awaitId, untilNanos,
-                                    Math.min(MAX_RETRY_NANOS, retryNanos * 2)), retryNanos, TimeUnit.NANOSECONDS);
+                                    RetryBackoff.after(retryNanos)), retryNanos, TimeUnit.NANOSECONDS);
                         } catch (RejectedExecutionException closing) {
                             // the client is shutting down: the entry lapses after a lease
                         }

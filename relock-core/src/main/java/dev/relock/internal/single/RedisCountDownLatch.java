@@ -29,8 +29,6 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     static final long RESENT_WITHIN_MILLIS = TimeUnit.MINUTES.toMillis(10);
     /** The largest count: Redis scripts count in doubles, exact up to 2^53. */
     static final long MAX_COUNT = (1L << 53) - 1;
-    private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
     // a timer at the latch's expiry fires a little after it, when Redis has deleted the key
     private static final long EXPIRY_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -136,7 +134,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
                             || !forever && System.nanoTime() - start - waitNanos >= 0) {
                         throw e;
                     }
-                    retryNanos = Math.min(MAX_RETRY_NANOS, Math.max(FIRST_RETRY_NANOS, retryNanos * 2));
+                    retryNanos = RetryBackoff.after(retryNanos);
                     outcome = park(waiter, start, waitNanos, forever, System.nanoTime() + retryNanos, true);
                     if (outcome != null) {
                         return outcome.equals("opened");

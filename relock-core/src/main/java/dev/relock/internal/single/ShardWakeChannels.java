@@ -63,8 +63,6 @@ import reactor.core.Disposable;
 final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> {
 
     private static final Logger log = LoggerFactory.getLogger(ShardWakeChannels.class);
-    private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
     // topology reads after a slot move whose view still names the node that let the slot go
     private static final long FIRST_STALE_REFRESH_MILLIS = 100;
     private static final int MAX_STALE_REFRESHES = 10;
@@ -297,7 +295,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
                 }
             }
             if (stale && staleRefreshes < MAX_STALE_REFRESHES) {
-                delayMillis = Math.min(FIRST_STALE_REFRESH_MILLIS << staleRefreshes, MAX_RETRY_NANOS / 1_000_000);
+                delayMillis = Math.min(FIRST_STALE_REFRESH_MILLIS << staleRefreshes, RetryBackoff.MAX_NANOS / 1_000_000);
                 staleRefreshes++;
             } else {
                 // beyond that, Lettuce's periodic refresh and a waiter's attempt at the holder's lease end remain
@@ -346,7 +344,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
         if (closed || wanted.retryScheduled) {
             return;
         }
-        wanted.retryNanos = wanted.retryNanos == 0 ? FIRST_RETRY_NANOS : Math.min(MAX_RETRY_NANOS, wanted.retryNanos * 2);
+        wanted.retryNanos = RetryBackoff.after(wanted.retryNanos);
         log.debug("subscribing to shard channel {} failed, trying again in {} ms: {}", channel,
                 TimeUnit.NANOSECONDS.toMillis(wanted.retryNanos), error.toString());
         try {
