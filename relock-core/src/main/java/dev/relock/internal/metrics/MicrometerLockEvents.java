@@ -119,20 +119,20 @@ final class MicrometerLockEvents implements LockEvents {
 
     @Override
     public void latchWaitEnded(String name, long nanos, String outcome) {
-        // registered once per group and outcome; later calls find it in the registry
-        Timer.builder(LATCH_WAIT)
-                .description("Waits for count-down latches by outcome, from the call to its return")
-                .tags("group", group(name), "outcome", outcome)
-                .publishPercentileHistogram()
-                .register(meters)
-                .record(nanos, TimeUnit.NANOSECONDS);
+        waitEnded(LATCH_WAIT, "Waits for count-down latches by outcome, from the call to its return", name, nanos,
+                outcome);
     }
 
     @Override
     public void conditionWaitEnded(String name, long nanos, String outcome) {
-        Timer.builder(CONDITION_WAIT)
-                .description("Waits in conditions by outcome, from the await to the signal, the timeout or the"
-                        + " interrupt (the lock's re-acquisition not counted)")
+        waitEnded(CONDITION_WAIT, "Waits in conditions by outcome, from the await to the signal, the timeout or the"
+                + " interrupt (the lock's re-acquisition not counted)", name, nanos, outcome);
+    }
+
+    /** Records one wait in the timer {@code meter} of its group and outcome, registered on first use. */
+    private void waitEnded(String meter, String description, String name, long nanos, String outcome) {
+        Timer.builder(meter)
+                .description(description)
                 .tags("group", group(name), "outcome", outcome)
                 .publishPercentileHistogram()
                 .register(meters)
