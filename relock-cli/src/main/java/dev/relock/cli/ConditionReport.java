@@ -1,13 +1,7 @@
 package dev.relock.cli;
 
-import com.fasterxml.jackson.core.JsonEncoding;
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import dev.relock.RelockCondition;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,29 +27,22 @@ final class ConditionReport {
 
     void details(RelockCondition condition, List<String> waiters) {
         StringBuilder text = new StringBuilder();
-        line(text, "lock", condition.lockName());
-        line(text, "condition", condition.name());
-        line(text, "kind", KIND);
+        LockReport.line(text, "lock", condition.lockName());
+        LockReport.line(text, "condition", condition.name());
+        LockReport.line(text, "kind", KIND);
         List<String> owners = new ArrayList<>();
         for (String owner : waiters) {
             owners.add(LockReport.shortOwner(owner));
         }
-        line(text, "waiters", owners.isEmpty() ? "none" : String.join(", ", owners));
+        LockReport.line(text, "waiters", owners.isEmpty() ? "none" : String.join(", ", owners));
         out.print(text);
         out.flush();
-    }
-
-    private static void line(StringBuilder text, String key, String value) {
-        text.append(key).append(": ").append(value).append(System.lineSeparator());
     }
 
     // ---- for scripts ------------------------------------------------------------------------
 
     void json(RelockCondition condition, List<String> waiters) {
-        try (JsonGenerator json = new JsonFactory()
-                .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
-                .createGenerator((OutputStream) out, JsonEncoding.UTF8)) {
-            json.writeStartObject();
+        LockReport.jsonObject(out, json -> {
             json.writeStringField("lock", condition.lockName());
             json.writeStringField("condition", condition.name());
             json.writeStringField("kind", KIND);
@@ -64,11 +51,6 @@ final class ConditionReport {
                 json.writeString(owner);
             }
             json.writeEndArray();
-            json.writeEndObject();
-            json.writeRaw('\n');
-        } catch (IOException e) {
-            throw new UncheckedIOException("writing JSON to stdout failed", e);
-        }
-        out.flush();
+        });
     }
 }

@@ -1,13 +1,7 @@
 package dev.relock.cli;
 
-import com.fasterxml.jackson.core.JsonEncoding;
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import dev.relock.LatchInfo;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -38,34 +32,27 @@ final class LatchReport {
 
     void details(LatchInfo latch) {
         StringBuilder text = new StringBuilder();
-        line(text, "name", latch.name());
-        line(text, "kind", KIND);
-        line(text, "state", latch.set() ? "set" : "not set");
-        line(text, "count", Long.toString(latch.count()));
+        LockReport.line(text, "name", latch.name());
+        LockReport.line(text, "kind", KIND);
+        LockReport.line(text, "state", latch.set() ? "set" : "not set");
+        LockReport.line(text, "count", Long.toString(latch.count()));
         if (latch.set()) {
-            line(text, "expires in", Durations.format(latch.expiresIn())
+            LockReport.line(text, "expires in", Durations.format(latch.expiresIn())
                     + " (" + latch.expiresIn().toMillis() + " ms)");
         }
         List<String> waiting = new ArrayList<>();
         for (String client : latch.waitingClients()) {
             waiting.add(shortClient(client));
         }
-        line(text, "waiting clients", waiting.isEmpty() ? "none" : String.join(", ", waiting));
+        LockReport.line(text, "waiting clients", waiting.isEmpty() ? "none" : String.join(", ", waiting));
         out.print(text);
         out.flush();
-    }
-
-    private static void line(StringBuilder text, String key, String value) {
-        text.append(key).append(": ").append(value).append(System.lineSeparator());
     }
 
     // ---- for scripts ------------------------------------------------------------------------
 
     void json(LatchInfo latch) {
-        try (JsonGenerator json = new JsonFactory()
-                .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
-                .createGenerator((OutputStream) out, JsonEncoding.UTF8)) {
-            json.writeStartObject();
+        LockReport.jsonObject(out, json -> {
             json.writeStringField("name", latch.name());
             json.writeStringField("kind", KIND);
             json.writeNumberField("count", latch.count());
@@ -76,11 +63,6 @@ final class LatchReport {
                 json.writeString(client);
             }
             json.writeEndArray();
-            json.writeEndObject();
-            json.writeRaw('\n');
-        } catch (IOException e) {
-            throw new UncheckedIOException("writing JSON to stdout failed", e);
-        }
-        out.flush();
+        });
     }
 }

@@ -117,16 +117,40 @@ final class LockReport {
         out.flush();
     }
 
-    private static void line(StringBuilder text, String key, String value) {
+    /** One "key: value" line for people; the other reports ({@link LatchReport}, {@link ConditionReport}) use it too. */
+    static void line(StringBuilder text, String key, String value) {
         text.append(key).append(": ").append(value).append(System.lineSeparator());
     }
 
     // ---- for scripts ------------------------------------------------------------------------
 
-    void jsonLines(List<LockInfo> locks, boolean withHeld) {
-        try (JsonGenerator json = new JsonFactory()
+    /** The fields of one JSON object, written into an open object. */
+    interface JsonFields {
+        void write(JsonGenerator json) throws IOException;
+    }
+
+    /** Writes one JSON object on one line of {@code out}, its fields by {@code fields}. */
+    static void jsonObject(PrintStream out, JsonFields fields) {
+        try (JsonGenerator json = jsonTo(out)) {
+            json.writeStartObject();
+            fields.write(json);
+            json.writeEndObject();
+            json.writeRaw('\n');
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing JSON to stdout failed", e);
+        }
+        out.flush();
+    }
+
+    /** A JSON generator on {@code out} (UTF-8) that leaves it open when closed. */
+    private static JsonGenerator jsonTo(PrintStream out) throws IOException {
+        return new JsonFactory()
                 .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)
-                .createGenerator((OutputStream) out, JsonEncoding.UTF8)) {
+                .createGenerator((OutputStream) out, JsonEncoding.UTF8);
+    }
+
+    void jsonLines(List<LockInfo> locks, boolean withHeld) {
+        try (JsonGenerator json = jsonTo(out)) {
             json.setRootValueSeparator(null);
             for (LockInfo lock : locks) {
                 json.writeStartObject();
