@@ -135,31 +135,15 @@ class ConditionFaultTest extends OneServerTestBase {
                 }
             });
             await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
-            String staleOwner = signaller.newCondition().waiters().get(0);
             // unreachable around the deadline: the 'leave' is refused at once (REJECT_COMMANDS)
             proxy.rejectNew(true);
             proxy.cutConnections();
             Thread.sleep(2500);
             proxy.rejectNew(false);
             assertThat(resultOf(first)).as("timed out").isFalse();
-            // the thread returned (and released the lock), yet it is still 'waiting'
+            // the thread returned (and released the lock): it must not be waiting any more
             List<String> after = signaller.newCondition().waiters();
-            CompletableFuture<Boolean> second = inNewThread("other", () -> {
-                other.lock();
-                try {
-                    return other.newCondition().await(4, TimeUnit.SECONDS);
-                } finally {
-                    other.unlock();
-                }
-            });
-            // only the real waiter: no entry of the thread that returned
-            await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
-            signaller.lock();
-            signaller.newCondition().signal();
-            signaller.unlock();
-            long start = System.nanoTime();
-            boolean signalled = resultOf(second);
-            assertThat(signalled).as("the only real waiter was signalled").isTrue();
+            aSignalReachesTheOnlyRealWaiter(other, signaller);
             assertThat(after).as("wait set after the await returned").isEmpty();
         }
     }
@@ -198,21 +182,7 @@ class ConditionFaultTest extends OneServerTestBase {
                     .startsWith("second await returned false");
             List<String> after = signaller.newCondition().waiters();
             proxy.connections().get(1).replyLatency(Duration.ZERO);
-            CompletableFuture<Boolean> second = inNewThread("other", () -> {
-                other.lock();
-                try {
-                    return other.newCondition().await(4, TimeUnit.SECONDS);
-                } finally {
-                    other.unlock();
-                }
-            });
-            // only the real waiter: no entry of the thread that returned
-            await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
-            signaller.lock();
-            signaller.newCondition().signal();
-            signaller.unlock();
-            boolean signalled = resultOf(second);
-            assertThat(signalled).as("the only real waiter was signalled").isTrue();
+            aSignalReachesTheOnlyRealWaiter(other, signaller);
             assertThat(after).as("wait set after the thread stopped awaiting").isEmpty();
         }
     }
@@ -328,8 +298,7 @@ class ConditionFaultTest extends OneServerTestBase {
                         firstAwait.set("threw " + e.getClass().getSimpleName());
                     }
                     // reconnect, then await again (the thread still holds the lock)
-                    await().atMost(HANG).until(() -> proxy.connectionCount() >= 1);
-                    Thread.sleep(300);
+                    await().atMost(HANG).until(() -> proxy.connectionCount() >= 2); // commands and pub/sub
                     long start = System.nanoTime();
                     boolean signalled = waiting.newCondition().await(8, TimeUnit.SECONDS);
                     return "second await returned " + signalled + " after " + millisSince(start) + " ms";
@@ -385,5 +354,25 @@ class ConditionFaultTest extends OneServerTestBase {
             proxy.connections().get(0).replyLatency(Duration.ZERO);
             assertThat(resultOf(first)).isEqualTo("returned false");
         }
+    }
+
+    /**
+     * A thread of {@code other}'s client awaits the lock's condition; it is the only waiter (no entry of a thread that
+     * returned is left), and the signal of {@code signaller} reaches it.
+     */
+    private void aSignalReachesTheOnlyRealWaiter(RelockLock other, RelockLock signaller) throws Exception {
+        CompletableFuture<Boolean> waiter = inNewThread("other", () -> {
+            other.lock();
+            try {
+                return other.newCondition().await(4, TimeUnit.SECONDS);
+            } finally {
+                other.unlock();
+            }
+        });
+        await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
+        signaller.lock();
+        signaller.newCondition().signal();
+        signaller.unlock();
+        assertThat(resultOf(waiter)).as("the only real waiter was signalled").isTrue();
     }
 }
