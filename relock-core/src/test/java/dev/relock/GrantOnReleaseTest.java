@@ -1,6 +1,7 @@
 package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.internal.script.LuaScript;
@@ -69,6 +70,91 @@ class GrantOnReleaseTest extends OneServerTestBase {
         mayUnlock.countDown();
         assertThat(resultOf(waiter)).isGreaterThan(firstToken);
         assertThat(held.isLocked()).isFalse();
+    }
+
+    /**
+     * A waiter of the releaser's own client: the grant comes back in the release's reply and is handed over there,
+     * with no wake-up published and no attempt of the waiter's own.
+     */
+    @Test
+    void aWaiterOfTheSameClientIsGrantedInTheReleasesReply() throws Exception {
+        // a long lease: no renewal pass runs while the scripts are counted
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockLock lock = client.lock("granted-here");
+        lock.lock();
+        lock.unlock();
+        lock.lock();
+        long firstToken = lock.fencingToken().orElseThrow();
+        CountDownLatch acquired = new CountDownLatch(1);
+        CountDownLatch mayUnlock = new CountDownLatch(1);
+        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+            assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            acquired.countDown();
+            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
+        await().atMost(HANG).until(() -> queue("granted-here").size() == 1);
+        // a command behind the waiter's attempt on the client's connection: its reply is in when this returns
+        client.ping();
+        long scriptsBefore = scriptCalls();
+        long publishesBefore = calls("publish");
+
+        lock.unlock();
+        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(scriptCalls() - scriptsBefore).as("the release only: the waiter sent no attempt").isEqualTo(1);
+        assertThat(calls("publish") - publishesBefore).as("no wake-up published").isZero();
+        mayUnlock.countDown();
+        assertThat(resultOf(waiter)).isGreaterThan(firstToken);
+    }
+
+    /**
+     * The reply that would carry the grant to a waiter of the same client is lost with its connection: the release ran
+     * and granted, but nobody tells the waiter. Its client has its waiters for the lock try again once the connection
+     * is back, and the granted one takes its grant then, long before the holder's lease, the waiter's deadline or its
+     * own next look (all minutes away).
+     */
+    @Test
+    void aGrantWhoseReleaseReplyWasLostStillReachesTheWaiter() throws Exception {
+        String name = "lost-grant-reply";
+        try (TcpProxy proxy = TcpProxy.to(redis);
+                RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                        .defaultLease(Duration.ofMinutes(3)).build()) {
+            RelockLock lock = client.lock(name);
+            lock.lock();
+            lock.unlock();
+            lock.lock();
+            long firstToken = lock.fencingToken().orElseThrow();
+            CountDownLatch acquired = new CountDownLatch(1);
+            // waits far longer than the test does: its own last try at its deadline would take the grant too
+            CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+                assertThat(lock.tryLock(2, TimeUnit.MINUTES)).isTrue();
+                acquired.countDown();
+                long token = lock.fencingToken().orElseThrow();
+                lock.unlock();
+                return token;
+            });
+            await().atMost(HANG).until(() -> queue(name).size() == 1);
+            client.ping();
+            String waiterOwner = queue(name).get(0);
+
+            proxy.loseNextReplyAndReset();
+            assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
+            assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis").isEqualTo(waiterOwner);
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
+            assertThat(resultOf(waiter)).isGreaterThan(firstToken);
+        }
+    }
+
+    /** Calls of {@code command} the fixture server has served so far (INFO commandstats). */
+    private long calls(String command) {
+        for (String line : admin().info("commandstats").split("\r\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                return Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return 0;
     }
 
     /**
@@ -182,15 +268,28 @@ class GrantOnReleaseTest extends OneServerTestBase {
      */
     @Test
     void waitersGivingUpWhileGrantsAreOnTheirWayLeaveNoGrantBehind() throws Exception {
-        int clients = 4;
+        givingUpWhileGrantsAreOnTheirWay(4, 1);
+    }
+
+    /** As above, with grants to waiters of the releaser's own client, which come back in the release's reply. */
+    @Test
+    void threadsOfOneClientGivingUpWhileGrantsAreInRepliesLeaveNoGrantBehind() throws Exception {
+        givingUpWhileGrantsAreOnTheirWay(2, 3);
+    }
+
+    private void givingUpWhileGrantsAreOnTheirWay(int clients, int threadsPerClient) throws Exception {
         int rounds = 150;
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger overlaps = new AtomicInteger();
         List<CompletableFuture<Integer>> done = new ArrayList<>();
-        for (int c = 0; c < clients; c++) {
-            // a grant left ownerless would hold the lock for at least 2/3 of this lease: longer than the bound below
-            RelockLock lock = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock("giving-up");
-            done.add(inNewThread("contender-" + c, () -> {
+        RelockClient client = null;
+        for (int t = 0; t < clients * threadsPerClient; t++) {
+            if (t % threadsPerClient == 0) {
+                // a grant left ownerless would hold the lock for at least 2/3 of this lease: longer than the bound below
+                client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+            }
+            RelockLock lock = client.lock("giving-up");
+            done.add(inNewThread("contender-" + t, () -> {
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 int acquired = 0;
                 for (int round = 0; round < rounds; round++) {
@@ -237,7 +336,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
             acquired += contender.get(90, TimeUnit.SECONDS);
         }
         assertThat(overlaps).hasValue(0);
-        assertThat(acquired).isGreaterThanOrEqualTo(clients * rounds / 3);
+        assertThat(acquired).isGreaterThanOrEqualTo(clients * threadsPerClient * rounds / 3);
         await("every queue entry and grant offer gone").atMost(HANG)
                 .until(() -> admin().exists("relock:{giving-up}:queue", "relock:{giving-up}:expiry") == 0);
     }

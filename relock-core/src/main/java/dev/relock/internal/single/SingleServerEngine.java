@@ -65,7 +65,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -129,6 +131,9 @@ public final class SingleServerEngine implements Engine {
     // the threads waiting in conditions; told of their signals by the waiting room
     private final ConditionWaits conditionWaits = new ConditionWaits();
     private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits);
+    // the lock keys of releases that failed with no reply, which may have granted the lock to a waiter of this
+    // client that only the reply would have told; their waiters here try again once the connection is up
+    private final Set<String> untoldGrants = ConcurrentHashMap.newKeySet();
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -228,6 +233,7 @@ public final class SingleServerEngine implements Engine {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
                 leaseKeeper.renewSoon();
+                wakeUntoldGrants();
             }
         };
         redisClient.addListener(reconnected);
@@ -917,6 +923,8 @@ public final class SingleServerEngine implements Engine {
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         boolean last = hold.holds() <= 1;
+        // the write lock's last release may grant the lock to a waiter of this client: it comes back in the reply
+        boolean grantsInReply = last && delayMillis == 0 && hold.mode == LockMode.WRITE;
         long left;
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
@@ -924,23 +932,31 @@ public final class SingleServerEngine implements Engine {
             String[] args = last && delayMillis > 0
                     ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
                             wakeRoute(hold.keys)}
-                    : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
+                    : grantsInReply
+                            ? new String[] {hold.owner, "all", graceMillis, wakeRoute(hold.keys), "1"}
+                            : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
+            ScriptOutputType type = grantsInReply ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
             // a renewal either went out before this release or sees the hold releasing and is not sent: none
             // follows a release-after, which would lengthen the lease it cut to the delay. Taken in the thread that
             // sends (never while offIo waits for an executor, whose task might wait for it)
-            CompletableFuture<Long> sent = IoThreads.offIo(timer(), () -> {
+            CompletableFuture<Object> sent = IoThreads.offIo(timer(), () -> {
                 dispatch.lock();
                 try {
                     if (last) {
                         hold.beginRelease();
                     }
-                    return sendRelease(hold, script, args);
+                    return sendRelease(hold, script, type, args);
                 } finally {
                     dispatch.unlock();
                 }
             });
-            left = calls.await(sent, "release", hold.lockName);
+            if (grantsInReply) {
+                // on the I/O thread that reads the reply, whether or not this thread still waits for it
+                sent.whenComplete((reply, error) -> deliverGrant(hold.keys, reply, error));
+            }
+            Object reply = calls.await(sent, "release", hold.lockName);
+            left = reply instanceof List<?> values ? (Long) values.get(0) : (Long) reply;
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
@@ -968,6 +984,38 @@ public final class SingleServerEngine implements Engine {
             }
         } else {
             hold.drop();
+        }
+    }
+
+    /**
+     * Hands a grant on release that came back in the reply of this client's release (release.lua's {0, owner, token,
+     * attempt id}) to the owner's acquisition here. When the release failed or was given up, whatever it granted
+     * will not be told: this client's waiters for the lock try again ({@link #wakeUntoldGrants}), and the one granted
+     * takes its grant so.
+     */
+    private void deliverGrant(LockKeys keys, Object reply, Throwable error) {
+        if (error != null) {
+            untoldGrants.add(keys.lock());
+            if (!RedisCalls.connectionLost(error)) {
+                // timed out or given up on a connection that still runs: an attempt now goes after the release
+                wakeUntoldGrants();
+            }
+        } else if (reply instanceof List<?> grant && grant.size() == 4) {
+            waitingRoom.granted(keys.lock(), (String) grant.get(1), Long.parseLong((String) grant.get(3)),
+                    Long.parseLong((String) grant.get(2)));
+        }
+    }
+
+    /**
+     * This client's waiters for the locks in {@link #untoldGrants} try again: an attempt that crosses a grant takes it
+     * (acquire.lua). After a release that timed out, at once; after one whose connection was lost, once the
+     * connection is back (the reconnect listener), as an attempt sent while it is down would only fail.
+     */
+    private void wakeUntoldGrants() {
+        for (String lockKey : untoldGrants) {
+            if (untoldGrants.remove(lockKey)) {
+                waitingRoom.wakeWaitersOf(lockKey);
+            }
         }
     }
 
@@ -1029,13 +1077,13 @@ public final class SingleServerEngine implements Engine {
      * to the slot's new master. A caller that gives up on the reply ({@link RedisCalls#await} cancels it) stops both
      * the NOSCRIPT fallback and that second send: nothing of this release may follow what the caller sends next.
      */
-    private CompletableFuture<Long> sendRelease(Hold hold, LuaScript script, String[] args) {
+    private CompletableFuture<Object> sendRelease(Hold hold, LuaScript script, ScriptOutputType type, String[] args) {
         RedisCalls on = releaseCalls(hold);
-        CompletableFuture<Long> sent = on.run(script, ScriptOutputType.INTEGER, hold.keys.all(), args);
+        CompletableFuture<Object> sent = on.run(script, type, hold.keys.all(), args);
         if (on == calls) {
             return sent;
         }
-        CompletableFuture<Long> reply = new CompletableFuture<>();
+        CompletableFuture<Object> reply = new CompletableFuture<>();
         reply.whenComplete((value, error) -> {
             if (reply.isCancelled()) {
                 on.abandon(sent);
@@ -1054,7 +1102,7 @@ public final class SingleServerEngine implements Engine {
                         return;
                     }
                     RedisCalls next = releaseCalls(hold);
-                    CompletableFuture<Long> again = next.run(script, ScriptOutputType.INTEGER, hold.keys.all(), args);
+                    CompletableFuture<Object> again = next.run(script, type, hold.keys.all(), args);
                     reply.whenComplete((ignored, cancelled) -> {
                         if (reply.isCancelled()) {
                             next.abandon(again);

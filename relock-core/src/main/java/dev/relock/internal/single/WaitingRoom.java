@@ -92,4 +92,29 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
             acquisition.granted(Long.parseLong(parts[4]), Long.parseLong(parts[3]));
         }
     }
+
+    /**
+     * A grant on release to {@code owner}, one of this client's, that came back in the reply of this client's own
+     * release instead of a {@code 'G'} message (release.lua): delivered as that message would be. An owner no longer
+     * waiting here gave up, and its withdraw undoes the grant. Any thread; never blocks.
+     */
+    void granted(String lockKey, String owner, long attempt, long token) {
+        Acquisition acquisition = byOwner.get(owner);
+        if (acquisition != null && acquisition.keys().lock().equals(lockKey)) {
+            acquisition.granted(attempt, token);
+        }
+    }
+
+    /**
+     * A release of the lock at {@code lockKey} that may have granted it to a waiter here failed or was given up, so
+     * no grant in its reply will come: every waiter here for that lock tries again now, and an attempt that crosses
+     * a grant takes it (acquire.lua). Any thread; never blocks.
+     */
+    void wakeWaitersOf(String lockKey) {
+        byOwner.forEach((owner, acquisition) -> {
+            if (acquisition.keys().lock().equals(lockKey)) {
+                acquisition.wake();
+            }
+        });
+    }
 }

@@ -114,22 +114,27 @@ end
 -- grant, so it needs no attempt of its own. Its lease ends at <attempt's server time> + <lease>,
 -- where its client counts it from when it sent that attempt: never later than Redis's end. The
 -- '~granted' field marks a grant its owner may not have seen yet: withdraw.lua undoes it (the
--- waiter gave up first), an attempt that crossed it takes it (acquire.lua). Returns whether it
--- granted; if not, the caller hands off by wake-up as before.
-local function grant_head(lock, fence, queue, expiry, now_ms, now_us, grace_ms, route)
+-- waiter gave up first), an attempt that crossed it takes it (acquire.lua). Returns nil when it did
+-- not grant (the caller then hands off by wake-up as before); else the grant as {owner, token,
+-- attempt id}. A grant to an owner of client reply_client (nil: none) is not published: the
+-- caller returns it in its reply, and that client delivers it (or, without the reply, has its
+-- waiters for the lock try again, which takes the grant).
+local function grant_head(lock, fence, queue, expiry, now_ms, now_us, grace_ms, route, reply_client)
   local head = live_head(queue, expiry, now_ms)
-  if not head or is_reader(head) then return false end
+  if not head or is_reader(head) then return nil end
   local offer = redis.call('HGET', expiry, '~g|' .. head)
-  if not offer then return false end
+  if not offer then return nil end
   local tried, lease, attempt = string.match(offer, '^(%d+) (%d+) (%d+)$')
   tried, lease = tonumber(tried), tonumber(lease)
-  if not tried or now_ms - tried > math.min(grace_ms, lease / 3) then return false end
+  if not tried or now_ms - tried > math.min(grace_ms, lease / 3) then return nil end
   local token, text = next_token(fence, now_us)
   redis.call('HSET', lock, '~writer', head, head, 1, '~token', text, '~granted', head)
   redis.call('PEXPIRE', lock, math.max(1, tried + lease - now_ms))
   drop_entry(queue, expiry, head)
-  wake_up(route, head, 'G\n' .. lock .. '\n' .. head .. '\n' .. text .. '\n' .. attempt)
-  return true
+  if client_of(head) ~= reply_client then
+    wake_up(route, head, 'G\n' .. lock .. '\n' .. head .. '\n' .. text .. '\n' .. attempt)
+  end
+  return {head, text, attempt}
 end
 
 -- Puts member in the queue (keeping its place if it is there) until it tries again after

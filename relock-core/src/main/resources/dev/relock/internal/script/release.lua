@@ -8,8 +8,11 @@
 --         one hold, not two; 'all' to give up every write hold of the owner
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up route (see queue.lua)
+-- ARGV[5] optional, '1': the caller delivers a grant on release to an owner of its own client
+--         from this reply (see grant_head), so such a grant is not published
 -- Returns the owner's write holds left (0 = released), or -1 when the owner does not hold the
--- write lock: its lease ran out or the lock was deleted or taken over.
+-- write lock: its lease ran out or the lock was deleted or taken over; with ARGV[5], a grant to
+-- an owner of the caller's client as {0, owner, fencing token, attempt id} instead of 0.
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
@@ -32,6 +35,13 @@ local now_ms, now_us = server_time()
 local grace = tonumber(ARGV[3])
 -- readers left here can only be the owner itself, after a downgrade
 local reading = live_readers(lock, readers, now_ms)
-if reading == 0 and grant_head(lock, fence, queue, expiry, now_ms, now_us, grace, ARGV[4]) then return 0 end
+if reading == 0 then
+  local reply_client = ARGV[5] == '1' and client_of(owner) or nil
+  local grant = grant_head(lock, fence, queue, expiry, now_ms, now_us, grace, ARGV[4], reply_client)
+  if grant then
+    if reply_client and client_of(grant[1]) == reply_client then return {0, grant[1], grant[2], grant[3]} end
+    return 0
+  end
+end
 hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0)
 return 0
