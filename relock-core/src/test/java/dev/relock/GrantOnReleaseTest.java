@@ -72,6 +72,42 @@ class GrantOnReleaseTest extends OneServerTestBase {
         assertThat(held.isLocked()).isFalse();
     }
 
+    /** The last reader's release grants the lock to the writer waiting at the head, as a write release does. */
+    @Test
+    void theLastReadersReleaseGrantsTheLockToTheWaitingWriter() throws Exception {
+        // long leases: no renewal pass runs while the scripts are counted
+        RelockReadWriteLock reading = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                .readWriteLock("read-then-write");
+        RelockLock writing = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                .readWriteLock("read-then-write").writeLock();
+        // once before, so the release below runs from the script cache
+        reading.readLock().lock();
+        reading.readLock().unlock();
+        reading.readLock().lock();
+        CountDownLatch acquired = new CountDownLatch(1);
+        CountDownLatch mayUnlock = new CountDownLatch(1);
+        CompletableFuture<Long> writer = inNewThread("writer", () -> {
+            assertThat(writing.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            acquired.countDown();
+            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            long token = writing.fencingToken().orElseThrow();
+            writing.unlock();
+            return token;
+        });
+        await().atMost(HANG).until(() -> queue("read-then-write").size() == 1);
+        long scriptsBefore = scriptCalls();
+
+        reading.readLock().unlock();
+        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(scriptCalls() - scriptsBefore).as("the release only: the writer sent no attempt").isEqualTo(1);
+        assertThat(admin().hget("relock:{read-then-write}", "~granted")).as("granted, not yet confirmed")
+                .isNotNull().isEqualTo(admin().hget("relock:{read-then-write}", "~writer"));
+        assertThat(reading.readLock().tryLock()).as("a reader beside the granted writer").isFalse();
+        mayUnlock.countDown();
+        assertThat(resultOf(writer))
+                .isEqualTo(Long.parseLong(admin().get("relock:{read-then-write}:fence")));
+    }
+
     /**
      * A waiter of the releaser's own client: the grant comes back in the release's reply and is handed over there,
      * with no wake-up published and no attempt of the waiter's own.

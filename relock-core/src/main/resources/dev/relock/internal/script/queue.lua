@@ -108,7 +108,8 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, reader
   end
 end
 
--- Called by the write release when the lock has just become free and nobody reads: a live head
+-- Called by a release (a writer's, or the last reader's) when the lock has just become free and
+-- nobody reads: a live head
 -- that is a writer, offered a grant (its client takes 'G' messages) and tried no longer than
 -- min(grace_ms, its lease / 3) ago becomes the holder here, and its wake-up message carries the
 -- grant, so it needs no attempt of its own. Its lease ends at <attempt's server time> + <lease>,

@@ -1,8 +1,9 @@
 -- release-read.lua: give up one read hold (or all of them) of an owner; when the last reader
--- leaves a lock no writer holds, the next waiters get their turn.
+-- leaves a lock no writer holds, the next waiters get their turn: a recently active writer at the
+-- head is granted the lock at once (see grant_head in queue.lua), as by a write release.
 -- uses token.lua
 --
--- KEYS[1] lock, KEYS[2] fence (not read here), KEYS[3] queue, KEYS[4] expiry,
+-- KEYS[1] lock, KEYS[2] fence (for a grant's token), KEYS[3] queue, KEYS[4] expiry,
 -- KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
 -- ARGV[2] the read holds the owner keeps (its own count less one, >= 1), written absolute as in
@@ -11,7 +12,7 @@
 -- ARGV[4] wake-up route (see queue.lua)
 -- Returns the owner's read holds left (0 = released), or -1 when the owner holds no read lock:
 -- its lease ran out or the lock was deleted.
-local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
+local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
 local holds = redis.call('HGET', lock, 'r|' .. owner)
@@ -34,7 +35,7 @@ if ARGV[2] == 'all' and holds and redis.call('EXISTS', queue) == 0 then
 end
 
 -- uses queue.lua
-local now_ms = server_time()
+local now_ms, now_us = server_time()
 local reading = live_readers(lock, readers, now_ms)
 if not holds or not redis.call('ZSCORE', readers, owner) then return -1 end
 if ARGV[2] ~= 'all' then
@@ -44,6 +45,9 @@ end
 redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
 redis.call('ZREM', readers, owner)
 if reading == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
-  hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[3]), ARGV[4], false)
+  local grace = tonumber(ARGV[3])
+  if not grant_head(lock, fence, queue, expiry, now_ms, now_us, grace, ARGV[4], nil) then
+    hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], false)
+  end
 end
 return 0
