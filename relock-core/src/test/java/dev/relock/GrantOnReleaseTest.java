@@ -158,21 +158,9 @@ class GrantOnReleaseTest extends OneServerTestBase {
                 RelockClient client = RelockClient.builder().redisUri(proxy.uri())
                         .defaultLease(Duration.ofMinutes(3)).build()) {
             RelockLock lock = client.lock(name);
-            lock.lock();
-            lock.unlock();
-            lock.lock();
-            long firstToken = lock.fencingToken().orElseThrow();
             CountDownLatch acquired = new CountDownLatch(1);
-            // waits far longer than the test does: its own last try at its deadline would take the grant too
-            CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
-                assertThat(lock.tryLock(2, TimeUnit.MINUTES)).isTrue();
-                acquired.countDown();
-                long token = lock.fencingToken().orElseThrow();
-                lock.unlock();
-                return token;
-            });
-            await().atMost(HANG).until(() -> queue(name).size() == 1);
-            client.ping();
+            CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, name, acquired);
+            long firstToken = Long.parseLong(admin().hget("relock:{" + name + "}", "~token"));
             String waiterOwner = queue(name).get(0);
 
             proxy.loseNextReplyAndReset();
@@ -181,6 +169,95 @@ class GrantOnReleaseTest extends OneServerTestBase {
             assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
             assertThat(resultOf(waiter)).isGreaterThan(firstToken);
         }
+    }
+
+    /**
+     * Review finding: on a Lettuce client that sends again what was in flight at a reconnect, a release whose reply
+     * was lost (the connection closed after Redis ran it) runs twice. The first run granted the lock to the waiter of
+     * the same client, the second answers -1: a reply that carries no grant, and no failure either. The waiter must
+     * still be told, at once, not at its deadline or the old holder's lease end (minutes away).
+     */
+    @Test
+    void aReleaseRunTwiceAfterItsReplyWasLostStillHandsItsGrantOver() throws Exception {
+        String name = "release-run-twice";
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri()); // Lettuce's defaults
+            try (RelockClient client = RelockClient.builder().redisClient(callers)
+                    .defaultLease(Duration.ofMinutes(3)).build()) {
+                RelockLock lock = client.lock(name);
+                CountDownLatch acquired = new CountDownLatch(1);
+                CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, name, acquired);
+                // the command connection only (opened first): its next reply, the release's, is lost, then FIN
+                proxy.connections().get(0).loseNextReplyAndClose();
+                assertThatThrownBy(lock::unlock).as("the second run found the lock granted")
+                        .isInstanceOf(LeaseLostException.class);
+                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
+                assertThat(resultOf(waiter)).isPositive();
+            } finally {
+                callers.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Review finding: while the command connection is down, another connection of the same Lettuce client coming back
+     * (the pub/sub one, or one of the caller's own) must not wake the waiter of an untold grant into an attempt that
+     * is refused, which would end its wait with an error and leave the grant on it for the whole lease.
+     */
+    @Test
+    void anotherConnectionComingBackFirstDoesNotWakeTheWaiterIntoAFailure() throws Exception {
+        String name = "woken-too-early";
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
+            callers.setOptions(io.lettuce.core.ClientOptions.builder()
+                    .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            try (RelockClient client = RelockClient.builder().redisClient(callers)
+                    .defaultLease(Duration.ofMinutes(3)).build()) {
+                RelockLock lock = client.lock(name);
+                CountDownLatch acquired = new CountDownLatch(1);
+                CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, name, acquired);
+                String waiterOwner = queue(name).get(0);
+                proxy.rejectNew(true); // the command connection cannot come back yet
+                proxy.connections().get(0).loseNextReplyAndReset(); // the command connection; pub/sub stays up
+                assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
+                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis").isEqualTo(waiterOwner);
+                // another connection of the same Lettuce client connects, straight to the server
+                try (var other = callers.connect(io.lettuce.core.RedisURI.create(redis.uri()))) {
+                    assertThat(other.sync().ping()).isEqualTo("PONG");
+                    assertThat(acquired.getCount()).as("still waiting").isOne();
+                    assertThat(waiter).as("still waiting, not failed").isNotDone();
+                    proxy.rejectNew(false);
+                    assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant")
+                            .isTrue();
+                    assertThat(resultOf(waiter)).isPositive();
+                }
+            } finally {
+                callers.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Holds {@code lock} (its release script cached) with a thread of the same client waiting behind, whose attempt's
+     * reply is in; the thread counts {@code acquired} down once it holds the lock, then unlocks and returns its token.
+     */
+    private CompletableFuture<Long> heldWithAWaiterOfTheSameClient(RelockClient client, RelockLock lock, String name,
+            CountDownLatch acquired) {
+        lock.lock();
+        lock.unlock();
+        lock.lock();
+        // waits far longer than the tests do: its own last try at its deadline would take a grant too
+        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+            assertThat(lock.tryLock(2, TimeUnit.MINUTES)).isTrue();
+            acquired.countDown();
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
+        await().atMost(HANG).until(() -> queue(name).size() == 1);
+        // a command behind the waiter's attempt on the client's connection: its reply is in when this returns
+        client.ping();
+        return waiter;
     }
 
     /** Calls of {@code command} the fixture server has served so far (INFO commandstats). */

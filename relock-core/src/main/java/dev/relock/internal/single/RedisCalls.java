@@ -92,6 +92,11 @@ public final class RedisCalls {
         return address;
     }
 
+    /** The command timeout, in ns: the longest {@link #await} waits. */
+    long timeoutNanos() {
+        return timeoutNanos;
+    }
+
     /**
      * Sends the guard's {@code WAIT replicas timeout}: the reply counts the replicas that
      * acknowledged every write this connection sent before it. Redis answers nothing else on this
@@ -298,21 +303,6 @@ public final class RedisCalls {
             }
         }
         return false;
-    }
-
-    /**
-     * Whether a command failed because its connection went down (reset, closed, not connected), not because it timed
-     * out or was given up: its connection is reconnecting, and a command sent before it is back is refused.
-     */
-    static boolean connectionLost(Throwable error) {
-        Throwable cause = unwrap(error);
-        if (cause instanceof IOException || isConnectionFailure(cause)) {
-            return true;
-        }
-        String message = String.valueOf(cause.getMessage());
-        return cause instanceof RedisException && !(cause instanceof RedisCommandTimeoutException)
-                // Lettuce: "Connection closed", "Connection disconnected", "Currently not connected…"
-                && (message.contains("closed") || message.contains("connected"));
     }
 
     /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */

@@ -65,9 +65,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -131,9 +130,6 @@ public final class SingleServerEngine implements Engine {
     // the threads waiting in conditions; told of their signals by the waiting room
     private final ConditionWaits conditionWaits = new ConditionWaits();
     private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits);
-    // the lock keys of releases that failed with no reply, which may have granted the lock to a waiter of this
-    // client that only the reply would have told; their waiters here try again once the connection is up
-    private final Set<String> untoldGrants = ConcurrentHashMap.newKeySet();
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -233,7 +229,6 @@ public final class SingleServerEngine implements Engine {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
                 leaseKeeper.renewSoon();
-                wakeUntoldGrants();
             }
         };
         redisClient.addListener(reconnected);
@@ -923,8 +918,11 @@ public final class SingleServerEngine implements Engine {
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         boolean last = hold.holds() <= 1;
-        // the write lock's last release may grant the lock to a waiter of this client: it comes back in the reply
-        boolean grantsInReply = last && delayMillis == 0 && hold.mode == LockMode.WRITE;
+        // the write lock's last release may grant the lock to a waiter of this client: then it comes back in the
+        // reply. Only asked for while one waits here: without, a grant to a waiter that joined meanwhile is
+        // published, as every other grant is, and the release keeps its plain integer reply
+        boolean grantsInReply = last && delayMillis == 0 && hold.mode == LockMode.WRITE
+                && waitingRoom.waitsFor(hold.keys.lock());
         long left;
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
@@ -936,7 +934,7 @@ public final class SingleServerEngine implements Engine {
                             ? new String[] {hold.owner, "all", graceMillis, wakeRoute(hold.keys), "1"}
                             : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
-            ScriptOutputType type = grantsInReply ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
+            ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
             // a renewal either went out before this release or sees the hold releasing and is not sent: none
             // follows a release-after, which would lengthen the lease it cut to the delay. Taken in the thread that
             // sends (never while offIo waits for an executor, whose task might wait for it)
@@ -956,7 +954,7 @@ public final class SingleServerEngine implements Engine {
                 sent.whenComplete((reply, error) -> deliverGrant(hold.keys, reply, error));
             }
             Object reply = calls.await(sent, "release", hold.lockName);
-            left = reply instanceof List<?> values ? (Long) values.get(0) : (Long) reply;
+            left = reply instanceof String text ? ReleaseReply.holdsLeft(text) : (Long) reply;
         } catch (RelockException e) {
             if (last) {
                 // stop renewing: the lease runs out in Redis by itself
@@ -988,34 +986,50 @@ public final class SingleServerEngine implements Engine {
     }
 
     /**
-     * Hands a grant on release that came back in the reply of this client's release (release.lua's {0, owner, token,
-     * attempt id}) to the owner's acquisition here. When the release failed or was given up, whatever it granted
-     * will not be told: this client's waiters for the lock try again ({@link #wakeUntoldGrants}), and the one granted
-     * takes its grant so.
+     * Hands a grant on release that came back in the reply of this client's release (release.lua) to the owner's
+     * acquisition here. A release with no reply (lost with its connection, timed out, given up) may have granted the
+     * lock to a waiter here all the same, and so may the first run of a release that Redis ran twice (a Lettuce
+     * client that sends again what was in flight at a reconnect; the second run answers -1): then this client's
+     * waiters for the lock try again ({@link #wakeWaitersOnceReachable}), and the one granted takes its grant so.
+     * On the I/O thread that reads the reply, or the caller's.
      */
     private void deliverGrant(LockKeys keys, Object reply, Throwable error) {
-        if (error != null) {
-            untoldGrants.add(keys.lock());
-            if (!RedisCalls.connectionLost(error)) {
-                // timed out or given up on a connection that still runs: an attempt now goes after the release
-                wakeUntoldGrants();
-            }
-        } else if (reply instanceof List<?> grant && grant.size() == 4) {
-            waitingRoom.granted(keys.lock(), (String) grant.get(1), Long.parseLong((String) grant.get(3)),
-                    Long.parseLong((String) grant.get(2)));
+        ReleaseReply.Grant grant = error == null ? ReleaseReply.grant((String) reply) : null;
+        if (grant != null) {
+            waitingRoom.granted(keys.lock(), grant.owner(), grant.attempt(), grant.token());
+        } else if (error != null || ReleaseReply.holdsLeft((String) reply) < 0) {
+            wakeWaitersOnceReachable(keys, 0);
         }
     }
 
     /**
-     * This client's waiters for the locks in {@link #untoldGrants} try again: an attempt that crosses a grant takes it
-     * (acquire.lua). After a release that timed out, at once; after one whose connection was lost, once the
-     * connection is back (the reconnect listener), as an attempt sent while it is down would only fail.
+     * After {@code waitedNanos}, reads the lock's key over the connection this client's attempts on it take, again
+     * with {@link RetryBackoff} until Redis answers; then this client's waiters for the lock try again. Not at once:
+     * while the connection is down an attempt would be refused, and a waiter with a deadline would fail on it. A read,
+     * not a wait for a reconnect event: those come for every connection of the Lettuce client, this one or not.
      */
-    private void wakeUntoldGrants() {
-        for (String lockKey : untoldGrants) {
-            if (untoldGrants.remove(lockKey)) {
-                waitingRoom.wakeWaitersOf(lockKey);
-            }
+    private void wakeWaitersOnceReachable(LockKeys keys, long waitedNanos) {
+        // only a waiter here when the release ran can have been granted; one that left since withdrew, undoing it
+        if (core.isClosed() || !waitingRoom.waitsFor(keys.lock())) {
+            return;
+        }
+        try {
+            timer().schedule(() -> {
+                if (core.isClosed() || !waitingRoom.waitsFor(keys.lock())) {
+                    return;
+                }
+                // bounded even where the Lettuce client has no timeout of its own (a black-holed connection)
+                calls.commands().exists(keys.lock()).toCompletableFuture()
+                        .orTimeout(calls.timeoutNanos(), TimeUnit.NANOSECONDS).whenComplete((found, error) -> {
+                    if (error == null) {
+                        waitingRoom.wakeWaitersOf(keys.lock());
+                    } else {
+                        wakeWaitersOnceReachable(keys, RetryBackoff.after(waitedNanos));
+                    }
+                });
+            }, waitedNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // the executor shuts down only with the client, which ends every waiter
         }
     }
 

@@ -105,10 +105,23 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
         }
     }
 
+    /** Whether an acquisition here waits for the lock at {@code lockKey}. */
+    boolean waitsFor(String lockKey) {
+        if (byOwner.isEmpty()) {
+            return false;
+        }
+        for (Acquisition acquisition : byOwner.values()) {
+            if (acquisition.keys().lock().equals(lockKey)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
-     * A release of the lock at {@code lockKey} that may have granted it to a waiter here failed or was given up, so
-     * no grant in its reply will come: every waiter here for that lock tries again now, and an attempt that crosses
-     * a grant takes it (acquire.lua). Any thread; never blocks.
+     * Every waiter here for the lock at {@code lockKey} tries again now: a release may have granted it to one of them
+     * without its reply telling (see {@code SingleServerEngine.deliverGrant}), and an attempt that crosses a grant
+     * takes it (acquire.lua). Any thread; never blocks.
      */
     void wakeWaitersOf(String lockKey) {
         byOwner.forEach((owner, acquisition) -> {

@@ -9,26 +9,30 @@
 -- ARGV[3] handoff grace in ms
 -- ARGV[4] wake-up route (see queue.lua)
 -- ARGV[5] optional, '1': the caller delivers a grant on release to an owner of its own client
---         from this reply (see grant_head), so such a grant is not published
+--         from this reply (see grant_head), so such a grant is not published; the reply is then text
 -- Returns the owner's write holds left (0 = released), or -1 when the owner does not hold the
--- write lock: its lease ran out or the lock was deleted or taken over; with ARGV[5], a grant to
--- an owner of the caller's client as {0, owner, fencing token, attempt id} instead of 0.
+-- write lock: its lease ran out or the lock was deleted or taken over. With ARGV[5] the same as
+-- text, and a grant to an owner of the caller's client as '0 <owner> <fencing token> <attempt id>'.
 local lock, fence, queue, expiry, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
+local function reply(holds)
+  if ARGV[5] == '1' then return tostring(holds) end
+  return holds
+end
 
 -- the usual case, in 3 calls and before the helpers are defined: the last hold goes, nobody waits
 -- and nobody reads, so nothing is handed off and nothing else is left in the lock hash
 if ARGV[2] == 'all' and redis.call('EXISTS', queue, readers) == 0 then
-  if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
+  if redis.call('HGET', lock, '~writer') ~= owner then return reply(-1) end
   redis.call('DEL', lock)
-  return 0
+  return reply(0)
 end
 
 -- uses queue.lua
-if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
+if redis.call('HGET', lock, '~writer') ~= owner then return reply(-1) end
 if ARGV[2] ~= 'all' then
   redis.call('HSET', lock, owner, ARGV[2])
-  return tonumber(ARGV[2])
+  return reply(tonumber(ARGV[2]))
 end
 redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
 local now_ms, now_us = server_time()
@@ -39,9 +43,11 @@ if reading == 0 then
   local reply_client = ARGV[5] == '1' and client_of(owner) or nil
   local grant = grant_head(lock, fence, queue, expiry, now_ms, now_us, grace, ARGV[4], reply_client)
   if grant then
-    if reply_client and client_of(grant[1]) == reply_client then return {0, grant[1], grant[2], grant[3]} end
-    return 0
+    if reply_client and client_of(grant[1]) == reply_client then
+      return '0 ' .. grant[1] .. ' ' .. grant[2] .. ' ' .. grant[3]
+    end
+    return reply(0)
   end
 end
 hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0)
-return 0
+return reply(0)
