@@ -483,7 +483,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             finish(null, client.core.closedException());
             return;
         }
-        log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, token);
+        if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
+            log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, token);
+        }
         finish(hold, null);
     }
 

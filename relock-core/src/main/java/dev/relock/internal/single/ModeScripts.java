@@ -44,10 +44,11 @@ enum ModeScripts {
     String[] acquireArgs(String owner, long leaseMillis, int holds, long waitMillis, String grace, String route,
             String... more) {
         String lease = Long.toString(leaseMillis);
-        String wait = Long.toString(waitMillis);
+        // "0": a fresh acquisition's holds, and a first attempt's wait
+        String wait = waitMillis == 0 ? "0" : Long.toString(waitMillis);
         String[] leading = this == PERMITS
                 ? new String[] {owner, lease, wait, grace, route}
-                : new String[] {owner, lease, Integer.toString(holds), wait, grace, route};
+                : new String[] {owner, lease, holds == 0 ? "0" : Integer.toString(holds), wait, grace, route};
         if (more.length == 0) {
             return leading;
         }
