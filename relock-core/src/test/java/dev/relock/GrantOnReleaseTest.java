@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
@@ -233,6 +234,48 @@ class GrantOnReleaseTest extends OneServerTestBase {
                 }
             } finally {
                 callers.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Review finding: with a replication guard, releases and attempts go over the guard's own connection and waiters
+     * take no grants, so a release lost on that connection can have granted nothing: its waiter must not be woken
+     * into an attempt on the connection that is down, which would end its wait (two minutes left) with an error.
+     */
+    @Test
+    void aReleaseLostOnTheGuardsConnectionDoesNotWakeTheWaiterIntoAFailure() throws Exception {
+        String name = "guard-probe";
+        try (RedisServer replica = RedisServer.start()) {
+            replica.execute("REPLICAOF", redis.host(), Integer.toString(redis.port()));
+            await().atMost(HANG).until(() -> admin().info("replication").contains("state=online"));
+            try (TcpProxy proxy = TcpProxy.to(redis);
+                    RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                            .commandTimeout(Duration.ofMillis(500))
+                            .replicationGuard(1, Duration.ofMillis(300))
+                            .defaultLease(Duration.ofMinutes(3)).build()) {
+                assertThat(proxy.connectionCount()).as("commands, pub/sub, the guard's").isEqualTo(3);
+                RelockLock lock = client.lock(name);
+                lock.lock();
+                CompletableFuture<Boolean> waiter = inNewThread("waiter", () -> {
+                    boolean got = lock.tryLock(2, TimeUnit.MINUTES);
+                    if (got) {
+                        lock.unlock();
+                    }
+                    return got;
+                });
+                await().atMost(HANG).until(() -> queue(name).size() == 1);
+                // a barrier on the guard's connection: the waiter's attempt's reply is in once this returns
+                RelockLock barrier = client.lock(name + "-barrier");
+                assertThat(barrier.tryLock()).isTrue();
+                barrier.unlock();
+
+                proxy.connections().get(2).blackhole(); // the guard's connection only
+                assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
+                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("the release never ran").isNotNull();
+                await("the waiter still waits").during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4))
+                        .until(() -> !waiter.isDone());
+                proxy.connections().get(2).heal();
             }
         }
     }

@@ -920,9 +920,10 @@ public final class SingleServerEngine implements Engine {
         boolean last = hold.holds() <= 1;
         // the write lock's last release may grant the lock to a waiter of this client: then it comes back in the
         // reply. Only asked for while one waits here: without, a grant to a waiter that joined meanwhile is
-        // published, as every other grant is, and the release keeps its plain integer reply
+        // published, as every other grant is, and the release keeps its plain integer reply. Never with a
+        // replication guard, whose waiters take no grants (and whose releases go over the guard's connection)
         boolean grantsInReply = last && delayMillis == 0 && hold.mode == LockMode.WRITE
-                && waitingRoom.waitsFor(hold.keys.lock());
+                && replicationGuard() == null && waitingRoom.waitsFor(hold.keys.lock());
         long left;
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
