@@ -109,10 +109,9 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, reader
 end
 
 -- Called by a release (a writer's, or the last reader's) when the lock has just become free and
--- nobody reads: a live head
--- that is a writer, offered a grant (its client takes 'G' messages) and tried no longer than
--- min(grace_ms, its lease / 3) ago becomes the holder here, and its wake-up message carries the
--- grant, so it needs no attempt of its own. Its lease ends at <attempt's server time> + <lease>,
+-- nobody reads: a live head that is a writer, offered a grant (its client takes 'G' messages) and
+-- tried no longer than min(grace_ms, its lease / 3) ago becomes the holder here, and its wake-up
+-- message carries the grant, so it needs no attempt of its own. Its lease ends at <attempt's server time> + <lease>,
 -- where its client counts it from when it sent that attempt: never later than Redis's end. The
 -- '~granted' field marks a grant its owner may not have seen yet: withdraw.lua undoes it (the
 -- waiter gave up first), an attempt that crossed it takes it (acquire.lua). Returns nil when it did
