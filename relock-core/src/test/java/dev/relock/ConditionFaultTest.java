@@ -126,14 +126,7 @@ class ConditionFaultTest extends OneServerTestBase {
                     .defaultLease(Duration.ofSeconds(30))).lock("order");
             RelockLock other = newClient().lock("order");
             RelockLock signaller = newClient().lock("order");
-            CompletableFuture<Boolean> first = inNewThread("timed", () -> {
-                timed.lock();
-                try {
-                    return timed.newCondition().await(1500, TimeUnit.MILLISECONDS);
-                } finally {
-                    timed.unlock();
-                }
-            });
+            CompletableFuture<Boolean> first = awaitingInNewThread("timed", timed, 1500);
             await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
             // unreachable around the deadline: the 'leave' is refused at once (REJECT_COMMANDS)
             proxy.rejectNew(true);
@@ -361,18 +354,23 @@ class ConditionFaultTest extends OneServerTestBase {
      * returned is left), and the signal of {@code signaller} reaches it.
      */
     private void aSignalReachesTheOnlyRealWaiter(RelockLock other, RelockLock signaller) throws Exception {
-        CompletableFuture<Boolean> waiter = inNewThread("other", () -> {
-            other.lock();
-            try {
-                return other.newCondition().await(4, TimeUnit.SECONDS);
-            } finally {
-                other.unlock();
-            }
-        });
+        CompletableFuture<Boolean> waiter = awaitingInNewThread("other", other, 4000);
         await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
         signaller.lock();
         signaller.newCondition().signal();
         signaller.unlock();
         assertThat(resultOf(waiter)).as("the only real waiter was signalled").isTrue();
+    }
+
+    /** A new thread that takes {@code lock}, awaits its default condition for {@code millis} and unlocks. */
+    private CompletableFuture<Boolean> awaitingInNewThread(String thread, RelockLock lock, long millis) {
+        return inNewThread(thread, () -> {
+            lock.lock();
+            try {
+                return lock.newCondition().await(millis, TimeUnit.MILLISECONDS);
+            } finally {
+                lock.unlock();
+            }
+        });
     }
 }

@@ -48,15 +48,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
         long firstToken = held.fencingToken().orElseThrow();
         CountDownLatch acquired = new CountDownLatch(1);
         CountDownLatch mayUnlock = new CountDownLatch(1);
-        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
-            assertThat(waiting.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            acquired.countDown();
-            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            // inspects the lock in Redis: only after the scripts were counted
-            long token = waiting.fencingToken().orElseThrow();
-            waiting.unlock();
-            return token;
-        });
+        CompletableFuture<Long> waiter = holdingInNewThread("waiter", waiting, HANG, acquired, mayUnlock);
         await().atMost(HANG).until(() -> queue("granted").size() == 1);
         long scriptsBefore = scriptCalls();
 
@@ -87,14 +79,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
         reading.readLock().lock();
         CountDownLatch acquired = new CountDownLatch(1);
         CountDownLatch mayUnlock = new CountDownLatch(1);
-        CompletableFuture<Long> writer = inNewThread("writer", () -> {
-            assertThat(writing.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            acquired.countDown();
-            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            long token = writing.fencingToken().orElseThrow();
-            writing.unlock();
-            return token;
-        });
+        CompletableFuture<Long> writer = holdingInNewThread("writer", writing, HANG, acquired, mayUnlock);
         await().atMost(HANG).until(() -> queue("read-then-write").size() == 1);
         long scriptsBefore = scriptCalls();
 
@@ -124,14 +109,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
         long firstToken = lock.fencingToken().orElseThrow();
         CountDownLatch acquired = new CountDownLatch(1);
         CountDownLatch mayUnlock = new CountDownLatch(1);
-        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
-            assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            acquired.countDown();
-            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            long token = lock.fencingToken().orElseThrow();
-            lock.unlock();
-            return token;
-        });
+        CompletableFuture<Long> waiter = holdingInNewThread("waiter", lock, HANG, acquired, mayUnlock);
         await().atMost(HANG).until(() -> queue("granted-here").size() == 1);
         // a command behind the waiter's attempt on the client's connection: its reply is in when this returns
         client.ping();
@@ -290,17 +268,29 @@ class GrantOnReleaseTest extends OneServerTestBase {
         lock.unlock();
         lock.lock();
         // waits far longer than the tests do: its own last try at its deadline would take a grant too
-        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
-            assertThat(lock.tryLock(2, TimeUnit.MINUTES)).isTrue();
-            acquired.countDown();
-            long token = lock.fencingToken().orElseThrow();
-            lock.unlock();
-            return token;
-        });
+        CompletableFuture<Long> waiter =
+                holdingInNewThread("waiter", lock, Duration.ofMinutes(2), acquired, new CountDownLatch(0));
         await().atMost(HANG).until(() -> queue(name).size() == 1);
         // a command behind the waiter's attempt on the client's connection: its reply is in when this returns
         client.ping();
         return waiter;
+    }
+
+    /**
+     * A new thread that waits up to {@code wait} for {@code lock} (asserting it gets it), counts {@code acquired} down,
+     * waits for {@code mayUnlock}, then reads its fencing token, unlocks and returns the token.
+     */
+    private CompletableFuture<Long> holdingInNewThread(String thread, RelockLock lock, Duration wait,
+            CountDownLatch acquired, CountDownLatch mayUnlock) {
+        return inNewThread(thread, () -> {
+            assertThat(lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            acquired.countDown();
+            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            // read in Redis only now: after whatever the test counted while the thread held the lock
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
     }
 
     /** Calls of {@code command} the fixture server has served so far (INFO commandstats). */
