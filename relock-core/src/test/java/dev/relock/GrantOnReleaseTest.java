@@ -95,33 +95,41 @@ class GrantOnReleaseTest extends OneServerTestBase {
     }
 
     /**
-     * A waiter of the releaser's own client: the grant comes back in the release's reply and is handed over there,
-     * with no wake-up published and no attempt of the waiter's own.
+     * A waiter of the releaser's own client that waits in Redis (it came while another client held the lock, so it
+     * has no line to join): the grant comes back in the release's reply and is handed over there, with no wake-up
+     * published and no attempt of the waiter's own.
      */
     @Test
-    void aWaiterOfTheSameClientIsGrantedInTheReleasesReply() throws Exception {
-        // a long lease: no renewal pass runs while the scripts are counted
+    void aWaiterOfTheSameClientInRedisIsGrantedInTheReleasesReply() throws Exception {
+        // long leases: no renewal pass runs while the scripts are counted
         RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
         RelockLock lock = client.lock("granted-here");
+        RelockLock other = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock("granted-here");
         lock.lock();
         lock.unlock();
-        lock.lock();
-        long firstToken = lock.fencingToken().orElseThrow();
-        CountDownLatch acquired = new CountDownLatch(1);
-        CountDownLatch mayUnlock = new CountDownLatch(1);
-        CompletableFuture<Long> waiter = holdingInNewThread("waiter", lock, HANG, acquired, mayUnlock);
+        other.lock();
+        CountDownLatch firstAcquired = new CountDownLatch(1);
+        CountDownLatch firstMayUnlock = new CountDownLatch(1);
+        CompletableFuture<Long> first = holdingInNewThread("first", lock, HANG, firstAcquired, firstMayUnlock);
         await().atMost(HANG).until(() -> queue("granted-here").size() == 1);
-        // a command behind the waiter's attempt on the client's connection: its reply is in when this returns
+        CountDownLatch secondAcquired = new CountDownLatch(1);
+        CompletableFuture<Long> second = holdingInNewThread("second", lock, HANG, secondAcquired, new CountDownLatch(0));
+        await().atMost(HANG).until(() -> queue("granted-here").size() == 2);
+        other.unlock();
+        assertThat(firstAcquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        // a command behind the second waiter's attempt on the client's connection: its reply is in when this returns
         client.ping();
         long scriptsBefore = scriptCalls();
         long publishesBefore = calls("publish");
 
-        lock.unlock();
-        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        assertThat(scriptCalls() - scriptsBefore).as("the release only: the waiter sent no attempt").isEqualTo(1);
+        firstMayUnlock.countDown();
+        assertThat(secondAcquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        long firstToken = resultOf(first);
+        // the first's release, then the second's (which ran once it counted down)
+        await().atMost(HANG).until(() -> second.isDone());
+        assertThat(scriptCalls() - scriptsBefore).as("the two releases only: the second sent no attempt").isEqualTo(2);
         assertThat(calls("publish") - publishesBefore).as("no wake-up published").isZero();
-        mayUnlock.countDown();
-        assertThat(resultOf(waiter)).isGreaterThan(firstToken);
+        assertThat(resultOf(second)).isGreaterThan(firstToken);
     }
 
     /**
@@ -140,11 +148,12 @@ class GrantOnReleaseTest extends OneServerTestBase {
             CountDownLatch acquired = new CountDownLatch(1);
             CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, name, acquired);
             long firstToken = Long.parseLong(admin().hget("relock:{" + name + "}", "~token"));
-            String waiterOwner = queue(name).get(0);
+            String holderOwner = admin().hget("relock:{" + name + "}", "~writer");
 
             proxy.loseNextReplyAndReset();
             assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
-            assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis").isEqualTo(waiterOwner);
+            assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis to the waiter")
+                    .startsWith(client.clientId() + ":").isNotEqualTo(holderOwner);
             assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
             assertThat(resultOf(waiter)).isGreaterThan(firstToken);
         }
@@ -195,11 +204,12 @@ class GrantOnReleaseTest extends OneServerTestBase {
                 RelockLock lock = client.lock(name);
                 CountDownLatch acquired = new CountDownLatch(1);
                 CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, name, acquired);
-                String waiterOwner = queue(name).get(0);
+                String holderOwner = admin().hget("relock:{" + name + "}", "~writer");
                 proxy.rejectNew(true); // the command connection cannot come back yet
                 proxy.connections().get(0).loseNextReplyAndReset(); // the command connection; pub/sub stays up
                 assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
-                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis").isEqualTo(waiterOwner);
+                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis to the waiter")
+                        .startsWith(client.clientId() + ":").isNotEqualTo(holderOwner);
                 // another connection of the same Lettuce client connects, straight to the server
                 try (var other = callers.connect(io.lettuce.core.RedisURI.create(redis.uri()))) {
                     assertThat(other.sync().ping()).isEqualTo("PONG");
@@ -259,8 +269,9 @@ class GrantOnReleaseTest extends OneServerTestBase {
     }
 
     /**
-     * Holds {@code lock} (its release script cached) with a thread of the same client waiting behind, whose attempt's
-     * reply is in; the thread counts {@code acquired} down once it holds the lock, then unlocks and returns its token.
+     * Holds {@code lock} (its release script cached) with a thread of the same client waiting behind, in the lock's line
+     * (see LocalLineTest): the release names it its successor. The thread counts {@code acquired} down once it holds the
+     * lock, then unlocks and returns its token.
      */
     private CompletableFuture<Long> heldWithAWaiterOfTheSameClient(RelockClient client, RelockLock lock, String name,
             CountDownLatch acquired) {
@@ -270,27 +281,9 @@ class GrantOnReleaseTest extends OneServerTestBase {
         // waits far longer than the tests do: its own last try at its deadline would take a grant too
         CompletableFuture<Long> waiter =
                 holdingInNewThread("waiter", lock, Duration.ofMinutes(2), acquired, new CountDownLatch(0));
-        await().atMost(HANG).until(() -> queue(name).size() == 1);
-        // a command behind the waiter's attempt on the client's connection: its reply is in when this returns
-        client.ping();
+        LocalLineTest.awaitWaiting("waiter");
+        assertThat(queue(name)).as("in the line, not in Redis").isEmpty();
         return waiter;
-    }
-
-    /**
-     * A new thread that waits up to {@code wait} for {@code lock} (asserting it gets it), counts {@code acquired} down,
-     * waits for {@code mayUnlock}, then reads its fencing token, unlocks and returns the token.
-     */
-    private CompletableFuture<Long> holdingInNewThread(String thread, RelockLock lock, Duration wait,
-            CountDownLatch acquired, CountDownLatch mayUnlock) {
-        return inNewThread(thread, () -> {
-            assertThat(lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            acquired.countDown();
-            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            // read in Redis only now: after whatever the test counted while the thread held the lock
-            long token = lock.fencingToken().orElseThrow();
-            lock.unlock();
-            return token;
-        });
     }
 
     /** Calls of {@code command} the fixture server has served so far (INFO commandstats). */

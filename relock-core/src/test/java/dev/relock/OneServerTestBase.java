@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
@@ -123,6 +124,23 @@ abstract class OneServerTestBase {
     /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
         return threads.start(name, work);
+    }
+
+    /**
+     * A new thread that waits up to {@code wait} for {@code lock} (asserting it gets it), counts {@code acquired} down,
+     * waits for {@code mayUnlock}, then reads its fencing token, unlocks and returns the token.
+     */
+    CompletableFuture<Long> holdingInNewThread(String thread, RelockLock lock, Duration wait,
+            CountDownLatch acquired, CountDownLatch mayUnlock) {
+        return inNewThread(thread, () -> {
+            assertThat(lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            acquired.countDown();
+            assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            // the hold's own token: no round trip
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
     }
 
     /** Waits for a result of {@link #inNewThread} no longer than {@link #HANG}. */

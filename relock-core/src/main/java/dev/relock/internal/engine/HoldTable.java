@@ -47,6 +47,29 @@ public final class HoldTable {
         return null;
     }
 
+    /**
+     * A write hold of the lock, whatever its owner, that is still held and not being released; null when none. (Two
+     * can be in the table at once: the one being released, and the next owner's, granted in the release.)
+     */
+    public Hold liveWriter(LockKeys keys) {
+        Object held = holds.get(keys);
+        if (held instanceof Hold hold) {
+            return isLiveWriter(hold) ? hold : null;
+        }
+        if (held != null) {
+            for (Hold hold : (Hold[]) held) {
+                if (isLiveWriter(hold)) {
+                    return hold;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static boolean isLiveWriter(Hold hold) {
+        return hold.mode == LockMode.WRITE && !hold.releasing() && hold.state() == LeaseState.HELD;
+    }
+
     /** Adds the hold, in place of any other of the same lock, mode and owner. */
     public void add(Hold hold) {
         if (holds.putIfAbsent(hold.keys, hold) != null) {

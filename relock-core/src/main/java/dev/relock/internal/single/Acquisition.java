@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,6 +108,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     // a grant for the latest attempt arrived while that attempt was in flight
     private boolean grantWaiting;
     private long grantToken;
+    // what runs once that grant was handled (taken with the attempt's reply, or dropped): the end of the hand-over
+    // that made it (LocalLines), or null
+    private Runnable grantHandled;
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
     private boolean hasCheckBy;
     private long checkBy;
@@ -117,6 +121,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     private boolean listening;
     // ended without a hold after the client was marked closed: left in the waiting room for close() to withdraw
     private boolean awaitsCloseWithdraw;
+    // waits in the client's line for the lock (LocalLines): nothing of this acquisition is in Redis
+    private boolean inLine;
+    // something of this acquisition may be in Redis (an attempt, or a release that named it successor): an
+    // unsuccessful end withdraws
+    private boolean touched;
 
     /**
      * @param extraArgs the acquire script's arguments after the wake-up route
@@ -146,6 +155,16 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         this.queued = forever || waitNanos > 0;
         if (queued) {
             client.waitingRoom().enter(owner, this);
+            Long tryBy = takesGrants ? client.localLines().join(keys, this, TimeUnit.MILLISECONDS.toNanos(leaseMillis))
+                    : null;
+            if (tryBy != null) {
+                // the holder's release names its successor; at the holder's lease end this waiter tries in Redis
+                // itself, in case the holder never comes back (+1 ms: just after the lease has run out in Redis)
+                inLine = true;
+                long at = tryBy + TimeUnit.MILLISECONDS.toNanos(1);
+                schedule(forever || at - deadline < 0 ? at : deadline);
+                return;
+            }
         }
         attempt();
     }
@@ -190,20 +209,101 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /**
      * release.lua made this owner the holder in reply to attempt {@code attempt}, with this
-     * fencing token. Pub/sub thread; never blocks.
+     * fencing token. {@code over} runs at the end of the step. Pub/sub or I/O thread; never blocks.
      */
-    void granted(long attempt, long token) {
+    void granted(long attempt, long token, Runnable over) {
         step(() -> {
-            // a grant for an older attempt may have been undone by a withdraw since
-            if (isDecided() || attempt != attemptId) {
+            try {
+                // a grant for an older attempt may have been undone by a withdraw since
+                if (isDecided() || attempt != attemptId) {
+                    return;
+                }
+                if (inFlight != null) {
+                    // its reply tells whether it ran before the grant (then the grant stands) or took it
+                    grantWaiting = true;
+                    grantToken = token;
+                    grantHandled();
+                    grantHandled = over;
+                    return;
+                }
+                tookHold(token, attemptSentNanos);
+            } finally {
+                if (grantHandled != over) {
+                    over.run();
+                }
+            }
+        });
+    }
+
+    /**
+     * Becomes the successor named in the release that {@code release} sends (given this owner, its lease and the
+     * hand-over's id: release.lua's ARGV[6..8]), if this acquisition still waits in its line; null if not. The release
+     * is sent under this acquisition's lock, so a withdraw of this owner always follows it. Not on an I/O thread.
+     */
+    LocalLines.Succession succeed(Function<String[], CompletableFuture<Object>> release) {
+        LocalLines.Succession[] named = {null};
+        step(() -> {
+            if (isDecided() || !inLine) {
                 return;
             }
-            if (inFlight != null) {
-                // its reply tells whether it ran before the grant (then the grant stands) or took it
-                grantWaiting = true;
-                grantToken = token;
+            inLine = false;
+            touched = true;
+            // the hand-over's id is an attempt's: a grant for it is taken as an attempt's would be
+            attemptId = client.nextAttemptId();
+            grantWaiting = false;
+            // the grant's lease runs in Redis from when the release ran, after this
+            attemptSentNanos = System.nanoTime();
+            CompletableFuture<Object> sent;
+            try {
+                sent = release.apply(new String[] {owner, Long.toString(leaseMillis), Long.toString(attemptId)});
+            } catch (RuntimeException e) {
+                sent = CompletableFuture.failedFuture(e);
+            }
+            named[0] = new LocalLines.Succession(this, attemptId, sent);
+        });
+        return named[0];
+    }
+
+    /**
+     * The reply of the release that named this acquisition its successor ({@link #succeed}), for hand-over
+     * {@code attempt}: it made this owner the holder with fencing token {@code token}, or did not ({@code token} < 0):
+     * then this acquisition tries in Redis now, or, when {@code waitForRedis} (the release may have made it the
+     * holder, and Redis did not answer), when it is woken or its timer fires. {@code over} runs at the end of the step,
+     * once a hold taken here is in the client's table. Any thread; never blocks.
+     */
+    void succession(long attempt, long token, boolean waitForRedis, Runnable over) {
+        step(() -> {
+            try {
+                // decided: it gave up, and its withdraw undoes a grant; another id: it has tried in Redis since, and
+                // that attempt takes a grant it crosses
+                if (isDecided() || attempt != attemptId || inFlight != null) {
+                    return;
+                }
+                if (token >= 0) {
+                    tookHold(token, attemptSentNanos);
+                } else if (!waitForRedis) {
+                    attempt();
+                }
+            } finally {
+                over.run();
+            }
+        });
+    }
+
+    /**
+     * The release that named this acquisition its successor ({@link #succeed}), for hand-over {@code attempt}, made
+     * another thread of this client the holder, one that waited in Redis: this one goes back to the head of the line
+     * that thread now leads, or, if nobody here leads it any more, tries in Redis. Any thread; never blocks.
+     */
+    void passedOver(long attempt) {
+        step(() -> {
+            if (isDecided() || attempt != attemptId || inFlight != null) {
+                return;
+            }
+            if (client.localLines().rejoin(keys, this)) {
+                inLine = true;
             } else {
-                tookHold(token, attemptSentNanos);
+                attempt();
             }
         });
     }
@@ -260,6 +360,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 return;
             }
             timerFired();
+            if (inLine && !forever && System.nanoTime() - deadline >= 0) {
+                // another owner of this client held the lock all along: nothing to try, nothing to withdraw
+                finish(null, null);
+                return;
+            }
             attempt();
         });
     }
@@ -282,28 +387,46 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             redirects = 0;
             boolean grant = grantWaiting;
             grantWaiting = false;
-            if (error != null) {
-                // the withdraw that follows a lost reply undoes a grant too; any other failure
-                // leaves a grant that is known to exist in Redis
-                failed(error, grant);
-            } else if (result.get(0) < 0) {
-                if (grant || queued) {
-                    // refused for good (an upgrade, or more permits than a semaphore has now): an entry of an
-                    // earlier attempt must not stay at the head of the queue, nor a grant unused
-                    withdraw(false);
-                }
-                finish(null, refusal.apply(result.get(0)));
-            } else if (result.get(0) == 0 && grant) {
-                // the attempt ran before the grant
-                tookHold(grantToken, sentNanos);
-            } else if (result.get(0) == 1 && guard != null) {
-                awaitReplicas(result.get(1), sentNanos);
-            } else if (result.get(0) == 1) {
-                tookHold(result.get(1), sentNanos);
-            } else {
-                notAcquired(result.get(1), sentNanos);
+            try {
+                handleReply(result, error, grant, sentNanos);
+            } finally {
+                grantHandled();
             }
         });
+    }
+
+    /** The attempt's reply, or its failure; {@code grant}: a grant for it arrived meanwhile. Lock held. */
+    private void handleReply(List<Long> result, Throwable error, boolean grant, long sentNanos) {
+        if (error != null) {
+            // the withdraw that follows a lost reply undoes a grant too; any other failure
+            // leaves a grant that is known to exist in Redis
+            failed(error, grant);
+        } else if (result.get(0) < 0) {
+            if (grant || queued) {
+                // refused for good (an upgrade, or more permits than a semaphore has now): an entry of an
+                // earlier attempt must not stay at the head of the queue, nor a grant unused
+                withdraw(false);
+            }
+            finish(null, refusal.apply(result.get(0)));
+        } else if (result.get(0) == 0 && grant) {
+            // the attempt ran before the grant
+            tookHold(grantToken, sentNanos);
+        } else if (result.get(0) == 1 && guard != null) {
+            awaitReplicas(result.get(1), sentNanos);
+        } else if (result.get(0) == 1) {
+            tookHold(result.get(1), sentNanos);
+        } else {
+            notAcquired(result.get(1), sentNanos);
+        }
+    }
+
+    /** Runs what waits for a grant that arrived during an attempt to be handled, if anything does. Lock held. */
+    private void grantHandled() {
+        Runnable over = grantHandled;
+        if (over != null) {
+            grantHandled = null;
+            over.run();
+        }
     }
 
     private void onAcknowledged(CompletableFuture<Long> acks, long token, long sentNanos, Long acknowledged,
@@ -357,11 +480,17 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             return;
         }
         calls = route.join();
+        if (inLine) {
+            client.localLines().leave(keys, this);
+            inLine = false;
+        }
+        touched = true;
         attemptId = client.nextAttemptId();
         // a queued writer's attempt offers to take a grant on release, for this attempt's id
         String[] args = scripts.acquireArgs(owner, leaseMillis, 0, waitMillis, client.graceMillis(),
                 client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
         grantWaiting = false;
+        grantHandled();
         long sent = System.nanoTime();
         attemptSentNanos = sent;
         CompletableFuture<List<Long>> reply = send(args);
@@ -502,6 +631,10 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
     private void withdraw(boolean undoFreshHold) {
+        if (!touched) {
+            // it waited in its line only: Redis has nothing of it
+            return;
+        }
         if (queued && client.core.isClosed()) {
             // close() withdraws the queued acquisitions itself, before it closes the connection (see finish)
             return;
@@ -533,6 +666,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         // attempt's id
         attemptId = 0;
         grantWaiting = false;
+        grantHandled();
         return client.cleanUpOn(calls, scripts.withdraw, keys.all(),
                 scripts.withdrawArgs(owner, undoFreshHold, client.graceMillis(), client.wakeRoute(keys)));
     }
@@ -541,6 +675,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     protected void finish(Hold hold, RuntimeException error) {
         decide(hold, error);
         cancelTimer();
+        grantHandled();
+        if (inLine) {
+            client.localLines().leave(keys, this);
+            inLine = false;
+        }
         if (queued && hold == null && client.core.isClosed()) {
             // close() walks the room and withdraws what it finds there (failAtClose); withdraw() leaves that to it
             // once the client is marked closed, so an acquisition that ended without a hold since stays for it
@@ -583,7 +722,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     protected String describe() {
         return "queued=" + queued + ", inFlight=" + (inFlight == null ? "none" : inFlight.isDone() ? "done" : "pending")
                 + ", woken=" + woken + ", attemptId=" + attemptId + ", grantWaiting=" + grantWaiting
-                + ", listening=" + listening + ", redirects=" + redirects + ", backoff=" + backoff;
+                + ", listening=" + listening + ", redirects=" + redirects + ", backoff=" + backoff + ", inLine=" + inLine
+                + ", touched=" + touched;
     }
 
     private static long ceilMillis(long nanos) {

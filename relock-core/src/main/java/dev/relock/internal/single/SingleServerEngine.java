@@ -60,6 +60,7 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -130,6 +131,8 @@ public final class SingleServerEngine implements Engine {
     // the threads waiting in conditions; told of their signals by the waiting room
     private final ConditionWaits conditionWaits = new ConditionWaits();
     private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits);
+    // the threads waiting in the JVM for a write lock another owner of this client holds
+    private final LocalLines localLines;
     private final LeaseKeeper leaseKeeper;
     // told by Lettuce of every connection of redisClient that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
@@ -149,6 +152,8 @@ public final class SingleServerEngine implements Engine {
         this.settings = core.settings();
         this.address = address;
         this.holds = core.holds();
+        // timer() only once the Lettuce client is set
+        this.localLines = new LocalLines(holds, command -> timer().execute(command));
         this.redisClient = redisClient;
         this.ownsRedisClient = ownsRedisClient;
         this.cluster = redisClient instanceof RedisClusterClient;
@@ -885,6 +890,10 @@ public final class SingleServerEngine implements Engine {
         return waitingRoom;
     }
 
+    LocalLines localLines() {
+        return localLines;
+    }
+
     @Override
     public LockEvents events() {
         return events;
@@ -914,16 +923,23 @@ public final class SingleServerEngine implements Engine {
                 holds.remove(hold);
                 // clean up in case the key outlived the local view of the lease
                 releaseLost(hold);
+                localLines.wakeIfUnled(hold.keys);
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         boolean last = hold.holds() <= 1;
-        // the write lock's last release may grant the lock to a waiter of this client: then it comes back in the
-        // reply. Only asked for while one waits here: without, a grant to a waiter that joined meanwhile is
-        // published, as every other grant is, and the release keeps its plain integer reply. Never with a
-        // replication guard, whose waiters take no grants (and whose releases go over the guard's connection)
-        boolean grantsInReply = last && delayMillis == 0 && hold.mode == LockMode.WRITE
-                && replicationGuard() == null && waitingRoom.waitsFor(hold.keys.lock());
+        // the write lock's last release hands over: it may name a successor from the lock's line (LocalLines), and a
+        // grant to a waiter of this client comes back in its reply. Only while one waits here (in the line or in
+        // Redis): without, a grant to a waiter that joined meanwhile is published, as every other grant is, and the
+        // release keeps its plain integer reply. Never with a delay, nor with a replication guard, whose waiters take
+        // no grants (and whose releases go over the guard's connection). Marks the hold releasing: from here on no
+        // thread of this client joins the line behind it
+        LocalLines.Line handOver = last && hold.mode == LockMode.WRITE
+                ? localLines.beginHandOver(hold, delayMillis == 0 && replicationGuard() == null,
+                        () -> waitingRoom.waitsFor(hold.keys.lock()))
+                : null;
+        boolean grantsInReply = handOver != null;
+        LocalLines.Succession[] named = {null};
         long left;
         try {
             // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
@@ -939,20 +955,31 @@ public final class SingleServerEngine implements Engine {
             // a renewal either went out before this release or sees the hold releasing and is not sent: none
             // follows a release-after, which would lengthen the lease it cut to the delay. Taken in the thread that
             // sends (never while offIo waits for an executor, whose task might wait for it)
-            CompletableFuture<Object> sent = IoThreads.offIo(timer(), () -> {
-                dispatch.lock();
-                try {
-                    if (last) {
-                        hold.beginRelease();
+            CompletableFuture<Object> sent;
+            try {
+                sent = IoThreads.offIo(timer(), () -> {
+                    if (handOver != null) {
+                        named[0] = localLines.nameSuccessor(handOver,
+                                successor -> dispatchRelease(hold, last, script, type, withSuccessor(args, successor)));
+                        if (named[0] != null) {
+                            return named[0].sent();
+                        }
                     }
-                    return sendRelease(hold, script, type, args);
-                } finally {
-                    dispatch.unlock();
+                    return dispatchRelease(hold, last, script, type, args);
+                });
+            } catch (RuntimeException e) {
+                if (handOver != null && named[0] == null) {
+                    // nothing was sent: the hand-over ends here
+                    localLines.handedOver(hold.keys, handOver, false);
                 }
-            });
-            if (grantsInReply) {
-                // on the I/O thread that reads the reply, whether or not this thread still waits for it
-                sent.whenComplete((reply, error) -> deliverGrant(hold.keys, reply, error));
+                throw e;
+            }
+            LocalLines.Succession succession = named[0];
+            // on the I/O thread that reads the reply, whether or not this thread still waits for it
+            if (succession != null) {
+                sent.whenComplete((reply, error) -> handOver(hold.keys, handOver, succession, reply, error));
+            } else if (handOver != null) {
+                sent.whenComplete((reply, error) -> deliverGrant(hold.keys, handOver, reply, error));
             }
             Object reply = calls.await(sent, "release", hold.lockName);
             left = reply instanceof String text ? ReleaseReply.holdsLeft(text) : (Long) reply;
@@ -961,6 +988,7 @@ public final class SingleServerEngine implements Engine {
                 // stop renewing: the lease runs out in Redis by itself
                 holds.remove(hold);
                 hold.released();
+                wakeLineIfNoneNamed(hold, named[0]);
             } else if (byHandle) {
                 hold.drop();
             }
@@ -970,11 +998,13 @@ public final class SingleServerEngine implements Engine {
             reportLost(hold, "Redis no longer had it at release (lease ran out, key deleted or forced open)");
             if (hold.drop() == 0) {
                 holds.remove(hold);
+                wakeLineIfNoneNamed(hold, named[0]);
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         if (last) {
             holds.remove(hold);
+            wakeLineIfNoneNamed(hold, named[0]);
             hold.drop();
             hold.released();
             if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
@@ -986,20 +1016,88 @@ public final class SingleServerEngine implements Engine {
         }
     }
 
+    /** Sends a release of {@code hold} under the dispatch lock, which orders it after the hold's renewals. */
+    private CompletableFuture<Object> dispatchRelease(Hold hold, boolean last, LuaScript script, ScriptOutputType type,
+            String[] args) {
+        dispatch.lock();
+        try {
+            if (last) {
+                hold.beginRelease();
+            }
+            return sendRelease(hold, script, type, args);
+        } finally {
+            dispatch.unlock();
+        }
+    }
+
+    /** release.lua's arguments with a successor's (its ARGV[6..8]) after them. */
+    private static String[] withSuccessor(String[] args, String[] successor) {
+        String[] all = Arrays.copyOf(args, args.length + successor.length);
+        System.arraycopy(successor, 0, all, args.length, successor.length);
+        return all;
+    }
+
+    /**
+     * The last hold of a write lock is gone and no release of it named a successor (whose reply then speaks for the
+     * line, see {@link #handOver}): the threads of the lock's line try in Redis, unless another owner here leads it.
+     */
+    private void wakeLineIfNoneNamed(Hold hold, LocalLines.Succession named) {
+        if (named == null && hold.mode == LockMode.WRITE) {
+            localLines.wakeIfUnled(hold.keys);
+        }
+    }
+
+    /**
+     * The reply of a release that named a successor from the lock's line ({@link LocalLines}). The successor takes
+     * the grant the reply carries for it; any other grant to a waiter here goes to that waiter, as in
+     * {@link #deliverGrant}. Without a grant for it, the successor tries in Redis, and the line does too once nobody here
+     * leads it. Without a reply (or -1 from a second run of a release sent again after a reconnect), Redis may have
+     * made the successor the holder: the successor and the line then try once Redis answers again
+     * ({@link #wakeWaitersOnceReachable}), and the successor's attempt takes the grant it crosses. On the I/O thread
+     * that reads the reply, or the caller's.
+     */
+    private void handOver(LockKeys keys, LocalLines.Line line, LocalLines.Succession succession, Object reply,
+            Throwable error) {
+        ReleaseReply.Grant grant = error == null ? ReleaseReply.grant((String) reply) : null;
+        if (grant != null && grant.attempt() == succession.attempt()) {
+            succession.successor().succession(grant.attempt(), grant.token(), false,
+                    () -> localLines.handedOver(keys, line, false));
+            return;
+        }
+        if (grant != null) {
+            // a thread of this client that waited in Redis went first: the successor waits behind it, in the line
+            succession.successor().passedOver(succession.attempt());
+            waitingRoom.granted(keys.lock(), grant.owner(), grant.attempt(), grant.token(),
+                    () -> localLines.handedOver(keys, line, false));
+            return;
+        }
+        boolean unknown = error != null || ReleaseReply.holdsLeft((String) reply) < 0;
+        if (unknown) {
+            wakeWaitersOnceReachable(keys, 0);
+        }
+        succession.successor().succession(succession.attempt(), -1, unknown,
+                () -> localLines.handedOver(keys, line, unknown));
+    }
+
     /**
      * Hands a grant on release that came back in the reply of this client's release (release.lua) to the owner's
      * acquisition here. A release with no reply (lost with its connection, timed out, given up) may have granted the
      * lock to a waiter here all the same, and so may the first run of a release that Redis ran twice (a Lettuce
      * client that sends again what was in flight at a reconnect; the second run answers -1): then this client's
      * waiters for the lock try again ({@link #wakeWaitersOnceReachable}), and the one granted takes its grant so.
-     * On the I/O thread that reads the reply, or the caller's.
+     * Ends the hand-over counted in for the release ({@link LocalLines#beginHandOver}) once the grant was handled. On
+     * the I/O thread that reads the reply, or the caller's.
      */
-    private void deliverGrant(LockKeys keys, Object reply, Throwable error) {
+    private void deliverGrant(LockKeys keys, LocalLines.Line line, Object reply, Throwable error) {
         ReleaseReply.Grant grant = error == null ? ReleaseReply.grant((String) reply) : null;
         if (grant != null) {
-            waitingRoom.granted(keys.lock(), grant.owner(), grant.attempt(), grant.token());
+            waitingRoom.granted(keys.lock(), grant.owner(), grant.attempt(), grant.token(),
+                    () -> localLines.handedOver(keys, line, false));
         } else if (error != null || ReleaseReply.holdsLeft((String) reply) < 0) {
             wakeWaitersOnceReachable(keys, 0);
+            localLines.handedOver(keys, line, true);
+        } else {
+            localLines.handedOver(keys, line, false);
         }
     }
 
@@ -1040,6 +1138,9 @@ public final class SingleServerEngine implements Engine {
         holds.remove(hold);
         hold.released();
         releaseInOrder(hold);
+        if (hold.mode == LockMode.WRITE) {
+            localLines.wakeIfUnled(hold.keys);
+        }
     }
 
     /**

@@ -21,6 +21,8 @@ import java.util.function.BiConsumer;
  */
 final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
+    private static final Runnable NOTHING = () -> { };
+
     private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
     // the threads waiting for count-down latches, told by 'O' messages (latch.lua)
     private final LatchWaits latches;
@@ -89,19 +91,22 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
         } else if (parts[0].equals("S") && parts.length == 4) {
             acquisition.checkWithin(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(parts[3])));
         } else if (parts[0].equals("G") && parts.length == 5) {
-            acquisition.granted(Long.parseLong(parts[4]), Long.parseLong(parts[3]));
+            acquisition.granted(Long.parseLong(parts[4]), Long.parseLong(parts[3]), NOTHING);
         }
     }
 
     /**
      * A grant on release to {@code owner}, one of this client's, that came back in the reply of this client's own
      * release instead of a {@code 'G'} message (release.lua): delivered as that message would be. An owner no longer
-     * waiting here gave up, and its withdraw undoes the grant. Any thread; never blocks.
+     * waiting here gave up, and its withdraw undoes the grant. {@code over} runs once the acquisition handled it (a
+     * hold it took is in the client's table then), or at once without one. Any thread; never blocks.
      */
-    void granted(String lockKey, String owner, long attempt, long token) {
+    void granted(String lockKey, String owner, long attempt, long token, Runnable over) {
         Acquisition acquisition = byOwner.get(owner);
         if (acquisition != null && acquisition.keys().lock().equals(lockKey)) {
-            acquisition.granted(attempt, token);
+            acquisition.granted(attempt, token, over);
+        } else {
+            over.run();
         }
     }
 

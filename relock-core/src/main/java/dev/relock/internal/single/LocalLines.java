@@ -1,0 +1,260 @@
+package dev.relock.internal.single;
+
+import dev.relock.LeaseState;
+import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.HoldTable;
+import dev.relock.internal.engine.LockKeys;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+
+/**
+ * The client's threads that wait for a write lock in the JVM, not in Redis, because another owner of the same client
+ * holds it: one line per lock, first come first served. The holder's last release names the first of the line as its
+ * successor (release.lua's ARGV[6]), and Redis makes the successor the holder in that same script when nobody waits in
+ * its queue, so a hand-over between two threads of one client costs the release alone: no attempt of the successor,
+ * no queue entry for it, no wake-up. Redis still decides every hand-over, with a new fencing token, and gives the lock
+ * to a client waiting in its queue first; a successor it did not make the holder tries in Redis as any waiter does.
+ *
+ * <p>Invariants:
+ * <ul>
+ *   <li>An acquisition joins a line only before its first attempt, and only while the line is led: an owner of this
+ *       client holds the lock (a write hold in the table, neither lost nor releasing) or a release that named a
+ *       successor from the line is in flight ({@code handing}). Once it leaves the line (named, woken, timed out,
+ *       ended) it never joins again.
+ *   <li>A line is never left with waiters and no leader for long: a hand-over that did not make its successor the
+ *       holder, and a hold that ended without naming one, wake the whole line ({@link #wakeIfUnled}), whose waiters
+ *       then try in Redis. The one exception waits for Redis: a release without a reply wakes them once Redis answers
+ *       again ({@code SingleServerEngine.wakeWaitersOnceReachable}). A waiter's own timer, at the end of its lease,
+ *       bounds the wait of one whose holder never comes back.
+ *   <li>Lock order: an acquisition's lock, then a hold's monitor, then a line's monitor. A releaser takes the hold's
+ *       monitor (to mark the hold releasing and take the line) without any acquisition's lock, and names a successor
+ *       after letting both monitors go. Waking a line never runs in another acquisition's step: it goes to the
+ *       executor.
+ * </ul>
+ */
+final class LocalLines {
+
+    /** The waiters for one lock. */
+    static final class Line {
+        // all guarded by this
+        private final ArrayDeque<Acquisition> waiting = new ArrayDeque<>();
+        // releases in flight that named a successor from this line
+        private int handing;
+        // out of the map: a joiner that finds it so looks the line up again
+        private boolean removed;
+    }
+
+    private final ConcurrentHashMap<LockKeys, Line> lines = new ConcurrentHashMap<>();
+    private final HoldTable holds;
+    private final Executor executor;
+
+    LocalLines(HoldTable holds, Executor executor) {
+        this.holds = holds;
+        this.executor = executor;
+    }
+
+    /**
+     * Puts {@code waiter} at the end of its lock's line if the line is led; returns null if it did not, else when
+     * (System.nanoTime()) the waiter should try in Redis itself if nobody named it by then: when the holder's lease
+     * ends as this client counts it (renewals move it on, and the waiter then tries once more than it needed), or
+     * after {@code leaseNanos} when a hand-over leads the line. The waiter's lock held.
+     */
+    Long join(LockKeys keys, Acquisition waiter, long leaseNanos) {
+        Long tryBy = joinHolder(keys, waiter, false);
+        if (tryBy != null) {
+            return tryBy;
+        }
+        Line line = lines.get(keys);
+        if (line == null) {
+            return null;
+        }
+        synchronized (line) {
+            if (line.removed || line.handing == 0) {
+                return null;
+            }
+            line.waiting.add(waiter);
+            return System.nanoTime() + leaseNanos;
+        }
+    }
+
+    /**
+     * Puts {@code waiter} in the line of a write hold of this client that is neither releasing nor lost, at its head
+     * ({@code first}) or end; returns the holder's lease end, or null when there is no such hold.
+     */
+    private Long joinHolder(LockKeys keys, Acquisition waiter, boolean first) {
+        Hold holder = holds.liveWriter(keys);
+        if (holder == null) {
+            return null;
+        }
+        // the holder's release marks it releasing under this monitor before it looks for a successor, so the
+        // waiter is either seen there or sees the mark
+        synchronized (holder) {
+            if (holder.releasing() || holder.state() != LeaseState.HELD) {
+                return null;
+            }
+            while (true) {
+                Line line = lines.computeIfAbsent(keys, k -> new Line());
+                synchronized (line) {
+                    if (!line.removed) {
+                        if (first) {
+                            line.waiting.addFirst(waiter);
+                        } else {
+                            line.waiting.add(waiter);
+                        }
+                        return holder.leaseEndNanos();
+                    }
+                }
+            }
+        }
+    }
+
+    /** Takes {@code waiter} out of its line, if it is still there. The waiter's lock held. */
+    void leave(LockKeys keys, Acquisition waiter) {
+        Line line = lines.get(keys);
+        if (line != null) {
+            synchronized (line) {
+                if (line.waiting.remove(waiter)) {
+                    dropIfIdle(keys, line);
+                }
+            }
+        }
+    }
+
+    /**
+     * The last hold of {@code holder} (a write hold) is about to be released: marks it releasing and, if its release
+     * hands over ({@code handsOver}: it may name a successor and take grants in its reply), returns the lock's line
+     * with a hand-over counted in, for {@link #nameSuccessor}; null when nobody of this client waits, in the line or
+     * in Redis ({@code waitsInRedis}). Until the hand-over is over ({@link #handedOver}) the line stays led, so a
+     * thread that asks for the lock meanwhile (the releasing one, say) joins it instead of the queue in Redis. No
+     * acquisition's lock held.
+     */
+    Line beginHandOver(Hold holder, boolean handsOver, BooleanSupplier waitsInRedis) {
+        synchronized (holder) {
+            holder.beginRelease();
+            if (!handsOver) {
+                return null;
+            }
+            while (true) {
+                Line line = lines.get(holder.keys);
+                if (line == null) {
+                    if (!waitsInRedis.getAsBoolean()) {
+                        return null;
+                    }
+                    line = lines.computeIfAbsent(holder.keys, k -> new Line());
+                }
+                synchronized (line) {
+                    if (line.removed) {
+                        continue;
+                    }
+                    if (line.waiting.isEmpty() && line.handing == 0 && !waitsInRedis.getAsBoolean()) {
+                        return null;
+                    }
+                    line.handing++;
+                    return line;
+                }
+            }
+        }
+    }
+
+    /** The successor a release named, and that release's reply. */
+    record Succession(Acquisition successor, long attempt, CompletableFuture<Object> sent) {
+    }
+
+    /**
+     * Names the first waiter of {@code line} still waiting as the successor in the release that {@code release} sends
+     * (given the successor's arguments: owner, lease, hand-over id), sent under that waiter's lock so that its
+     * withdraw, if it gives up, goes after it. Null when none was still waiting: then nothing was sent. Not on an I/O
+     * thread; no acquisition's lock held.
+     */
+    Succession nameSuccessor(Line line, Function<String[], CompletableFuture<Object>> release) {
+        while (true) {
+            Acquisition next;
+            synchronized (line) {
+                next = line.waiting.poll();
+                if (next == null) {
+                    return null;
+                }
+            }
+            Succession named = next.succeed(release);
+            if (named != null) {
+                return named;
+            }
+        }
+    }
+
+    /**
+     * Puts a successor that Redis did not make the holder back at the head of the line, which it left when it was
+     * named, if the line is still led (the release granted the lock to a thread of this client that waited in Redis:
+     * that thread's hold, or the hand-over until it has it); returns whether it did. The successor's lock held.
+     */
+    boolean rejoin(LockKeys keys, Acquisition successor) {
+        Line line = lines.get(keys);
+        if (line != null) {
+            synchronized (line) {
+                if (!line.removed && line.handing > 0) {
+                    line.waiting.addFirst(successor);
+                    return true;
+                }
+            }
+        }
+        return joinHolder(keys, successor, true) != null;
+    }
+
+    /**
+     * A hand-over counted in by {@link #beginHandOver} is over: its successor took the hold (then it leads), or not.
+     * Wakes the line if it is no longer led, unless {@code waitForRedis}. Any thread; the successor's lock may be held.
+     */
+    void handedOver(LockKeys keys, Line line, boolean waitForRedis) {
+        synchronized (line) {
+            line.handing--;
+            dropIfIdle(keys, line);
+        }
+        if (!waitForRedis) {
+            wakeIfUnled(keys);
+        }
+    }
+
+    /**
+     * A write hold of this client ended without naming a successor (lost, released with a delay, or refused): the
+     * waiters of its line try in Redis unless another hold or hand-over leads it. Any thread.
+     */
+    void wakeIfUnled(LockKeys keys) {
+        Line line = lines.get(keys);
+        if (line == null) {
+            return;
+        }
+        List<Acquisition> woken;
+        synchronized (line) {
+            if (line.removed || line.handing > 0 || line.waiting.isEmpty() || led(keys)) {
+                return;
+            }
+            woken = List.copyOf(line.waiting);
+            line.waiting.clear();
+            dropIfIdle(keys, line);
+        }
+        // never in the step of the caller (a successor's), whose lock is held: each wake is a step of its own
+        try {
+            executor.execute(() -> woken.forEach(Acquisition::wake));
+        } catch (RejectedExecutionException e) {
+            // the executor shuts down only with the client, which ends every waiter
+        }
+    }
+
+    private boolean led(LockKeys keys) {
+        return holds.liveWriter(keys) != null;
+    }
+
+    /** Line's monitor held. */
+    private void dropIfIdle(LockKeys keys, Line line) {
+        if (line.waiting.isEmpty() && line.handing == 0) {
+            line.removed = true;
+            lines.remove(keys, line);
+        }
+    }
+}

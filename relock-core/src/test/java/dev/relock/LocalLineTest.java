@@ -1,0 +1,194 @@
+package dev.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Threads of one client waiting for a write lock another of its threads holds wait in the JVM, in the lock's line,
+ * not in Redis: the holder's release names the first of them its successor, and Redis makes it the holder in that
+ * release when nobody waits in its queue. Redis still decides every hand-over (new fencing token, owner checked), and a
+ * client waiting in its queue goes first.
+ */
+class LocalLineTest extends OneServerTestBase {
+
+    @Test
+    void aHandOverBetweenTwoThreadsOfOneClientIsTheReleaseAlone() throws Exception {
+        // a long lease: no renewal pass runs while the scripts are counted
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockLock lock = client.lock("in-line");
+        lock.lock();
+        lock.unlock();
+        lock.lock();
+        long firstToken = lock.fencingToken().orElseThrow();
+        long scriptsBefore = scriptCalls();
+        CountDownLatch acquired = new CountDownLatch(1);
+        CountDownLatch mayUnlock = new CountDownLatch(1);
+        CompletableFuture<Long> waiter = holdingInNewThread("in-line-waiter", lock, HANG, acquired, mayUnlock);
+        awaitWaiting("in-line-waiter");
+        assertThat(scriptCalls() - scriptsBefore).as("the waiter sent nothing").isZero();
+        assertThat(queue("in-line")).as("nobody waits in Redis").isEmpty();
+        String holder = admin().hget("relock:{in-line}", "~writer");
+
+        lock.unlock();
+        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(scriptCalls() - scriptsBefore).as("the release only").isEqualTo(1);
+        String successor = admin().hget("relock:{in-line}", "~writer");
+        assertThat(successor).as("the holder Redis knows").startsWith(client.clientId() + ":").isNotEqualTo(holder);
+        assertThat(admin().pttl("relock:{in-line}")).isGreaterThan(Duration.ofMinutes(2).toMillis());
+        mayUnlock.countDown();
+        assertThat(resultOf(waiter)).as("a new fencing token, from Redis").isGreaterThan(firstToken)
+                .isEqualTo(Long.parseLong(admin().get("relock:{in-line}:fence")));
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    /** A thread of another client that waits in Redis goes before the line, even if it came after it. */
+    @Test
+    void aClientWaitingInRedisGoesBeforeTheLine() throws Exception {
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockLock lock = client.lock("fair");
+        RelockLock other = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock("fair");
+        lock.lock();
+        List<String> order = new ArrayList<>();
+        CountDownLatch sibling = new CountDownLatch(1);
+        CompletableFuture<Void> inLine = inNewThread("line", () -> {
+            assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            synchronized (order) {
+                order.add("line");
+            }
+            sibling.countDown();
+            lock.unlock();
+            return null;
+        });
+        awaitWaiting("line");
+        CompletableFuture<Void> inRedis = inNewThread("queue", () -> {
+            assertThat(other.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            synchronized (order) {
+                order.add("other client");
+            }
+            other.unlock();
+            return null;
+        });
+        await().atMost(HANG).until(() -> queue("fair").size() == 1);
+
+        lock.unlock();
+        resultOf(inRedis);
+        resultOf(inLine);
+        assertThat(order).containsExactly("other client", "line");
+    }
+
+    /** A thread in the line whose holder never releases tries in Redis at the end of the holder's lease. */
+    @Test
+    void aThreadInTheLineTriesInRedisWhenItsHolderNeverComesBack() throws Exception {
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockLock lock = client.lock("holder-gone");
+        // a fixed lease, never renewed, never released by its owner
+        assertThat(lock.tryLock(0, 1, TimeUnit.SECONDS)).isTrue();
+        long start = System.nanoTime();
+        CompletableFuture<Long> waiter = holdingInNewThread("after-lease", lock, Duration.ofMinutes(2),
+                new CountDownLatch(1), new CountDownLatch(0));
+        assertThat(resultOf(waiter)).isPositive();
+        assertThat(millisSince(start)).as("not before the lease ran out").isGreaterThanOrEqualTo(900);
+        // the first hold is lost; its owner's unlock says so
+        await().atMost(HANG).until(() -> !lock.isHeldByCurrentThread());
+    }
+
+    /** A timed wait in the line that runs out sends nothing: Redis never had it. */
+    @Test
+    void aTimedWaitInTheLineThatRunsOutSendsNothing() throws Exception {
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockLock lock = client.lock("timed-out");
+        lock.lock();
+        lock.unlock();
+        lock.lock();
+        long scriptsBefore = scriptCalls();
+        CompletableFuture<Boolean> waiter = inNewThread("times-out", () -> lock.tryLock(300, TimeUnit.MILLISECONDS));
+        assertThat(resultOf(waiter)).isFalse();
+        assertThat(scriptCalls() - scriptsBefore).isZero();
+        lock.unlock();
+        assertThat(admin().exists("relock:{timed-out}")).isZero();
+    }
+
+    /**
+     * Many threads of one client, and two of another, on one lock in a loop: each acquisition holds alone (no two
+     * inside at once, tokens rising in the order of the holds), and nothing is left behind.
+     */
+    @Test
+    void threadsOfTwoClientsTakeTurnsAloneWithRisingTokens() throws Exception {
+        RelockClient many = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockClient few = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        takeTurns(8, t -> (t < 6 ? many : few).lock("turns"), "turns");
+    }
+
+    /**
+     * Threads of one client alone: the same, and the line hands over in the release alone, so the whole run costs
+     * far fewer scripts than two per acquisition (an attempt and a release, as each waiter in Redis needs).
+     */
+    @Test
+    void threadsOfOneClientTakeTurnsInTheReleaseAlone() throws Exception {
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        long scriptsBefore = scriptCalls();
+        int acquisitions = takeTurns(6, t -> client.lock("one-client"), "one-client");
+        assertThat(scriptCalls() - scriptsBefore).as("scripts for %d acquisitions", acquisitions)
+                .isLessThan(acquisitions * 3L / 2);
+    }
+
+    private int takeTurns(int threads, java.util.function.IntFunction<RelockLock> lockOf, String name) throws Exception {
+        int rounds = 200;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger outOfOrder = new AtomicInteger();
+        AtomicLong lastToken = new AtomicLong();
+        List<CompletableFuture<Integer>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            RelockLock lock = lockOf.apply(t);
+            done.add(inNewThread(name + "-" + t, () -> {
+                for (int round = 0; round < rounds; round++) {
+                    lock.lock();
+                    try {
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        // the hold's own token: no round trip
+                        long token = lock.fencingToken().orElseThrow();
+                        if (token <= lastToken.getAndSet(token)) {
+                            outOfOrder.incrementAndGet();
+                        }
+                        inside.decrementAndGet();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return rounds;
+            }));
+        }
+        for (CompletableFuture<Integer> thread : done) {
+            assertThat(thread.get(90, TimeUnit.SECONDS)).isEqualTo(rounds);
+        }
+        assertThat(overlaps).hasValue(0);
+        assertThat(outOfOrder).hasValue(0);
+        await("nothing left behind").atMost(HANG).until(() -> admin().exists("relock:{" + name + "}",
+                "relock:{" + name + "}:queue", "relock:{" + name + "}:expiry") == 0);
+        return threads * rounds;
+    }
+
+    /** Waits until the thread named {@code name} waits in an acquisition (parked in its run()). */
+    static void awaitWaiting(String name) {
+        await().atMost(HANG).until(() -> Thread.getAllStackTraces().entrySet().stream()
+                .filter(thread -> thread.getKey().getName().equals(name))
+                .anyMatch(thread -> (thread.getKey().getState() == Thread.State.WAITING
+                        || thread.getKey().getState() == Thread.State.TIMED_WAITING)
+                        && List.of(thread.getValue()).stream().anyMatch(frame ->
+                                frame.getClassName().endsWith("SteppedAcquisition") && frame.getMethodName().equals("run"))));
+    }
+
+}
