@@ -20,7 +20,9 @@ import java.util.Map;
  *     semaphores
  * @param remainingLease the longest lease left among the holders; {@link Duration#ZERO} when free,
  *     and {@code ChronoUnit.FOREVER.getDuration()} for a key without expiry (not made by relock)
- * @param waiters how many live waiters are queued for it
+ * @param waiters how many live waiters are queued for it in Redis (threads of a client that wait behind another thread
+ *     of the same client, which holds the lock, wait in that client and are not counted here; its
+ *     {@code relock.waiting} gauge counts them)
  * @param permits a semaphore's number of permits (-1 when not set); 0 for locks
  * @param identities owner id -> who is behind it (host, process, application, thread), for every holder, as the
  *     holding clients registered themselves (see {@link HolderIdentity}); empty where not looked up

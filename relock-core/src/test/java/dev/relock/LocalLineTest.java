@@ -1,8 +1,10 @@
 package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.testredis.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -102,20 +104,118 @@ class LocalLineTest extends OneServerTestBase {
         await().atMost(HANG).until(() -> !lock.isHeldByCurrentThread());
     }
 
-    /** A timed wait in the line that runs out sends nothing: Redis never had it. */
+    /**
+     * A timed wait in the line sends nothing until its deadline, then tries in Redis once, as every waiter does, and
+     * leaves nothing there.
+     */
     @Test
-    void aTimedWaitInTheLineThatRunsOutSendsNothing() throws Exception {
+    void aTimedWaitInTheLineTriesOnceAtItsDeadlineAndLeavesNothing() throws Exception {
         RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
         RelockLock lock = client.lock("timed-out");
         lock.lock();
         lock.unlock();
         lock.lock();
         long scriptsBefore = scriptCalls();
-        CompletableFuture<Boolean> waiter = inNewThread("times-out", () -> lock.tryLock(300, TimeUnit.MILLISECONDS));
+        CompletableFuture<Boolean> waiter = inNewThread("times-out", () -> lock.tryLock(1, TimeUnit.SECONDS));
+        awaitWaiting("times-out");
+        assertThat(scriptCalls() - scriptsBefore).as("nothing while it waits in the line").isZero();
         assertThat(resultOf(waiter)).isFalse();
-        assertThat(scriptCalls() - scriptsBefore).isZero();
+        await("its last try and its withdraw").atMost(HANG).until(() -> scriptCalls() - scriptsBefore == 2);
+        assertThat(queue("timed-out")).isEmpty();
+        assertThat(admin().exists("relock:{timed-out}:expiry")).isZero();
         lock.unlock();
         assertThat(admin().exists("relock:{timed-out}")).isZero();
+    }
+
+    /**
+     * Review finding: the holder's lease is lost (an operator forces the lock open). A thread waiting in the line is
+     * not in Redis's queue, so force-unlock.lua wakes nobody for it; its client does not know of the loss until its
+     * next renewal (a minute away here). The wait still ends holding the lock: the waiter tries in Redis at its
+     * deadline at the latest, as any waiter does, and the lock is free there.
+     */
+    @Test
+    void aThreadInTheLineWhoseHoldersLockWasForcedOpenTakesItByItsDeadline() throws Exception {
+        String name = "forced-open";
+        RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
+        RelockLock lock = client.lock(name);
+        lock.lock();
+        CompletableFuture<Boolean> waiter = inNewThread("forced-waiter", () -> {
+            boolean got = lock.tryLock(2, TimeUnit.SECONDS);
+            if (got) {
+                lock.unlock();
+            }
+            return got;
+        });
+        awaitWaiting("forced-waiter");
+        assertThat(newClient().lock(name).forceUnlock()).isTrue();
+        assertThat(resultOf(waiter)).isTrue();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
+    }
+
+    /**
+     * Review finding: Redis answers the release that names a successor with NOSCRIPT (its script cache was flushed),
+     * and the EVAL that follows goes out only when that answer is in. The successor gives up meanwhile; its withdraw
+     * goes at once, runs before that EVAL and finds nothing to undo, and the EVAL then makes the departed successor
+     * the holder. Its client undoes that grant when the reply names it: the lock is not left taken by nobody for the
+     * successor's lease (minutes).
+     */
+    @Test
+    void aSuccessorThatGaveUpBeforeTheReleasesNoscriptFallbackIsNotLeftHolding() throws Exception {
+        String name = "noscript-successor";
+        try (TcpProxy proxy = TcpProxy.to(redis);
+                RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                        .defaultLease(Duration.ofMinutes(3)).build()) {
+            RelockLock lock = client.lock(name);
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch mayUnlock = new CountDownLatch(1);
+            CompletableFuture<Void> holder = inNewThread("noscript-holder", () -> {
+                lock.lock();
+                held.countDown();
+                assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                lock.unlock();
+                return null;
+            });
+            assertThat(held.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            CompletableFuture<Boolean> successor = inNewThread("noscript-successor", () -> {
+                try {
+                    lock.lockInterruptibly();
+                } catch (InterruptedException e) {
+                    return false;
+                }
+                lock.unlock();
+                return true;
+            });
+            awaitWaiting("noscript-successor");
+            long noscripts = noscriptErrors();
+            admin().scriptFlush();
+            proxy.replyLatency(Duration.ofMillis(700));
+            mayUnlock.countDown();
+            // the release reached Redis and was answered NOSCRIPT; that answer is on its way back
+            await().atMost(HANG).until(() -> noscriptErrors() > noscripts);
+            threadNamed("noscript-successor").interrupt();
+            assertThat(resultOf(successor)).as("the successor gave up").isFalse();
+            resultOf(holder);
+            proxy.replyLatency(Duration.ZERO);
+
+            RelockLock other = newClient().lock(name);
+            assertThat(other.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the lock, free again").isTrue();
+            other.unlock();
+        }
+    }
+
+    /** NOSCRIPT replies the fixture server has given so far (INFO errorstats). */
+    private long noscriptErrors() {
+        for (String line : admin().info("errorstats").split("\r\n")) {
+            if (line.startsWith("errorstat_NOSCRIPT:count=")) {
+                return Long.parseLong(line.substring("errorstat_NOSCRIPT:count=".length()));
+            }
+        }
+        return 0;
+    }
+
+    private static Thread threadNamed(String name) {
+        return Thread.getAllStackTraces().keySet().stream().filter(thread -> thread.getName().equals(name))
+                .findFirst().orElseThrow();
     }
 
     /**

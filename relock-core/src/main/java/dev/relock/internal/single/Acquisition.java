@@ -274,8 +274,13 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     void succession(long attempt, long token, boolean waitForRedis, Runnable over) {
         step(() -> {
             try {
-                // decided: it gave up, and its withdraw undoes a grant; another id: it has tried in Redis since, and
-                // that attempt takes a grant it crosses
+                if (isDecided() && token >= 0 && touched) {
+                    // it gave up: its withdraw followed the release's first send, but maybe not a second one (after
+                    // NOSCRIPT or TRYAGAIN) that granted after it
+                    client.undoGrant(keys, owner, token);
+                    return;
+                }
+                // another id: it has tried in Redis since, and that attempt takes a grant it crosses
                 if (isDecided() || attempt != attemptId || inFlight != null) {
                     return;
                 }
@@ -360,11 +365,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 return;
             }
             timerFired();
-            if (inLine && !forever && System.nanoTime() - deadline >= 0) {
-                // another owner of this client held the lock all along: nothing to try, nothing to withdraw
-                finish(null, null);
-                return;
-            }
+            // a waiter in the line too: the holder's lease may be over, or the lock free at its deadline (its holder
+            // lost it, say, to a forced unlock), so it tries in Redis once, as every waiter does at its deadline
             attempt();
         });
     }

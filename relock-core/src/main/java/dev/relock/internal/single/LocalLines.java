@@ -28,14 +28,16 @@ import java.util.function.Function;
  *       successor from the line is in flight ({@code handing}). Once it leaves the line (named, woken, timed out,
  *       ended) it never joins again.
  *   <li>A line is never left with waiters and no leader for long: a hand-over that did not make its successor the
- *       holder, and a hold that ended without naming one, wake the whole line ({@link #wakeIfUnled}), whose waiters
- *       then try in Redis. The one exception waits for Redis: a release without a reply wakes them once Redis answers
- *       again ({@code SingleServerEngine.wakeWaitersOnceReachable}). A waiter's own timer, at the end of its lease,
- *       bounds the wait of one whose holder never comes back.
- *   <li>Lock order: an acquisition's lock, then a hold's monitor, then a line's monitor. A releaser takes the hold's
- *       monitor (to mark the hold releasing and take the line) without any acquisition's lock, and names a successor
- *       after letting both monitors go. Waking a line never runs in another acquisition's step: it goes to the
- *       executor.
+ *       holder, a hold that ended without naming one, and a hold reported lost wake the whole line
+ *       ({@link #wakeIfUnled}), whose waiters then try in Redis. The one exception waits for Redis: after a release
+ *       without a reply they are woken once Redis answers again ({@code SingleServerEngine.wakeWaitersOnceReachable}).
+ *       A waiter's own timer, at the holder's lease end as this client counted it when it joined, or at its deadline,
+ *       bounds what is left: then it tries in Redis once, as any waiter does.
+ *   <li>Lock order: an acquisition's lock, then the monitor of a hold's {@link LockKeys} (the handshake between a
+ *       joiner and the hold's release; not the hold's own monitor, which {@code releaseLost} keeps while it waits for
+ *       an executor), then a line's monitor. A releaser takes the keys' monitor (to mark the hold releasing and take
+ *       the line) without any acquisition's lock, and names a successor after letting both monitors go. Waking a line
+ *       never runs in another acquisition's step: it goes to the executor.
  * </ul>
  */
 final class LocalLines {
@@ -94,7 +96,7 @@ final class LocalLines {
         }
         // the holder's release marks it releasing under this monitor before it looks for a successor, so the
         // waiter is either seen there or sees the mark
-        synchronized (holder) {
+        synchronized (holder.keys) {
             if (holder.releasing() || holder.state() != LeaseState.HELD) {
                 return null;
             }
@@ -135,7 +137,7 @@ final class LocalLines {
      * acquisition's lock held.
      */
     Line beginHandOver(Hold holder, boolean handsOver, BooleanSupplier waitsInRedis) {
-        synchronized (holder) {
+        synchronized (holder.keys) {
             holder.beginRelease();
             if (!handsOver) {
                 return null;

@@ -1016,6 +1016,22 @@ public final class SingleServerEngine implements Engine {
         }
     }
 
+    /**
+     * Undoes the grant with fencing token {@code token} that a release made to {@code owner}, a successor whose
+     * acquisition ended before the release's reply came, if nobody took it since (withdraw.lua's ARGV[6]). The
+     * successor's own withdraw follows the release's first send, but not a second send after NOSCRIPT or TRYAGAIN,
+     * which may run after it and still grant. Without waiting.
+     */
+    void undoGrant(LockKeys keys, String owner, long token) {
+        cleanUpOn(calls, ModeScripts.WRITE.withdraw, keys.all(), owner, ModeScripts.WRITE.kind, "0", graceMillis,
+                wakeRoute(keys), Long.toString(token)).whenComplete((undone, error) -> {
+                    if (error != null) {
+                        log.debug("undoing the grant of '{}' to {}, which gave up, failed; it runs out with its lease: {}",
+                                keys.lock(), owner, error.toString());
+                    }
+                });
+    }
+
     /** Sends a release of {@code hold} under the dispatch lock, which orders it after the hold's renewals. */
     private CompletableFuture<Object> dispatchRelease(Hold hold, boolean last, LuaScript script, ScriptOutputType type,
             String[] args) {
@@ -1072,11 +1088,13 @@ public final class SingleServerEngine implements Engine {
             return;
         }
         boolean unknown = error != null || ReleaseReply.holdsLeft((String) reply) < 0;
-        if (unknown) {
-            wakeWaitersOnceReachable(keys, 0);
-        }
-        succession.successor().succession(succession.attempt(), -1, unknown,
-                () -> localLines.handedOver(keys, line, unknown));
+        succession.successor().succession(succession.attempt(), -1, unknown, () -> {
+            localLines.handedOver(keys, line, unknown);
+            if (unknown) {
+                // once the hand-over is off the line, so a thread that joined it meanwhile is woken too
+                wakeWaitersOnceReachable(keys, 0);
+            }
+        });
     }
 
     /**
@@ -1094,8 +1112,9 @@ public final class SingleServerEngine implements Engine {
             waitingRoom.granted(keys.lock(), grant.owner(), grant.attempt(), grant.token(),
                     () -> localLines.handedOver(keys, line, false));
         } else if (error != null || ReleaseReply.holdsLeft((String) reply) < 0) {
-            wakeWaitersOnceReachable(keys, 0);
+            // the hand-over off the line first, so a thread that joined it meanwhile is woken too
             localLines.handedOver(keys, line, true);
+            wakeWaitersOnceReachable(keys, 0);
         } else {
             localLines.handedOver(keys, line, false);
         }
@@ -1329,6 +1348,14 @@ public final class SingleServerEngine implements Engine {
     void reportLost(Hold hold, String reason) {
         if (hold.lose(reason)) {
             core.tellLost(hold, reason);
+            wakeLineOfLost(hold);
+        }
+    }
+
+    /** A write hold was lost: the threads of the lock's line try in Redis (the lock may be free there). */
+    private void wakeLineOfLost(Hold hold) {
+        if (hold.mode == LockMode.WRITE) {
+            localLines.wakeIfUnled(hold.keys);
         }
     }
 
@@ -1341,6 +1368,7 @@ public final class SingleServerEngine implements Engine {
     boolean reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
         if (hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)) {
             core.tellLost(hold, reason);
+            wakeLineOfLost(hold);
         }
         return hold.state() == LeaseState.LOST;
     }

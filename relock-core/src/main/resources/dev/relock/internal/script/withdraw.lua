@@ -11,11 +11,24 @@
 --         out on the client may still have been applied), else '0'
 -- ARGV[4] handoff grace in ms
 -- ARGV[5] wake-up route (see queue.lua)
+-- ARGV[6] optional: the fencing token of one grant to the owner that its client will never take (a
+--         successor's, see release.lua, whose acquisition ended before the grant's reply came): only
+--         that grant is undone, if it is still untaken, and the queue is left alone
 -- Returns 1 when a hold was undone, else 0.
 -- Only an owner whose acquisition has ended unsuccessfully withdraws, so a '~granted' hold of the
 -- owner here is one its client will never use.
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
+if ARGV[6] then
+  if redis.call('HGET', lock, '~writer') ~= owner or redis.call('HGET', lock, '~granted') ~= owner
+      or redis.call('HGET', lock, '~token') ~= ARGV[6] then
+    return 0
+  end
+  redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
+  local now_ms = server_time()
+  hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[4]), ARGV[5], live_readers(lock, readers, now_ms) > 0)
+  return 1
+end
 local member = owner
 if ARGV[2] == 'r' then member = 'r|' .. owner end
 
