@@ -216,7 +216,8 @@ public interface RelockLock extends Lock {
 
     /**
      * Deletes the lock whoever holds it and wakes the next waiter: an operator's tool for a lock
-     * left by a stuck process. The former holder finds out at its next renewal or unlock.
+     * left by a stuck process. A writer's client is told at once (its lease is reported lost); a
+     * reader, or a writer whose client did not hear it, finds out at its next renewal or unlock.
      *
      * @return whether the lock was held
      */

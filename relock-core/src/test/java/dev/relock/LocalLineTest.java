@@ -128,27 +128,25 @@ class LocalLineTest extends OneServerTestBase {
     }
 
     /**
-     * Review finding: the holder's lease is lost (an operator forces the lock open). A thread waiting in the line is
-     * not in Redis's queue, so force-unlock.lua wakes nobody for it; its client does not know of the loss until its
-     * next renewal (a minute away here). The wait still ends holding the lock: the waiter tries in Redis at its
-     * deadline at the latest, as any waiter does, and the lock is free there.
+     * Review finding: an operator forces the lock open. A thread waiting in the line is not in Redis's queue, so
+     * force-unlock.lua's wake-up of the queue reaches nobody for it. The script also tells the writer's client, which
+     * reports the hold lost at once (its next renewal is a minute away here) and so wakes the line: the waiter takes
+     * the lock long before its own deadline (two minutes).
      */
     @Test
-    void aThreadInTheLineWhoseHoldersLockWasForcedOpenTakesItByItsDeadline() throws Exception {
+    void aLockForcedOpenIsToldToItsHolderAtOnceAndItsLineTakesIt() throws Exception {
         String name = "forced-open";
         RelockClient client = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)));
         RelockLock lock = client.lock(name);
         lock.lock();
-        CompletableFuture<Boolean> waiter = inNewThread("forced-waiter", () -> {
-            boolean got = lock.tryLock(2, TimeUnit.SECONDS);
-            if (got) {
-                lock.unlock();
-            }
-            return got;
-        });
+        CountDownLatch acquired = new CountDownLatch(1);
+        CompletableFuture<Long> waiter = holdingInNewThread("forced-waiter", lock, Duration.ofMinutes(2), acquired,
+                new CountDownLatch(0));
         awaitWaiting("forced-waiter");
         assertThat(newClient().lock(name).forceUnlock()).isTrue();
-        assertThat(resultOf(waiter)).isTrue();
+        await("the holder told").atMost(HANG).until(() -> !lock.isHeldByCurrentThread());
+        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the line's waiter took it").isTrue();
+        assertThat(resultOf(waiter)).isPositive();
         assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
     }
 

@@ -41,13 +41,15 @@ class OwnershipTest extends OneServerTestBase {
 
     @Test
     void aReEntryThatFindsTheLockForcedOpenThrowsAndTheEarlierHoldMustBeUnlocked() {
-        // the default 30 s lease: no renewal comes before the re-entry, the re-entry finds the loss
+        // the default 30 s lease: no renewal comes before the re-entry. The re-entry finds the loss in Redis, unless
+        // the message force-unlock.lua sends the holder's client was there first
         RelockLock held = newClient().lock("forced-then-reentered");
         held.lock();
         assertThat(newClient().lock("forced-then-reentered").forceUnlock()).isTrue();
 
         assertThatThrownBy(held::lock).isInstanceOf(LeaseLostException.class)
-                .hasMessageContaining("no longer had it at re-entry")
+                .satisfies(lost -> assertThat(lost.getMessage())
+                        .containsAnyOf("no longer had it at re-entry", "an operator forced it open"))
                 .hasMessageEndingWith("; unlock() the earlier holds first");
         assertThat(held.getHoldCount()).isEqualTo(1);
         assertThatThrownBy(held::unlock).isInstanceOf(LeaseLostException.class);

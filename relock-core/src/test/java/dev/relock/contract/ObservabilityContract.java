@@ -145,10 +145,12 @@ abstract class ObservabilityContract extends ContractBase {
         LockHandle lost = losing.lock("lost").acquire();
         soon().until(() -> counter("relock.renewals", "outcome", "ok") >= 1);
         assertThat(counter("relock.leases.lost", "kind", "exclusive", "group", "all")).isZero();
-        // the hold vanishes on the servers; its owner finds out at its next renewal
+        // the hold vanishes on the servers; its owner finds out from force-unlock's message to its client (one
+        // server, plain pub/sub) or at its next renewal (Redlock; a Cluster with sharded pub/sub, whose lock channel
+        // the holder's client does not listen to)
         assertThat(client.lock("lost").forceUnlock()).isTrue();
         soon().until(() -> counter("relock.leases.lost", "kind", "exclusive", "group", "all") == 1);
-        assertThat(counter("relock.renewals", "outcome", "failed")).isEqualTo(1);
+        assertThat(counter("relock.renewals", "outcome", "failed")).as("renewals that found the loss").isLessThanOrEqualTo(1);
         assertThat(holdTimes("exclusive", "all")).isEqualTo(3);
         assertThat(gauge("relock.locks.held", "exclusive", "all")).isZero();
         assertThat(losing.heldLocks()).as("a lost hold is no longer listed").isEmpty();

@@ -130,7 +130,7 @@ public final class SingleServerEngine implements Engine {
     private final LatchWaits latchWaits = new LatchWaits();
     // the threads waiting in conditions; told of their signals by the waiting room
     private final ConditionWaits conditionWaits = new ConditionWaits();
-    private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits);
+    private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits, this::forcedOpen);
     // the threads waiting in the JVM for a write lock another owner of this client holds
     private final LocalLines localLines;
     private final LeaseKeeper leaseKeeper;
@@ -1349,6 +1349,24 @@ public final class SingleServerEngine implements Engine {
         if (hold.lose(reason)) {
             core.tellLost(hold, reason);
             wakeLineOfLost(hold);
+        }
+    }
+
+    /**
+     * force-unlock.lua deleted the lock that {@code owner}, of this client, held for writing with fencing token
+     * {@code token}: the hold is reported lost now rather than at its next renewal, and the threads of its line try in
+     * Redis. On the pub/sub thread, so the report, which runs the user's listeners, goes to the executor.
+     */
+    private void forcedOpen(String lockKey, String owner, long token) {
+        for (Hold hold : holds.all()) {
+            if (hold.mode == LockMode.WRITE && hold.fencingToken == token && hold.owner.equals(owner)
+                    && hold.keys.lock().equals(lockKey)) {
+                try {
+                    timer().execute(() -> reportLost(hold, "an operator forced it open (force-unlock)"));
+                } catch (RejectedExecutionException e) {
+                    // the executor shuts down only with the client, whose holds are given up then
+                }
+            }
         }
     }
 

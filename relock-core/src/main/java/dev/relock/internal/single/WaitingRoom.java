@@ -23,15 +23,24 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     private static final Runnable NOTHING = () -> { };
 
+    /** Told of an {@code 'F'} message (force-unlock.lua): the write hold of {@code owner} with {@code token} is gone. */
+    interface ForcedOpen {
+        void forcedOpen(String lockKey, String owner, long token);
+    }
+
     private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
     // the threads waiting for count-down latches, told by 'O' messages (latch.lua)
     private final LatchWaits latches;
     // the threads waiting in conditions, told by 'W' messages (condition.lua)
     private final ConditionWaits conditions;
 
-    WaitingRoom(LatchWaits latches, ConditionWaits conditions) {
+    // the client, told of holds of its that an operator forced open
+    private final ForcedOpen forcedOpen;
+
+    WaitingRoom(LatchWaits latches, ConditionWaits conditions, ForcedOpen forcedOpen) {
         this.latches = latches;
         this.conditions = conditions;
+        this.forcedOpen = forcedOpen;
     }
 
     void enter(String owner, Acquisition acquisition) {
@@ -73,6 +82,12 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
         if (parts[0].equals("W")) {
             if (parts.length == 4) {
                 conditions.signalled(parts[1], parts[2], parts[3]);
+            }
+            return;
+        }
+        if (parts[0].equals("F")) {
+            if (parts.length == 4) {
+                forcedOpen.forcedOpen(parts[1], parts[2], Long.parseLong(parts[3]));
             }
             return;
         }

@@ -26,6 +26,8 @@
 --   'S\n<lock key>\n<owner>\n<ms>'      you are next: try within <ms> if nobody took the lock
 --   'G\n<lock key>\n<owner>\n<token>\n<attempt id>'
 --                                       granted: you hold the write lock now (see grant_head)
+--   'F\n<lock key>\n<owner>\n<token>' to the writer's client when force-unlock.lua deleted the lock
+--                                       the writer <owner> held with fencing token <token>
 --   'O\n<latch key>\n<client id>\n<round>' to a client with threads waiting for a count-down latch:
 --                                       it reached zero in that round (latch.lua)
 -- Every script that may wake a waiter takes a wake-up route argument, which says where they go:
