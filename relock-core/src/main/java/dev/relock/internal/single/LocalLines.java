@@ -24,9 +24,10 @@ import java.util.function.Function;
  * <p>Invariants:
  * <ul>
  *   <li>An acquisition joins a line only before its first attempt, and only while the line is led: an owner of this
- *       client holds the lock (a write hold in the table, neither lost nor releasing) or a release that named a
- *       successor from the line is in flight ({@code handing}). Once it leaves the line (named, woken, timed out,
- *       ended) it never joins again.
+ *       client holds the lock (a write hold in the table, neither lost nor releasing) or a hand-over is in flight
+ *       ({@code handing}: a last release that may name a successor from the line or grant the lock to a thread of
+ *       this client waiting in Redis). Once it has tried in Redis it never joins again; a successor that Redis passed
+ *       over for a thread of its own client goes back to the head of the line ({@link #rejoin}).
  *   <li>A line is never left with waiters and no leader for long: a hand-over that did not make its successor the
  *       holder, a hold that ended without naming one, and a hold reported lost wake the whole line
  *       ({@link #wakeIfUnled}), whose waiters then try in Redis. The one exception waits for Redis: after a release
@@ -46,7 +47,8 @@ final class LocalLines {
     static final class Line {
         // all guarded by this
         private final ArrayDeque<Acquisition> waiting = new ArrayDeque<>();
-        // releases in flight that named a successor from this line
+        // hand-overs in flight: last releases of a write hold of this client that may name a successor from this line
+        // or grant the lock to a thread of this client waiting in Redis (LocalLines.beginHandOver)
         private int handing;
         // out of the map: a joiner that finds it so looks the line up again
         private boolean removed;
