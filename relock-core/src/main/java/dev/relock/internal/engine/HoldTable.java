@@ -66,7 +66,8 @@ public final class HoldTable {
         return null;
     }
 
-    private static boolean isLiveWriter(Hold hold) {
+    /** Whether {@code hold} is a write hold still held and not being released. */
+    public static boolean isLiveWriter(Hold hold) {
         return hold.mode == LockMode.WRITE && !hold.releasing() && hold.state() == LeaseState.HELD;
     }
 

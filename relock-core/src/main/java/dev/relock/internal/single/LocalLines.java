@@ -1,6 +1,5 @@
 package dev.relock.internal.single;
 
-import dev.relock.LeaseState;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
 import dev.relock.internal.engine.LockKeys;
@@ -99,7 +98,7 @@ final class LocalLines {
         // the holder's release marks it releasing under this monitor before it looks for a successor, so the
         // waiter is either seen there or sees the mark
         synchronized (holder.keys) {
-            if (holder.releasing() || holder.state() != LeaseState.HELD) {
+            if (!HoldTable.isLiveWriter(holder)) {
                 return null;
             }
             while (true) {

@@ -923,7 +923,7 @@ public final class SingleServerEngine implements Engine {
                 holds.remove(hold);
                 // clean up in case the key outlived the local view of the lease
                 releaseLost(hold);
-                localLines.wakeIfUnled(hold.keys);
+                wakeLineOf(hold);
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
@@ -988,7 +988,9 @@ public final class SingleServerEngine implements Engine {
                 // stop renewing: the lease runs out in Redis by itself
                 holds.remove(hold);
                 hold.released();
-                wakeLineIfNoneNamed(hold, named[0]);
+                if (named[0] == null) {
+                    wakeLineOf(hold);
+                }
             } else if (byHandle) {
                 hold.drop();
             }
@@ -998,13 +1000,17 @@ public final class SingleServerEngine implements Engine {
             reportLost(hold, "Redis no longer had it at release (lease ran out, key deleted or forced open)");
             if (hold.drop() == 0) {
                 holds.remove(hold);
-                wakeLineIfNoneNamed(hold, named[0]);
+                if (named[0] == null) {
+                    wakeLineOf(hold);
+                }
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         if (last) {
             holds.remove(hold);
-            wakeLineIfNoneNamed(hold, named[0]);
+            if (named[0] == null) {
+                wakeLineOf(hold);
+            }
             hold.drop();
             hold.released();
             if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
@@ -1053,15 +1059,6 @@ public final class SingleServerEngine implements Engine {
         return all;
     }
 
-    /**
-     * The last hold of a write lock is gone and no release of it named a successor (whose reply then speaks for the
-     * line, see {@link #handOver}): the threads of the lock's line try in Redis, unless another owner here leads it.
-     */
-    private void wakeLineIfNoneNamed(Hold hold, LocalLines.Succession named) {
-        if (named == null && hold.mode == LockMode.WRITE) {
-            localLines.wakeIfUnled(hold.keys);
-        }
-    }
 
     /**
      * The reply of a release that named a successor from the lock's line ({@link LocalLines}). The successor takes
@@ -1157,9 +1154,7 @@ public final class SingleServerEngine implements Engine {
         holds.remove(hold);
         hold.released();
         releaseInOrder(hold);
-        if (hold.mode == LockMode.WRITE) {
-            localLines.wakeIfUnled(hold.keys);
-        }
+        wakeLineOf(hold);
     }
 
     /**
@@ -1348,7 +1343,7 @@ public final class SingleServerEngine implements Engine {
     void reportLost(Hold hold, String reason) {
         if (hold.lose(reason)) {
             core.tellLost(hold, reason);
-            wakeLineOfLost(hold);
+            wakeLineOf(hold);
         }
     }
 
@@ -1370,8 +1365,12 @@ public final class SingleServerEngine implements Engine {
         }
     }
 
-    /** A write hold was lost: the threads of the lock's line try in Redis (the lock may be free there). */
-    private void wakeLineOfLost(Hold hold) {
+    /**
+     * A hold of this client is gone or lost, and no release of it named a successor (whose reply then speaks for the
+     * line, see {@link #handOver}): if it was a write hold, the threads of the lock's line try in Redis (the lock may be
+     * free there), unless another owner here leads it.
+     */
+    private void wakeLineOf(Hold hold) {
         if (hold.mode == LockMode.WRITE) {
             localLines.wakeIfUnled(hold.keys);
         }
@@ -1386,7 +1385,7 @@ public final class SingleServerEngine implements Engine {
     boolean reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
         if (hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)) {
             core.tellLost(hold, reason);
-            wakeLineOfLost(hold);
+            wakeLineOf(hold);
         }
         return hold.state() == LeaseState.LOST;
     }
