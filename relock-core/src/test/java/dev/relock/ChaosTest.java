@@ -7,6 +7,13 @@ import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -38,7 +45,8 @@ import org.junit.jupiter.api.Test;
  * lost (a told holder is excused: the lease ended, which fencing tokens expose; those overlaps are counted), and the
  * fenced register accepts tokens in rising order only. The run lasts {@code -Drelock.chaos.seconds} (90 by default:
  * CI; the reliability campaign runs it for hours) and prints its counts: critical sections, faults by kind,
- * exceptions by type, lost leases, overlaps.
+ * exceptions by type, lost leases, overlaps. {@code -Drelock.chaos.monitor=FILE} records every command the server
+ * ran, to trace an overlap back to the scripts behind it.
  */
 class ChaosTest {
 
@@ -73,6 +81,10 @@ class ChaosTest {
         Random random = new Random(seed);
         List<AutoCloseable> closing = new ArrayList<>();
         try (RedisServer redis = RedisServer.start(); RedisServer fenceRedis = RedisServer.start()) {
+            String monitorFile = System.getProperty("relock.chaos.monitor");
+            if (monitorFile != null) {
+                closing.add(recordCommands(redis, Path.of(monitorFile)));
+            }
             List<TcpProxy> proxies = new ArrayList<>();
             List<RelockClient> clients = new ArrayList<>();
             clients.add(client(redis.uri()));
@@ -91,6 +103,10 @@ class ChaosTest {
                             .commandTimeout(COMMAND_TIMEOUT).leaseLostListener(event -> leasesLost.incrementAndGet())
                             .build());
                 }
+            }
+            for (int c = 0; c < clients.size(); c++) {
+                // owner ids in Redis start with their client's id
+                System.out.println("ChaosTest c" + c + " is client " + clients.get(c).clientId());
             }
             clients.forEach(client -> closing.add(0, client));
             RedisClient fenceClient = RedisClient.create(fenceRedis.uri());
@@ -169,6 +185,27 @@ class ChaosTest {
         // used to leave one); a plain RelockException is a failure nobody mapped to what it is
         assertThat(exceptions).as("exceptions that are bugs (seed %d)", seed)
                 .doesNotContainKeys("IllegalMonitorStateException", "RelockException");
+    }
+
+    /**
+     * Writes every command the server runs (its MONITOR stream: the client's address, and the calls scripts make)
+     * to {@code file} until the returned socket is closed: how the overlap of seed 2204888643662 was traced. For
+     * diagnosis only ({@code -Drelock.chaos.monitor=FILE}); it slows the server down.
+     */
+    private static Socket recordCommands(RedisServer redis, Path file) throws IOException {
+        Socket socket = new Socket(redis.host(), redis.port());
+        socket.getOutputStream().write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        Thread recorder = new Thread(() -> {
+            try (InputStream in = socket.getInputStream(); OutputStream out = Files.newOutputStream(file)) {
+                in.transferTo(out);
+            } catch (IOException e) {
+                // the socket was closed at the end of the run
+            }
+        }, "chaos-monitor");
+        recorder.setDaemon(true);
+        recorder.start();
+        return socket;
     }
 
     private RelockClient client(String uri) {

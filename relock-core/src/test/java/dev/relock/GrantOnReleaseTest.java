@@ -55,8 +55,8 @@ class GrantOnReleaseTest extends OneServerTestBase {
         held.unlock();
         assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(scriptCalls() - scriptsBefore).as("the release only: the waiter sent no attempt").isEqualTo(1);
-        assertThat(admin().hget("relock:{granted}", "~granted")).as("granted, not yet confirmed")
-                .isNotNull().isEqualTo(admin().hget("relock:{granted}", "~writer"));
+        assertThat(admin().hget("relock:{granted}", "~granted")).as("granted, not yet confirmed: the attempt it answers")
+                .isNotNull().matches("[1-9][0-9]*");
         assertThat(admin().pttl("relock:{granted}")).isGreaterThan(Duration.ofMinutes(2).toMillis());
         assertThat(queue("granted")).isEmpty();
 
@@ -86,8 +86,8 @@ class GrantOnReleaseTest extends OneServerTestBase {
         reading.readLock().unlock();
         assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(scriptCalls() - scriptsBefore).as("the release only: the writer sent no attempt").isEqualTo(1);
-        assertThat(admin().hget("relock:{read-then-write}", "~granted")).as("granted, not yet confirmed")
-                .isNotNull().isEqualTo(admin().hget("relock:{read-then-write}", "~writer"));
+        assertThat(admin().hget("relock:{read-then-write}", "~granted")).as("granted, not yet confirmed: the attempt it answers")
+                .isNotNull().matches("[1-9][0-9]*");
         assertThat(reading.readLock().tryLock()).as("a reader beside the granted writer").isFalse();
         mayUnlock.countDown();
         assertThat(resultOf(writer))
@@ -181,6 +181,68 @@ class GrantOnReleaseTest extends OneServerTestBase {
                         .isInstanceOf(LeaseLostException.class);
                 assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
                 assertThat(resultOf(waiter)).isPositive();
+            } finally {
+                callers.shutdown();
+            }
+        }
+    }
+
+    /**
+     * Chaos finding (ChaosTest seed 2204888643662, caller's client): a waiter's attempt timed out, so it withdrew and
+     * tried again; neither got a reply before the connection dropped, and Lettuce (on its defaults) sent both again
+     * after the reconnect. Meanwhile a release had granted the lock to the second attempt. The withdraw, run again,
+     * undid that grant, and the attempt, run again, only queued: its reply said it ran before the grant, so the waiter
+     * took a lock that Redis no longer had. Now the withdraw leaves a grant for a later attempt (withdraw.lua's
+     * ARGV[6]), which the attempt run again takes.
+     */
+    @Test
+    void aWithdrawSentAgainAfterAReconnectLeavesTheGrantToTheAttemptAfterIt() throws Exception {
+        String name = "withdraw-sent-again";
+        RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
+        holder.lock();
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri()); // Lettuce's defaults
+            try (RelockClient client = RelockClient.builder().redisClient(callers).defaultLease(Duration.ofMinutes(3))
+                    .commandTimeout(Duration.ofSeconds(2)).build()) {
+                RelockLock lock = client.lock(name);
+                // the command connection only (opened first): commands reach Redis, their replies come too late
+                TcpProxy.Connection commands = proxy.connections().get(0);
+                commands.replyLatency(Duration.ofMinutes(1));
+                CountDownLatch acquired = new CountDownLatch(1);
+                CountDownLatch mayUnlock = new CountDownLatch(1);
+                CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+                    lock.lock(); // waits through Redis being unavailable, trying again
+                    acquired.countDown();
+                    assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                    long token = lock.fencingToken().orElseThrow();
+                    lock.unlock();
+                    return token;
+                });
+                await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
+                long first = offeredAttempt(name);
+                // the first attempt timed out (2 s), its withdraw ran and the next attempt queued again
+                await().atMost(HANG).until(() -> offeredAttempt(name) > first);
+                // another client waits behind it, so the second attempt run again cannot simply take the lock anew
+                CountDownLatch thirdAcquired = new CountDownLatch(1);
+                CountDownLatch thirdMayUnlock = new CountDownLatch(1);
+                CompletableFuture<Long> third = holdingInNewThread("third", newClient().lock(name), HANG,
+                        thirdAcquired, thirdMayUnlock);
+                await().atMost(HANG).until(() -> queue(name).size() == 2);
+                holder.unlock();
+                String owner = admin().hget("relock:{" + name + "}", "~writer");
+                assertThat(owner).as("granted to the second attempt").startsWith(client.clientId() + ":");
+                // before the withdraw's own command timeout: Lettuce sends the withdraw and the attempt again
+                commands.reset();
+
+                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took the lock").isTrue();
+                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("Redis agrees").isEqualTo(owner);
+                long token = Long.parseLong(admin().hget("relock:{" + name + "}", "~token"));
+                assertThat(holder.tryLock()).isFalse();
+                assertThat(thirdAcquired.getCount()).as("the third still waits").isOne();
+                mayUnlock.countDown();
+                assertThat(resultOf(waiter)).as("the waiter's hold is the grant").isEqualTo(token);
+                thirdMayUnlock.countDown();
+                assertThat(resultOf(third)).isGreaterThan(token);
             } finally {
                 callers.shutdown();
             }
@@ -354,7 +416,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
         assertThat(admin().hget("relock:{given-up}", "~writer")).as("granted on release").isEqualTo(owner);
         assertThat(lock.tryLock()).isFalse();
 
-        assertThat(withdraw("given-up", owner)).as("the grant was undone").isEqualTo(1L);
+        assertThat(withdraw("given-up", owner, 7)).as("the grant was undone").isEqualTo(1L);
         assertThat(admin().exists("relock:{given-up}")).isZero();
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
@@ -369,10 +431,52 @@ class GrantOnReleaseTest extends OneServerTestBase {
 
         assertThat(attempt("crossed", owner, "5000", "9")).as("taken once, not re-entered").containsExactly(1L, token, 1L);
         assertThat(admin().hget("relock:{crossed}", "~granted")).isNull();
-        assertThat(withdraw("crossed", owner)).as("a taken grant is the owner's hold").isZero();
+        assertThat(withdraw("crossed", owner, 9)).as("a taken grant is the owner's hold").isZero();
         assertThat(admin().hget("relock:{crossed}", "~writer")).isEqualTo(owner);
-        assertThat(release("crossed", owner)).isZero();
+        assertThat(release("crossed", owner, token)).isZero();
         assertThat(admin().exists("relock:{crossed}")).isZero();
+    }
+
+    /**
+     * Chaos finding (a caller's Lettuce client sends again what was in flight when its connection dropped): a
+     * withdraw sent before the attempt that a grant answers, and run again after the grant, leaves the grant, which
+     * that attempt, run again too, then takes. Undoing it made the client take a grant Redis no longer had.
+     */
+    @Test
+    void aWithdrawSentBeforeTheAttemptAGrantAnswersLeavesTheGrant() {
+        String owner = NOBODY + ":5";
+        RelockLock lock = heldWithScriptedWaiter("replayed-withdraw", owner, "5000", "13");
+        lock.unlock();
+        long token = Long.parseLong(admin().hget("relock:{replayed-withdraw}", "~token"));
+
+        assertThat(withdraw("replayed-withdraw", owner, 12)).as("sent before attempt 13").isZero();
+        assertThat(admin().hget("relock:{replayed-withdraw}", "~writer")).isEqualTo(owner);
+        assertThat(attempt("replayed-withdraw", owner, "5000", "13")).as("attempt 13 again takes its grant")
+                .containsExactly(1L, token, 1L);
+        assertThat(release("replayed-withdraw", owner, token)).isZero();
+    }
+
+    /**
+     * Chaos finding, the release's side: a release of an owner's earlier hold, run again after the owner was granted
+     * the lock anew, leaves that grant (it names the earlier hold's fencing token).
+     */
+    @Test
+    void aReleaseOfAnEarlierHoldLeavesTheOwnersLaterGrant() {
+        String owner = NOBODY + ":6";
+        List<Long> first = attempt("replayed-release", owner, "0", "");
+        assertThat(first.get(0)).as("taken").isOne();
+        assertThat(release("replayed-release", owner, first.get(1))).isZero();
+        RelockLock lock = newClient().lock("replayed-release");
+        lock.lock();
+        assertThat(attempt("replayed-release", owner, "5000", "14").get(0)).as("queued").isZero();
+        lock.unlock();
+        long granted = Long.parseLong(admin().hget("relock:{replayed-release}", "~token"));
+        assertThat(granted).isGreaterThan(first.get(1));
+
+        assertThat(release("replayed-release", owner, first.get(1))).as("the earlier hold is gone").isEqualTo(-1L);
+        assertThat(admin().hget("relock:{replayed-release}", "~writer")).isEqualTo(owner);
+        assertThat(admin().hget("relock:{replayed-release}", "~token")).isEqualTo(Long.toString(granted));
+        assertThat(release("replayed-release", owner, granted)).isZero();
     }
 
     @Test
@@ -387,7 +491,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
 
         assertThat(admin().exists("relock:{stale}")).as("not granted").isZero();
         assertThat(queue("stale")).as("woken: still first in line").containsExactly(owner);
-        assertThat(withdraw("stale", owner)).isZero();
+        assertThat(withdraw("stale", owner, 10)).isZero();
         assertThat(admin().hgetall("relock:{stale}:expiry")).isEmpty();
     }
 
@@ -398,7 +502,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
         lock.lock();
         attempt("offers", NOBODY + ":4", "5000", "11");
         assertThat(client.inspect("offers").waiters()).isEqualTo(1);
-        assertThat(withdraw("offers", NOBODY + ":4")).isZero();
+        assertThat(withdraw("offers", NOBODY + ":4", 11)).isZero();
         lock.unlock();
     }
 
@@ -496,14 +600,16 @@ class GrantOnReleaseTest extends OneServerTestBase {
                 owner, "30000", "0", waitMillis, GRACE, CHANNEL_PREFIX, attemptId);
     }
 
-    private long withdraw(String name, String owner) {
+    /** withdraw.lua for {@code owner}, sent when {@code lastAttempt} was the highest attempt id handed out. */
+    private long withdraw(String name, String owner, long lastAttempt) {
         return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "w", "0", GRACE, CHANNEL_PREFIX);
+                owner, "w", "0", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
     }
 
-    private long release(String name, String owner) {
+    /** release.lua of every write hold of {@code owner}, the one with fencing token {@code token}. */
+    private long release(String name, String owner, long token) {
         return admin().eval(LuaScript.RELEASE.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "all", GRACE, CHANNEL_PREFIX);
+                owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
     }
 
     private static String[] keys(String name) {

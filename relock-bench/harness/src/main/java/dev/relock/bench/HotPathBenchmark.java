@@ -131,7 +131,7 @@ public class HotPathBenchmark {
             throw new IllegalStateException("not acquired: " + reply);
         }
         return commands.evalsha(releaseSha, ScriptOutputType.INTEGER, releaseKeys,
-                owner, "all", "1000", "jmh-bare:wake:");
+                owner, "all", "1000", "jmh-bare:wake:", Long.toString(reply.get(1)));
     }
 
     @Benchmark

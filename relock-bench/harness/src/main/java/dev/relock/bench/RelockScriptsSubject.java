@@ -77,6 +77,8 @@ final class RelockScriptsSubject implements Subject {
         // every lock script takes the same five keys (see queue.lua)
         private final String[] keys;
         private final String owner;
+        // the fencing token of the hold taken last, which its release names
+        private String token;
 
         ScriptLock(RedisCommands<String, String> commands, String acquire, String release, String[] keys,
                 String owner) {
@@ -98,13 +100,17 @@ final class RelockScriptsSubject implements Subject {
         public boolean tryLock() {
             List<Long> reply = commands.evalsha(acquire, ScriptOutputType.MULTI, keys,
                     owner, "30000", "0", "0", "1000", PREFIX + ":wake:");
-            return reply.get(0) == 1L;
+            if (reply.get(0) != 1L) {
+                return false;
+            }
+            token = Long.toString(reply.get(1));
+            return true;
         }
 
         @Override
         public void unlock() {
             Long left = commands.evalsha(release, ScriptOutputType.INTEGER, keys,
-                    owner, "all", "1000", PREFIX + ":wake:");
+                    owner, "all", "1000", PREFIX + ":wake:", token);
             if (left == null || left != 0L) {
                 throw new IllegalMonitorStateException("not held: " + keys[0]);
             }

@@ -237,7 +237,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /**
      * Becomes the successor named in the release that {@code release} sends (given this owner, its lease and the
-     * hand-over's id: release.lua's ARGV[6..8]), if this acquisition still waits in its line; null if not. The release
+     * hand-over's id: release.lua's ARGV[7..9]), if this acquisition still waits in its line; null if not. The release
      * is sent under this acquisition's lock, so a withdraw of this owner always follows it. Not on an I/O thread.
      */
     LocalLines.Succession succeed(Function<String[], CompletableFuture<Object>> release) {
@@ -670,7 +670,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         grantWaiting = false;
         grantHandled();
         return client.cleanUpOn(calls, scripts.withdraw, keys.all(),
-                scripts.withdrawArgs(owner, undoFreshHold, client.graceMillis(), client.wakeRoute(keys)));
+                scripts.withdrawArgs(owner, undoFreshHold, client.graceMillis(), client.wakeRoute(keys),
+                        client.lastAttemptId()));
     }
 
     @Override

@@ -15,7 +15,7 @@ import java.util.function.Function;
 /**
  * The client's threads that wait for a write lock in the JVM, not in Redis, because another owner of the same client
  * holds it: one line per lock, first come first served. The holder's last release names the first of the line as its
- * successor (release.lua's ARGV[6]), and Redis makes the successor the holder in that same script when nobody waits in
+ * successor (release.lua's ARGV[7]), and Redis makes the successor the holder in that same script when nobody waits in
  * its queue, so a hand-over between two threads of one client costs the release alone: no attempt of the successor,
  * no queue entry for it, no wake-up. Redis still decides every hand-over, with a new fencing token, and gives the lock
  * to a client waiting in its queue first; a successor it did not make the holder tries in Redis as any waiter does.

@@ -58,18 +58,28 @@ enum ModeScripts {
         return args;
     }
 
-    /** The arguments of the release script: a lock's also takes the holds the owner keeps ({@code keeps}, or "all"). */
-    String[] releaseArgs(String owner, String keeps, String grace, String route) {
-        return this == PERMITS
-                ? new String[] {owner, grace, route}
-                : new String[] {owner, keeps, grace, route};
+    /**
+     * The arguments of the release script: a lock's also takes the holds the owner keeps ({@code keeps}, or "all"),
+     * and a write hold's its fencing token {@code token}, so that the release, sent again after a reconnect, never
+     * frees a later hold of the same owner.
+     */
+    String[] releaseArgs(String owner, String keeps, String grace, String route, long token) {
+        return switch (this) {
+            case WRITE -> new String[] {owner, keeps, grace, route, Long.toString(token)};
+            case READ -> new String[] {owner, keeps, grace, route};
+            case PERMITS -> new String[] {owner, grace, route};
+        };
     }
 
-    /** The arguments of the withdraw script; {@code undoFreshHold}: also undo a hold taken once (see withdraw.lua). */
-    String[] withdrawArgs(String owner, boolean undoFreshHold, String grace, String route) {
+    /**
+     * The arguments of the withdraw script; {@code undoFreshHold}: also undo a hold taken once (see withdraw.lua);
+     * {@code lastAttempt}: the highest attempt id handed out before it, so that the withdraw, sent again after a
+     * reconnect, never undoes a grant on release to a later attempt.
+     */
+    String[] withdrawArgs(String owner, boolean undoFreshHold, String grace, String route, long lastAttempt) {
         String undo = undoFreshHold ? "1" : "0";
         return this == PERMITS
                 ? new String[] {owner, undo, grace, route}
-                : new String[] {owner, kind, undo, grace, route};
+                : new String[] {owner, kind, undo, grace, route, Long.toString(lastAttempt)};
     }
 }

@@ -744,6 +744,11 @@ public final class SingleServerEngine implements Engine {
         return attemptIds.incrementAndGet();
     }
 
+    /** The highest attempt id handed out so far: every attempt sent before now has an id up to it. */
+    long lastAttemptId() {
+        return attemptIds.get();
+    }
+
     String graceMillis() {
         return graceMillis;
     }
@@ -946,9 +951,10 @@ public final class SingleServerEngine implements Engine {
             // cannot keep the lock alive
             String[] args = last && delayMillis > 0
                     ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
-                            wakeRoute(hold.keys)}
+                            wakeRoute(hold.keys), Long.toString(hold.fencingToken)}
                     : grantsInReply
-                            ? new String[] {hold.owner, "all", graceMillis, wakeRoute(hold.keys), "1"}
+                            ? new String[] {hold.owner, "all", graceMillis, wakeRoute(hold.keys),
+                                    Long.toString(hold.fencingToken), "1"}
                             : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
             ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
@@ -1024,13 +1030,13 @@ public final class SingleServerEngine implements Engine {
 
     /**
      * Undoes the grant with fencing token {@code token} that a release made to {@code owner}, a successor whose
-     * acquisition ended before the release's reply came, if nobody took it since (withdraw.lua's ARGV[6]). The
+     * acquisition ended before the release's reply came, if nobody took it since (withdraw.lua's ARGV[7]). The
      * successor's own withdraw follows the release's first send, but not a second send after NOSCRIPT or TRYAGAIN,
      * which may run after it and still grant. Without waiting.
      */
     void undoGrant(LockKeys keys, String owner, long token) {
         cleanUpOn(calls, ModeScripts.WRITE.withdraw, keys.all(), owner, ModeScripts.WRITE.kind, "0", graceMillis,
-                wakeRoute(keys), Long.toString(token)).whenComplete((undone, error) -> {
+                wakeRoute(keys), Long.toString(lastAttemptId()), Long.toString(token)).whenComplete((undone, error) -> {
                     if (error != null) {
                         log.debug("undoing the grant of '{}' to {}, which gave up, failed; it runs out with its lease: {}",
                                 keys.lock(), owner, error.toString());
@@ -1052,7 +1058,7 @@ public final class SingleServerEngine implements Engine {
         }
     }
 
-    /** release.lua's arguments with a successor's (its ARGV[6..8]) after them. */
+    /** release.lua's arguments with a successor's (its ARGV[7..9]) after them. */
     private static String[] withSuccessor(String[] args, String[] successor) {
         String[] all = Arrays.copyOf(args, args.length + successor.length);
         System.arraycopy(successor, 0, all, args.length, successor.length);
@@ -1186,7 +1192,8 @@ public final class SingleServerEngine implements Engine {
 
     /** The arguments of {@code hold}'s release script; {@code keeps}: the holds the owner keeps, or "all". */
     private String[] releaseArgs(Hold hold, String keeps) {
-        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys));
+        return ModeScripts.of(hold.mode).releaseArgs(hold.owner, keeps, graceMillis, wakeRoute(hold.keys),
+                hold.fencingToken);
     }
 
     /**
@@ -1334,7 +1341,8 @@ public final class SingleServerEngine implements Engine {
         IoThreads.offIo(timer(), () -> {
             for (EngineLock lock : locks) {
                 cleanUpOn(on, ModeScripts.WRITE.withdraw, lock.keys().all(),
-                        ModeScripts.WRITE.withdrawArgs(owner, true, graceMillis, wakeRoute(lock.keys())));
+                        ModeScripts.WRITE.withdrawArgs(owner, true, graceMillis, wakeRoute(lock.keys()),
+                                lastAttemptId()));
             }
         });
     }

@@ -8,7 +8,8 @@
 -- scripts, and renew.lua with its many holds, take just the keys they read:
 --   lock     hash  as in common.lua; <owner> -> the writer's hold count, 'r|'<owner> -> a
 --                  reader's hold count (re-entries are counted here too); '~granted' -> the
---                  owner of a grant on release its client may not have seen yet (see grant_head)
+--                  id of the attempt that a grant on release to the writer answers, while its
+--                  client may not have seen the grant yet (see grant_head)
 --   fence    string (common.lua)
 --   queue    zset  (common.lua) both writers and readers wait here
 --   expiry   hash  (common.lua) '~g|'<owner> -> '<server ms> <lease ms> <attempt id>' of a
@@ -115,8 +116,9 @@ end
 -- tried no longer than min(grace_ms, its lease / 3) ago becomes the holder here, and its wake-up
 -- message carries the grant, so it needs no attempt of its own. Its lease ends at <attempt's server time> + <lease>,
 -- where its client counts it from when it sent that attempt: never later than Redis's end. The
--- '~granted' field marks a grant its owner may not have seen yet: withdraw.lua undoes it (the
--- waiter gave up first), an attempt that crossed it takes it (acquire.lua). Returns nil when it did
+-- '~granted' field marks a grant its owner may not have seen yet, with the attempt's id: withdraw.lua
+-- undoes it (the waiter gave up first) unless it answers an attempt sent after the withdraw, an
+-- attempt that crossed it takes it (acquire.lua). Returns nil when it did
 -- not grant (the caller then hands off by wake-up as before); else the grant as {owner, token,
 -- attempt id}. A grant to an owner of client reply_client (nil: none) is not published: the
 -- caller returns it in its reply, and that client delivers it (or, without the reply, has its
@@ -130,7 +132,7 @@ local function grant_head(lock, fence, queue, expiry, now_ms, now_us, grace_ms, 
   tried, lease = tonumber(tried), tonumber(lease)
   if not tried or now_ms - tried > math.min(grace_ms, lease / 3) then return nil end
   local token, text = next_token(fence, now_us)
-  redis.call('HSET', lock, '~writer', head, head, 1, '~token', text, '~granted', head)
+  redis.call('HSET', lock, '~writer', head, head, 1, '~token', text, '~granted', attempt)
   redis.call('PEXPIRE', lock, math.max(1, tried + lease - now_ms))
   drop_entry(queue, expiry, head)
   if client_of(head) ~= reply_client then

@@ -9,6 +9,8 @@
 -- ARGV[2] 'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
 -- ARGV[3] the delay in ms (> 0)
 -- ARGV[4] wake-up route (see queue.lua)
+-- ARGV[5] for 'w', the fencing token of the hold given up: as in release.lua, an owner's write hold
+--         with another token is a later one, which this call (sent again after a reconnect) leaves alone
 -- Returns 0 when the hold now ends after the delay, -1 when the owner held nothing: its lease ran
 -- out or the lock was deleted or forced open.
 local lock, queue, expiry, leases = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
@@ -16,7 +18,8 @@ local owner, kind, delay = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
 local now_ms = server_time()
 if kind == 'w' then
-  if redis.call('HGET', lock, '~writer') ~= owner then return -1 end
+  local writer = redis.call('HMGET', lock, '~writer', '~token')
+  if writer[1] ~= owner or writer[2] ~= ARGV[5] then return -1 end
   redis.call('PEXPIRE', lock, delay)
 elseif kind == 'r' then
   if redis.call('HEXISTS', lock, 'r|' .. owner) == 0 then return -1 end

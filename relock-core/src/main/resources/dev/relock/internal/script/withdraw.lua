@@ -11,19 +11,20 @@
 --         out on the client may still have been applied), else '0'
 -- ARGV[4] handoff grace in ms
 -- ARGV[5] wake-up route (see queue.lua)
--- ARGV[6] optional: the fencing token of one grant to the owner that its client will never take (a
+-- ARGV[6] the highest attempt id the owner's client had handed out when it sent this withdraw: a
+--         grant on release that answers a later attempt is left alone. A withdraw sent again after a
+--         reconnect (Lettuce's default) can run after such a grant, which its client takes.
+-- ARGV[7] optional: the fencing token of one grant to the owner that its client will never take (a
 --         successor's, see release.lua, whose acquisition ended before the grant's reply came): only
 --         that grant is undone, if it is still untaken, and the queue is left alone
 -- Returns 1 when a hold was undone, else 0.
--- Only an owner whose acquisition has ended unsuccessfully withdraws, so a '~granted' hold of the
--- owner here is one its client will never use.
+-- An acquisition withdraws once it takes no grant for an attempt sent before the withdraw, so a
+-- '~granted' hold of the owner for such an attempt is one its client will never use.
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
-if ARGV[6] then
-  if redis.call('HGET', lock, '~writer') ~= owner or redis.call('HGET', lock, '~granted') ~= owner
-      or redis.call('HGET', lock, '~token') ~= ARGV[6] then
-    return 0
-  end
+if ARGV[7] then
+  local held = redis.call('HMGET', lock, '~writer', '~granted', '~token')
+  if held[1] ~= owner or not held[2] or held[3] ~= ARGV[7] then return 0 end
   redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
   local now_ms = server_time()
   hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[4]), ARGV[5], live_readers(lock, readers, now_ms) > 0)
@@ -36,9 +37,11 @@ local writer = redis.call('HGET', lock, '~writer')
 local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == member
 drop_entry(queue, expiry, member)
 local undone = 0
--- a grant on release that the waiter never took (it gave up first) is undone like a fresh hold
-local granted = ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, '~granted') == owner
-if ARGV[3] == '1' or granted then
+-- a grant on release that the waiter never took (it gave up first) is undone like a fresh hold; one
+-- for an attempt sent after this withdraw, and the hold it made, are not this withdraw's
+local granted = ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, '~granted')
+local later = granted and (tonumber(granted) or 0) > tonumber(ARGV[6])
+if not later and (ARGV[3] == '1' or granted) then
   if ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, owner) == '1' then
     redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
     writer = false
