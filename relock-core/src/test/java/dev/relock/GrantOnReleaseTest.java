@@ -457,6 +457,29 @@ class GrantOnReleaseTest extends OneServerTestBase {
     }
 
     /**
+     * Review finding: an earlier attempt of the owner, sent again after a reconnect and run after the grant to its
+     * later attempt, must not take that grant and clear its mark; the withdraw sent between the two would then undo
+     * it, and the later attempt, run again, would only queue behind another waiter while its client took the grant.
+     */
+    @Test
+    void anEarlierAttemptRunAgainAfterTheGrantLeavesItToTheAttemptItAnswers() {
+        String owner = NOBODY + ":7";
+        RelockLock lock = heldWithScriptedWaiter("replayed-attempt", owner, "5000", "32");
+        RelockLock other = newClient().lock("replayed-attempt");
+        lock.unlock();
+        long token = Long.parseLong(admin().hget("relock:{replayed-attempt}", "~token"));
+
+        assertThat(attempt("replayed-attempt", owner, "5000", "31").get(0)).as("attempt 31 again").isZero();
+        assertThat(attempt("replayed-attempt", owner, "0", "").get(0)).as("a try without an id").isZero();
+        assertThat(admin().hget("relock:{replayed-attempt}", "~granted")).isEqualTo("32");
+        assertThat(withdrawUndoing("replayed-attempt", owner, 31)).as("its withdraw again").isZero();
+        assertThat(other.tryLock()).isFalse();
+        assertThat(attempt("replayed-attempt", owner, "5000", "32")).as("attempt 32 again takes its grant")
+                .containsExactly(1L, token, 1L);
+        assertThat(release("replayed-attempt", owner, token)).isZero();
+    }
+
+    /**
      * Chaos finding, the release's side: a release of an owner's earlier hold, run again after the owner was granted
      * the lock anew, leaves that grant (it names the earlier hold's fencing token).
      */
@@ -604,6 +627,12 @@ class GrantOnReleaseTest extends OneServerTestBase {
     private long withdraw(String name, String owner, long lastAttempt) {
         return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
                 owner, "w", "0", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+    }
+
+    /** withdraw.lua for {@code owner} undoing a fresh hold too (after a lost reply), sent after attempt {@code lastAttempt}. */
+    private long withdrawUndoing(String name, String owner, long lastAttempt) {
+        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
+                owner, "w", "1", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
     }
 
     /** release.lua of every write hold of {@code owner}, the one with fencing token {@code token}. */

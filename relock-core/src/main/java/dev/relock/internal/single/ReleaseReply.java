@@ -1,7 +1,7 @@
 package dev.relock.internal.single;
 
 /**
- * The text reply of release.lua when the caller takes grants to its own client's waiters from it (its ARGV[5]):
+ * The text reply of release.lua when the caller takes grants to its own client's waiters from it (its ARGV[6]):
  * {@code '<holds left>'}, or {@code '0 <owner> <fencing token> <attempt id>'} when the release granted the lock to a
  * waiting owner of the caller's own client.
  */

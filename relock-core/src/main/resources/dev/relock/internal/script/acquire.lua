@@ -14,7 +14,8 @@
 -- ARGV[5] handoff grace in ms
 -- ARGV[6] wake-up route (see queue.lua)
 -- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_head), the
---         id of this attempt; absent or '' otherwise
+--         id of this attempt; absent or '' otherwise. A grant to the owner for a later attempt than
+--         this (or for any, without an id) is not this attempt's to take
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's write holds now)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               a re-entry, but the owner no longer holds it: lease lost
@@ -43,8 +44,17 @@ local writer = redis.call('HGET', lock, '~writer')
 if writer == owner then
   -- a re-entry; or a fresh attempt that finds a grant on release it crossed (taken by this attempt,
   -- its lease counted from now), or its own earlier run: held once, as the caller will count it
+  if held == 0 then
+    -- a grant answers one attempt (its id in '~granted'): an earlier attempt of the owner, sent again
+    -- after a reconnect and run after the grant, neither takes it nor clears that mark, which a
+    -- withdraw sent before the attempt the grant answers reads to leave it alone (withdraw.lua);
+    -- nobody waits for this reply any more. An attempt without an id is such an earlier one too
+    local granted = redis.call('HGET', lock, '~granted')
+    local answers = granted and tonumber(granted)
+    if answers and (tonumber(ARGV[7] or '') or 0) < answers then return {0, 1} end
+    redis.call('HDEL', lock, '~granted')
+  end
   redis.call('HSET', lock, owner, held + 1)
-  if held == 0 then redis.call('HDEL', lock, '~granted') end
   extend(lock, readers, lease)
   return {1, tonumber(redis.call('HGET', lock, '~token')), held + 1}
 end
