@@ -250,6 +250,53 @@ class GrantOnReleaseTest extends OneServerTestBase {
     }
 
     /**
+     * Review finding: a grant that arrives while its attempt is in flight is not taken on the word of that attempt's
+     * "not acquired". The reply may come from a run of the attempt that Lettuce sent again after a reconnect, behind
+     * commands of the same owner sent again too that undid the grant (two reconnects within a command timeout). Here
+     * the grant is undone behind the client's back while the attempt's reply is late: the waiter tries again.
+     */
+    @Test
+    void aGrantThatArrivesBeforeItsAttemptsReplyIsTakenByTheNextAttemptOnly() throws Exception {
+        String name = "grant-before-reply";
+        String lockKey = "relock:{" + name + "}";
+        RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
+        holder.lock();
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
+            try (RelockClient client = RelockClient.builder().redisClient(callers).defaultLease(Duration.ofMinutes(3))
+                    .commandTimeout(Duration.ofSeconds(5)).build()) {
+                // the command connection only (opened first): the attempt's reply comes 2 s late, the grant on time
+                TcpProxy.Connection commands = proxy.connections().get(0);
+                commands.replyLatency(Duration.ofSeconds(2));
+                CountDownLatch acquired = new CountDownLatch(1);
+                CountDownLatch mayUnlock = new CountDownLatch(1);
+                CompletableFuture<Long> waiter = holdingInNewThread("waiter", client.lock(name), HANG, acquired,
+                        mayUnlock);
+                await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
+                holder.unlock();
+                String owner = admin().hget(lockKey, "~writer");
+                assertThat(owner).as("granted to the waiter's attempt").startsWith(client.clientId() + ":");
+                // undone behind the client's back, as a withdraw run again did, and taken by another client
+                admin().del(lockKey);
+                RelockLock other = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
+                assertThat(other.tryLock()).isTrue();
+                long otherToken = Long.parseLong(admin().hget(lockKey, "~token"));
+                commands.replyLatency(Duration.ZERO); // for what the server sends from now on
+
+                await("the waiter tried again and queued").atMost(HANG).until(() -> queue(name).contains(owner));
+                assertThat(acquired.getCount()).as("not taken on the word of the late reply").isOne();
+                other.unlock();
+                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                assertThat(admin().hget(lockKey, "~writer")).isEqualTo(owner);
+                mayUnlock.countDown();
+                assertThat(resultOf(waiter)).isGreaterThan(otherToken);
+            } finally {
+                callers.shutdown();
+            }
+        }
+    }
+
+    /**
      * Review finding: while the command connection is down, another connection of the same Lettuce client coming back
      * (the pub/sub one, or one of the caller's own) must not wake the waiter of an untold grant into an attempt that
      * is refused, which would end its wait with an error and leave the grant on it for the whole lease.

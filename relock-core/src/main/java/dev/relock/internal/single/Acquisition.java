@@ -62,8 +62,10 @@ import org.slf4j.LoggerFactory;
  * latest attempt, so the hold counts it from when that attempt was sent. A grant is taken only
  * for the latest attempt sent and only once its reply is in (an older attempt's grant may have
  * been undone by a withdraw since); an attempt that reaches Redis after the grant takes it as
- * its reply. A grant the acquisition never takes is undone by the withdraw that every
- * unsuccessful end sends.
+ * its reply. A grant that arrives while its attempt is in flight is taken by the next attempt,
+ * not on the word of that attempt's "not acquired": the reply may come from a run of the attempt
+ * sent again after a reconnect, after commands that undid the grant. A grant the acquisition
+ * never takes is undone by the withdraw that every unsuccessful end sends.
  *
  * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
  * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
@@ -107,8 +109,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     private long attemptSentNanos;
     // a grant for the latest attempt arrived while that attempt was in flight
     private boolean grantWaiting;
-    private long grantToken;
-    // what runs once that grant was handled (taken with the attempt's reply, or dropped): the end of the hand-over
+    // what runs once that grant was handled (the attempt's reply came: it took the grant, or the next attempt is sent
+    // to take it, or it was dropped): the end of the hand-over
     // that made it (LocalLines), or null
     private Runnable grantHandled;
     // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
@@ -219,13 +221,14 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                     return;
                 }
                 if (inFlight != null) {
-                    // its reply tells whether it ran before the grant (then the grant stands) or took it
+                    // its reply says whether it took the grant; if not, the next attempt takes it (see handleReply)
                     grantWaiting = true;
-                    grantToken = token;
                     grantHandled();
                     grantHandled = over;
                     return;
                 }
+                // every command of this owner sent before it has been answered (replies come in order), so none
+                // of them can run again after the grant and undo it
                 tookHold(token, attemptSentNanos);
             } finally {
                 if (grantHandled != over) {
@@ -411,8 +414,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             }
             finish(null, refusal.apply(result.get(0)));
         } else if (result.get(0) == 0 && grant) {
-            // the attempt ran before the grant
-            tookHold(grantToken, sentNanos);
+            // the attempt ran before the grant, or ran again after it (sent again after a reconnect, behind commands of
+            // this owner that were sent again too and may have undone the grant): not proof that the grant still
+            // stands. The next attempt, with nothing of this owner left unanswered before it, takes the grant if Redis
+            // still has it (acquire.lua) and queues if not
+            attempt();
         } else if (result.get(0) == 1 && guard != null) {
             awaitReplicas(result.get(1), sentNanos);
         } else if (result.get(0) == 1) {
