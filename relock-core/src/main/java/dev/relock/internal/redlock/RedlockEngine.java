@@ -41,6 +41,7 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -502,8 +503,8 @@ public final class RedlockEngine implements Engine {
 
     /**
      * What a majority of the nodes hold for the lock: the owner that writes on a majority (or else
-     * the readers that each read on a majority), the largest fencing token among those nodes, and
-     * the lease within which a majority still holds it; waiters are the writers that wait (their
+     * the readers that each read on a majority), the holder's fencing token (of readers, the largest;
+     * see {@link #majorityToken}), and the lease within which a majority still holds it; waiters are the writers that wait (their
      * marks on the node that has most). A hold left on a minority of nodes counts as free. Waits for every node, at most the
      * command timeout.
      *
@@ -533,33 +534,36 @@ public final class RedlockEngine implements Engine {
         for (Map.Entry<String, List<List<Object>>> entry : byWriter.entrySet()) {
             List<List<Object>> held = entry.getValue();
             if (held.size() >= majority) {
-                long token = 0;
+                List<Long> tokens = new ArrayList<>();
                 List<Long> leases = new ArrayList<>();
                 for (List<Object> answer : held) {
-                    token = Math.max(token, (Long) answer.get(4));
+                    tokens.add((Long) answer.get(4));
                     long pttl = (Long) answer.get(0);
                     leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
                 }
-                return new LockInfo(name, LockKind.EXCLUSIVE, Map.of(entry.getKey(), 1), token,
+                return new LockInfo(name, LockKind.EXCLUSIVE, Map.of(entry.getKey(), 1), majorityToken(tokens),
                         majorityLease(leases), waiters, 0);
             }
         }
-        // readers: each one that reads on a majority
-        Map<String, Integer> nodesByReader = new HashMap<>();
+        // readers: each one that reads on a majority, with its token on each node that has it
+        Map<String, List<Long>> tokensByReader = new HashMap<>();
         for (List<Object> answer : answers) {
             for (int i = 5; i + 2 < answer.size(); i += 3) {
-                nodesByReader.merge((String) answer.get(i), 1, Integer::sum);
+                tokensByReader.computeIfAbsent((String) answer.get(i), reader -> new ArrayList<>())
+                        .add((Long) answer.get(i + 2));
             }
         }
-        nodesByReader.values().removeIf(count -> count < majority);
-        if (!nodesByReader.isEmpty()) {
+        tokensByReader.values().removeIf(tokens -> tokens.size() < majority);
+        if (!tokensByReader.isEmpty()) {
             long token = 0;
+            for (List<Long> tokens : tokensByReader.values()) {
+                token = Math.max(token, majorityToken(tokens));
+            }
             List<Long> leases = new ArrayList<>();
             for (List<Object> answer : answers) {
                 boolean reads = false;
                 for (int i = 5; i + 2 < answer.size(); i += 3) {
-                    if (nodesByReader.containsKey((String) answer.get(i))) {
-                        token = Math.max(token, (Long) answer.get(i + 2));
+                    if (tokensByReader.containsKey((String) answer.get(i))) {
                         reads = true;
                     }
                 }
@@ -569,10 +573,21 @@ public final class RedlockEngine implements Engine {
                 }
             }
             Map<String, Integer> holders = new HashMap<>();
-            nodesByReader.keySet().forEach(reader -> holders.put(reader, 1));
+            tokensByReader.keySet().forEach(reader -> holders.put(reader, 1));
             return new LockInfo(name, LockKind.SHARED, holders, token, majorityLease(leases), waiters, 0);
         }
         return new LockInfo(name, LockKind.FREE, Map.of(), 0, Duration.ZERO, waiters, 0);
+    }
+
+    /**
+     * One hold's fencing token from the tokens its nodes keep for it (at least a majority of them): the majority-th
+     * largest. The holder settled on the largest token of the majority that granted it first, and wrote it back to
+     * every node unless that majority gave exactly that token; a node that granted after it settled may keep a larger
+     * one, but such nodes are a minority, so they never reach the majority-th place. The largest would report theirs.
+     */
+    private long majorityToken(List<Long> tokens) {
+        tokens.sort(Collections.reverseOrder());
+        return tokens.get(majority - 1);
     }
 
     /** The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds it. */
