@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +19,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -168,23 +170,18 @@ class GrantOnReleaseTest extends OneServerTestBase {
     @Test
     void aReleaseRunTwiceAfterItsReplyWasLostStillHandsItsGrantOver() throws Exception {
         String name = "release-run-twice";
-        try (TcpProxy proxy = TcpProxy.to(redis)) {
-            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri()); // Lettuce's defaults
-            try (RelockClient client = RelockClient.builder().redisClient(callers)
-                    .defaultLease(Duration.ofMinutes(3)).build()) {
-                RelockLock lock = client.lock(name);
-                CountDownLatch acquired = new CountDownLatch(1);
-                CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, acquired);
-                // the command connection only (opened first): its next reply, the release's, is lost, then FIN
-                proxy.connections().get(0).loseNextReplyAndClose();
-                assertThatThrownBy(lock::unlock).as("the second run found the lock granted")
-                        .isInstanceOf(LeaseLostException.class);
-                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
-                assertThat(resultOf(waiter)).isPositive();
-            } finally {
-                callers.shutdown();
-            }
-        }
+        onCallersClientThroughProxy(ClientOptions.create(), builder -> builder.defaultLease(Duration.ofMinutes(3)),
+                (proxy, callers, client) -> {
+            RelockLock lock = client.lock(name);
+            CountDownLatch acquired = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, acquired);
+            // the command connection only (opened first): its next reply, the release's, is lost, then FIN
+            proxy.connections().get(0).loseNextReplyAndClose();
+            assertThatThrownBy(lock::unlock).as("the second run found the lock granted")
+                    .isInstanceOf(LeaseLostException.class);
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant").isTrue();
+            assertThat(resultOf(waiter)).isPositive();
+        });
     }
 
     /**
@@ -200,53 +197,48 @@ class GrantOnReleaseTest extends OneServerTestBase {
         String name = "withdraw-sent-again";
         RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
         holder.lock();
-        try (TcpProxy proxy = TcpProxy.to(redis)) {
-            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri()); // Lettuce's defaults
-            try (RelockClient client = RelockClient.builder().redisClient(callers).defaultLease(Duration.ofMinutes(3))
-                    .commandTimeout(Duration.ofSeconds(2)).build()) {
-                RelockLock lock = client.lock(name);
-                // the command connection only (opened first): commands reach Redis, their replies come too late
-                TcpProxy.Connection commands = proxy.connections().get(0);
-                commands.replyLatency(Duration.ofMinutes(1));
-                CountDownLatch acquired = new CountDownLatch(1);
-                CountDownLatch mayUnlock = new CountDownLatch(1);
-                CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
-                    lock.lock(); // waits through Redis being unavailable, trying again
-                    acquired.countDown();
-                    assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-                    long token = lock.fencingToken().orElseThrow();
-                    lock.unlock();
-                    return token;
-                });
-                await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
-                long first = offeredAttempt(name);
-                // the first attempt timed out (2 s), its withdraw ran and the next attempt queued again
-                await().atMost(HANG).until(() -> offeredAttempt(name) > first);
-                // another client waits behind it, so the second attempt run again cannot simply take the lock anew
-                CountDownLatch thirdAcquired = new CountDownLatch(1);
-                CountDownLatch thirdMayUnlock = new CountDownLatch(1);
-                CompletableFuture<Long> third = holdingInNewThread("third", newClient().lock(name), HANG,
-                        thirdAcquired, thirdMayUnlock);
-                await().atMost(HANG).until(() -> queue(name).size() == 2);
-                holder.unlock();
-                String owner = admin().hget("relock:{" + name + "}", "~writer");
-                assertThat(owner).as("granted to the second attempt").startsWith(client.clientId() + ":");
-                // before the withdraw's own command timeout: Lettuce sends the withdraw and the attempt again
-                commands.reset();
+        onCallersClientThroughProxy(ClientOptions.create(), builder -> builder.defaultLease(Duration.ofMinutes(3))
+                .commandTimeout(Duration.ofSeconds(2)), (proxy, callers, client) -> {
+            RelockLock lock = client.lock(name);
+            // the command connection only (opened first): commands reach Redis, their replies come too late
+            TcpProxy.Connection commands = proxy.connections().get(0);
+            commands.replyLatency(Duration.ofMinutes(1));
+            CountDownLatch acquired = new CountDownLatch(1);
+            CountDownLatch mayUnlock = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+                lock.lock(); // waits through Redis being unavailable, trying again
+                acquired.countDown();
+                assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                long token = lock.fencingToken().orElseThrow();
+                lock.unlock();
+                return token;
+            });
+            await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
+            long first = offeredAttempt(name);
+            // the first attempt timed out (2 s), its withdraw ran and the next attempt queued again
+            await().atMost(HANG).until(() -> offeredAttempt(name) > first);
+            // another client waits behind it, so the second attempt run again cannot simply take the lock anew
+            CountDownLatch thirdAcquired = new CountDownLatch(1);
+            CountDownLatch thirdMayUnlock = new CountDownLatch(1);
+            CompletableFuture<Long> third = holdingInNewThread("third", newClient().lock(name), HANG,
+                    thirdAcquired, thirdMayUnlock);
+            await().atMost(HANG).until(() -> queue(name).size() == 2);
+            holder.unlock();
+            String owner = admin().hget("relock:{" + name + "}", "~writer");
+            assertThat(owner).as("granted to the second attempt").startsWith(client.clientId() + ":");
+            // before the withdraw's own command timeout: Lettuce sends the withdraw and the attempt again
+            commands.reset();
 
-                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took the lock").isTrue();
-                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("Redis agrees").isEqualTo(owner);
-                long token = Long.parseLong(admin().hget("relock:{" + name + "}", "~token"));
-                assertThat(holder.tryLock()).isFalse();
-                assertThat(thirdAcquired.getCount()).as("the third still waits").isOne();
-                mayUnlock.countDown();
-                assertThat(resultOf(waiter)).as("the waiter's hold is the grant").isEqualTo(token);
-                thirdMayUnlock.countDown();
-                assertThat(resultOf(third)).isGreaterThan(token);
-            } finally {
-                callers.shutdown();
-            }
-        }
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took the lock").isTrue();
+            assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("Redis agrees").isEqualTo(owner);
+            long token = Long.parseLong(admin().hget("relock:{" + name + "}", "~token"));
+            assertThat(holder.tryLock()).isFalse();
+            assertThat(thirdAcquired.getCount()).as("the third still waits").isOne();
+            mayUnlock.countDown();
+            assertThat(resultOf(waiter)).as("the waiter's hold is the grant").isEqualTo(token);
+            thirdMayUnlock.countDown();
+            assertThat(resultOf(third)).isGreaterThan(token);
+        });
     }
 
     /**
@@ -261,39 +253,34 @@ class GrantOnReleaseTest extends OneServerTestBase {
         String lockKey = "relock:{" + name + "}";
         RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
         holder.lock();
-        try (TcpProxy proxy = TcpProxy.to(redis)) {
-            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
-            try (RelockClient client = RelockClient.builder().redisClient(callers).defaultLease(Duration.ofMinutes(3))
-                    .commandTimeout(Duration.ofSeconds(5)).build()) {
-                // the command connection only (opened first): the attempt's reply comes 2 s late, the grant on time
-                TcpProxy.Connection commands = proxy.connections().get(0);
-                commands.replyLatency(Duration.ofSeconds(2));
-                CountDownLatch acquired = new CountDownLatch(1);
-                CountDownLatch mayUnlock = new CountDownLatch(1);
-                CompletableFuture<Long> waiter = holdingInNewThread("waiter", client.lock(name), HANG, acquired,
-                        mayUnlock);
-                await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
-                holder.unlock();
-                String owner = admin().hget(lockKey, "~writer");
-                assertThat(owner).as("granted to the waiter's attempt").startsWith(client.clientId() + ":");
-                // undone behind the client's back, as a withdraw run again did, and taken by another client
-                admin().del(lockKey);
-                RelockLock other = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
-                assertThat(other.tryLock()).isTrue();
-                long otherToken = Long.parseLong(admin().hget(lockKey, "~token"));
-                commands.replyLatency(Duration.ZERO); // for what the server sends from now on
+        onCallersClientThroughProxy(ClientOptions.create(), builder -> builder.defaultLease(Duration.ofMinutes(3))
+                .commandTimeout(Duration.ofSeconds(5)), (proxy, callers, client) -> {
+            // the command connection only (opened first): the attempt's reply comes 2 s late, the grant on time
+            TcpProxy.Connection commands = proxy.connections().get(0);
+            commands.replyLatency(Duration.ofSeconds(2));
+            CountDownLatch acquired = new CountDownLatch(1);
+            CountDownLatch mayUnlock = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = holdingInNewThread("waiter", client.lock(name), HANG, acquired,
+                    mayUnlock);
+            await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
+            holder.unlock();
+            String owner = admin().hget(lockKey, "~writer");
+            assertThat(owner).as("granted to the waiter's attempt").startsWith(client.clientId() + ":");
+            // undone behind the client's back, as a withdraw run again did, and taken by another client
+            admin().del(lockKey);
+            RelockLock other = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock(name);
+            assertThat(other.tryLock()).isTrue();
+            long otherToken = Long.parseLong(admin().hget(lockKey, "~token"));
+            commands.replyLatency(Duration.ZERO); // for what the server sends from now on
 
-                await("the waiter tried again and queued").atMost(HANG).until(() -> queue(name).contains(owner));
-                assertThat(acquired.getCount()).as("not taken on the word of the late reply").isOne();
-                other.unlock();
-                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-                assertThat(admin().hget(lockKey, "~writer")).isEqualTo(owner);
-                mayUnlock.countDown();
-                assertThat(resultOf(waiter)).isGreaterThan(otherToken);
-            } finally {
-                callers.shutdown();
-            }
-        }
+            await("the waiter tried again and queued").atMost(HANG).until(() -> queue(name).contains(owner));
+            assertThat(acquired.getCount()).as("not taken on the word of the late reply").isOne();
+            other.unlock();
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(admin().hget(lockKey, "~writer")).isEqualTo(owner);
+            mayUnlock.countDown();
+            assertThat(resultOf(waiter)).isGreaterThan(otherToken);
+        });
     }
 
     /**
@@ -304,35 +291,30 @@ class GrantOnReleaseTest extends OneServerTestBase {
     @Test
     void anotherConnectionComingBackFirstDoesNotWakeTheWaiterIntoAFailure() throws Exception {
         String name = "woken-too-early";
-        try (TcpProxy proxy = TcpProxy.to(redis)) {
-            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
-            callers.setOptions(io.lettuce.core.ClientOptions.builder()
-                    .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
-            try (RelockClient client = RelockClient.builder().redisClient(callers)
-                    .defaultLease(Duration.ofMinutes(3)).build()) {
-                RelockLock lock = client.lock(name);
-                CountDownLatch acquired = new CountDownLatch(1);
-                CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, acquired);
-                String holderOwner = admin().hget("relock:{" + name + "}", "~writer");
-                proxy.rejectNew(true); // the command connection cannot come back yet
-                proxy.connections().get(0).loseNextReplyAndReset(); // the command connection; pub/sub stays up
-                assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
-                assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis to the waiter")
-                        .startsWith(client.clientId() + ":").isNotEqualTo(holderOwner);
-                // another connection of the same Lettuce client connects, straight to the server
-                try (var other = callers.connect(io.lettuce.core.RedisURI.create(redis.uri()))) {
-                    assertThat(other.sync().ping()).isEqualTo("PONG");
-                    assertThat(acquired.getCount()).as("still waiting").isOne();
-                    assertThat(waiter).as("still waiting, not failed").isNotDone();
-                    proxy.rejectNew(false);
-                    assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant")
-                            .isTrue();
-                    assertThat(resultOf(waiter)).isPositive();
-                }
-            } finally {
-                callers.shutdown();
+        ClientOptions rejecting = ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build();
+        onCallersClientThroughProxy(rejecting, builder -> builder.defaultLease(Duration.ofMinutes(3)),
+                (proxy, callers, client) -> {
+            RelockLock lock = client.lock(name);
+            CountDownLatch acquired = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = heldWithAWaiterOfTheSameClient(client, lock, acquired);
+            String holderOwner = admin().hget("relock:{" + name + "}", "~writer");
+            proxy.rejectNew(true); // the command connection cannot come back yet
+            proxy.connections().get(0).loseNextReplyAndReset(); // the command connection; pub/sub stays up
+            assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
+            assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("granted in Redis to the waiter")
+                    .startsWith(client.clientId() + ":").isNotEqualTo(holderOwner);
+            // another connection of the same Lettuce client connects, straight to the server
+            try (var other = callers.connect(io.lettuce.core.RedisURI.create(redis.uri()))) {
+                assertThat(other.sync().ping()).isEqualTo("PONG");
+                assertThat(acquired.getCount()).as("still waiting").isOne();
+                assertThat(waiter).as("still waiting, not failed").isNotDone();
+                proxy.rejectNew(false);
+                assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter took its grant")
+                        .isTrue();
+                assertThat(resultOf(waiter)).isPositive();
             }
-        }
+        });
     }
 
     /**
@@ -396,6 +378,31 @@ class GrantOnReleaseTest extends OneServerTestBase {
         client.ping();
         assertThat(scriptCalls() - scriptsBefore).as("in the line: the waiter sent nothing").isZero();
         return waiter;
+    }
+
+    /** A test's body, given a relock client on a caller's Lettuce client that reaches Redis through a proxy. */
+    @FunctionalInterface
+    private interface OnCallersClient {
+        void run(TcpProxy proxy, io.lettuce.core.RedisClient callers, RelockClient client) throws Exception;
+    }
+
+    /**
+     * Runs {@code test} with a relock client made by {@code settings} on a caller's Lettuce client with {@code options}
+     * (on {@link ClientOptions#create() Lettuce's defaults} it sends the commands in flight at a reconnect again), whose
+     * connections go through a TCP proxy: the proxy's first connection is the relock client's command connection.
+     * Closes all three.
+     */
+    private void onCallersClientThroughProxy(ClientOptions options, UnaryOperator<RelockClientBuilder> settings,
+            OnCallersClient test) throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
+            callers.setOptions(options);
+            try (RelockClient client = settings.apply(RelockClient.builder().redisClient(callers)).build()) {
+                test.run(proxy, callers, client);
+            } finally {
+                callers.shutdown();
+            }
+        }
     }
 
     /** Calls of {@code command} the fixture server has served so far (INFO commandstats). */

@@ -953,8 +953,7 @@ public final class SingleServerEngine implements Engine {
                     ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
                             wakeRoute(hold.keys), Long.toString(hold.fencingToken)}
                     : grantsInReply
-                            ? new String[] {hold.owner, "all", graceMillis, wakeRoute(hold.keys),
-                                    Long.toString(hold.fencingToken), "1"}
+                            ? withSuccessor(releaseArgs(hold, "all"), GRANT_IN_REPLY)
                             : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
             ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
@@ -1059,6 +1058,9 @@ public final class SingleServerEngine implements Engine {
     }
 
     /** release.lua's arguments with a successor's (its ARGV[7..9]) after them. */
+    /** release.lua's optional argument, after a write release's own, that asks for a grant to this client's waiter in the reply. */
+    private static final String[] GRANT_IN_REPLY = {"1"};
+
     private static String[] withSuccessor(String[] args, String[] successor) {
         String[] all = Arrays.copyOf(args, args.length + successor.length);
         System.arraycopy(successor, 0, all, args.length, successor.length);
