@@ -12,6 +12,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +48,14 @@ import org.slf4j.LoggerFactory;
  *       single try) fails with {@link RedisUnavailableException}, at most a command timeout
  *       after its end.</li>
  * </ul>
+ * A waiting writer's refused attempt leaves a grant offer on each node (acquire.lua): a release that frees a
+ * node while the writer heads its queue makes it the holder there for that attempt, and says so with the
+ * token ({@link ReleaseSignals.Grants}). Grants for the latest attempt from a majority of the nodes win as
+ * that attempt would have, with no attempt of its own: valid from when the attempt was sent, which is before
+ * any node's lease for it began, and with the same token rule (a write-back unless a majority gave one token).
+ * Any clean-up of that attempt undoes its grants, so none are counted after one was sent; grants that do not
+ * reach a majority within {@link #grantWaitNanos} of the first are taken by an attempt instead (it finds the
+ * lock its own where it was granted).
  * It never polls at a fixed rate and never blocks a thread between nodes.
  *
  * <p>Design notes. Events come from poll decisions and timers (Lettuce threads), release
@@ -61,6 +70,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockAcquisition.class);
     private static final long JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long GRANT_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long FIRST_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final long FIRST_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -99,12 +109,24 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // the wait is a split's back-off, which only this writer's turn cuts short
     private boolean splitting;
     private long generation;
+    // the grants on release to the latest attempt, by node: the token each node gave, 0 where none did (yet); only
+    // from nodes that refused the attempt (a clean-up that goes on waiting leaves those alone), void once a clean-up
+    // that may undo them was sent (attemptUndone), and reset by the next attempt
+    private final long[] grantTokens;
+    private int grants;
+    private boolean attemptUndone;
+    // the acquisition was won by grants on release
+    private boolean wonByGrants;
+    // when the first of the latest attempt's grants came (System.nanoTime()): the others are waited for until
+    // grantWaitNanos after it, then the writer tries instead
+    private long firstGrantAt;
 
     RedlockAcquisition(RedlockEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
         super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
         this.client = client;
         this.member = RedlockEngine.member(mode, owner);
+        this.grantTokens = new long[client.nodeCount()];
     }
 
     @Override
@@ -119,7 +141,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (!once) {
             waitBegan = System.nanoTime();
             if (mode == LockMode.WRITE) {
-                client.signals().watchTurns(keys.lock(), owner);
+                client.signals().watchTurns(keys.lock(), owner, this::onGranted);
             }
         }
         attempt();
@@ -172,7 +194,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
         });
     }
 
-    /** A release was announced; {@code turn}: the waiting writer whose turn it is, or "". */
+    /**
+     * A release was announced; {@code turn}: the waiting writer whose turn it is, or "", or a grant:
+     * '{@code <owner id> <token> <attempt id>}'.
+     */
     private void onAnnounced(long wakeGeneration, String turn) {
         step(() -> {
             if (TRACING) {
@@ -183,10 +208,18 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 return;
             }
             long jitter = ThreadLocalRandom.current().nextLong(JITTER_NANOS);
-            if (turn.equals(owner) || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+            boolean grantToThis = turn.length() > owner.length() && turn.startsWith(owner)
+                    && turn.charAt(owner.length()) == ' ';
+            if (grantToThis && !turn.endsWith(" " + attemptId)) {
+                // a grant to an earlier attempt, which a later one found its own: keep waiting as before
+                forgetSignal();
+                signal = client.signals().expect(keys.lock());
+                signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
+            } else if (grantToThis || turn.equals(owner)
+                    || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
                 // the nodes keep the lock for this owner (a node's message for an older release may
                 // come after the one that named it): no competitor to spread from
-                attempt();
+                takeTurnOrGrants();
             } else if (splitting || (!turn.isEmpty() && hasTimer()
                     && timerAt() - System.nanoTime() <= client.turnNanos() + JITTER_NANOS)) {
                 // a split's back-off, or a wait that ends with the turn anyway: keep its timer and
@@ -231,19 +264,101 @@ final class RedlockAcquisition extends SteppedAcquisition {
                     token = Math.max(token, given);
                 }
             }
-            long validUntil = sent + client.drift().validNanos(leaseMillis);
-            if (agreeing >= client.majority()) {
-                // a majority handed out this very token, and each of them keeps its fence at least
-                // that high: every later majority contains one of them, so no write-back is needed
-                settleWon(true, null, token, validUntil);
+            settleToken(token, agreeing, sent + client.drift().validNanos(leaseMillis));
+        });
+    }
+
+    /**
+     * Node {@code node} granted this writer the lock on release ({@link ReleaseSignals}), for attempt {@code id}.
+     * Counted for the latest attempt only, and only while nothing undid it; a majority of them is a won attempt,
+     * taken once no attempt or write-back is in flight (one in flight decides by itself).
+     */
+    private void onGranted(int node, long token, String id) {
+        step(() -> {
+            if (TRACING) {
+                trace("granted by node " + node + " for attempt " + id + (inFlight ? " inFlight" : ""));
+            }
+            if (isDecided() || attemptUndone || !id.equals(attemptId) || grantTokens[node] != 0) {
                 return;
             }
-            Poll<Long> fenced = client.sendToAll(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
-                    new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token));
-            long settledToken = token;
-            fenced.decidedWithin(client.timeoutNanos(), client.timer())
-                    .thenRun(() -> onFenced(fenced, settledToken, validUntil));
+            CompletableFuture<List<Object>> reply = attemptReplies.get(node);
+            if (!reply.isDone()) {
+                // the attempt's answer from that node comes after the message: counted once it is in
+                reply.whenComplete((answer, error) -> onGranted(node, token, id));
+                return;
+            }
+            if (!RedlockEngine.isRefusal(reply)) {
+                // failed there (it cannot have said yes and queued for a grant): the clean-up after it undoes it
+                return;
+            }
+            if (grants++ == 0) {
+                firstGrantAt = System.nanoTime();
+            }
+            grantTokens[node] = token;
+            if (!inFlight && grants >= client.majority()) {
+                settleGrants();
+            }
         });
+    }
+
+    /** A majority of the nodes granted the latest attempt on release: won, as if that attempt had been answered so. */
+    private void settleGrants() {
+        long token = 0;
+        int agreeing = 0;
+        for (long given : grantTokens) {
+            if (given != 0) {
+                agreeing = given == token ? agreeing + 1 : given > token ? 1 : agreeing;
+                token = Math.max(token, given);
+            }
+        }
+        // each node's lease runs from when that attempt ran there (release.lua): after it was sent
+        wonByGrants = true;
+        settleToken(token, agreeing, attemptSent + client.drift().validNanos(leaseMillis));
+    }
+
+    /**
+     * A majority holds the lock for this owner with {@code token} the largest of their tokens, {@code agreeing} of
+     * them with that very token: settled at once, or after writing it back.
+     */
+    private void settleToken(long token, int agreeing, long validUntil) {
+        if (agreeing >= client.majority()) {
+            // a majority handed out this very token, and each of them keeps its fence at least
+            // that high: every later majority contains one of them, so no write-back is needed
+            settleWon(true, null, token, validUntil);
+            return;
+        }
+        inFlight = true;
+        Poll<Long> fenced = client.sendToAll(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
+                new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token));
+        fenced.decidedWithin(client.timeoutNanos(), client.timer())
+                .thenRun(() -> onFenced(fenced, token, validUntil));
+    }
+
+    /**
+     * This writer was named by a release: with grants for its latest attempt and no turn without one, takes them
+     * once a majority came, and otherwise waits for the rest until {@code grantWaitNanos} after the first, then
+     * tries; otherwise tries now.
+     */
+    private void takeTurnOrGrants() {
+        if (grants == 0 || attemptUndone || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+            // a node that gave the turn instead of a grant keeps the lock for this owner too: an attempt takes
+            // both at once
+            attempt();
+        } else if (grants >= client.majority()) {
+            settleGrants();
+        } else {
+            waitUntil(firstGrantAt + grantWaitNanos(), false);
+        }
+    }
+
+    /**
+     * How long after the first grant the others are waited for before an attempt takes what was granted: a
+     * release goes to every node at once, so its grants come within a few milliseconds of each other, or the
+     * nodes passed the lock to different writers (their queues ordered them differently), which only attempts
+     * sort out (see {@link #split}). At most a turn.
+     */
+    private long grantWaitNanos() {
+        return Math.min(GRANT_WAIT_NANOS, client.turnNanos());
     }
 
     private void onFenced(Poll<Long> fenced, long token, long validUntil) {
@@ -265,6 +380,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         undoAttempt(false);
+        // the grants it counted stay with the nodes that made them, which the next attempt finds its own
+        attemptUndone = true;
         if (!known) {
             unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
             return;
@@ -302,6 +419,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long sent = System.nanoTime();
         attemptSent = sent;
         attemptId = client.nextAttemptId();
+        Arrays.fill(grantTokens, 0);
+        grants = 0;
+        attemptUndone = false;
+        wonByGrants = false;
         String lease = Long.toString(leaseMillis);
         String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
         // a reader has no mark, no wait and no place: acquire-read.lua takes neither the queue nor their arguments
@@ -348,10 +469,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
         unavailable = null;
         if (once) {
             finish(null, null);
-        } else if (client.signals().namedSince(keys.lock(), owner, attemptSent)) {
-            // a release gave this owner the turn while the attempt was under way
+        } else if (grants > 0 || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+            // a release gave this owner the turn, or a grant, while the attempt was under way
             splits = 0;
-            attempt();
+            takeTurnOrGrants();
         } else if (holderOfMajority(poll.answers())) {
             splits = 0;
             waitUntil(System.nanoTime() + retryNanos(poll), true);
@@ -448,10 +569,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
             finish(null, client.core.closedException());
             return;
         }
-        if (markMillisSent()) {
+        if (markMillisSent() && !wonByGrants) {
             // a node that refused this attempt keeps this writer as waiting there (its mark keeps new readers
             // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
-            // it waits no more
+            // it waits no more. Not after grants: the nodes that have not granted yet are about to (their
+            // messages are on the way), or another writer holds them; the release ends the wait on every node
             client.stopWaitingWhereRefused(keys, member, attemptReplies, hold);
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
@@ -494,6 +616,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * go too.
      */
     private void undoAttempt(boolean stopWaiting) {
+        // a writer that stops waiting undoes this attempt's grants too (see RedlockEngine#cleanUpAttempt)
+        attemptUndone |= stopWaiting;
         boolean waits = !stopWaiting && markMillisSent();
         client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
                 waits ? Long.toString(markMillis()) : "0", waits ? place : "", attemptReplies);
@@ -537,7 +661,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
             }
         }
         return "once=" + once + ", inFlight=" + inFlight + ", attempted=" + attempted + ", generation=" + generation
-                + ", splitting=" + splitting + ", splits=" + splits + ", unavailableBackoffMs="
+                + ", splitting=" + splitting + ", splits=" + splits + ", grants=" + grants
+                + (attemptUndone ? " (undone)" : "") + ", unavailableBackoffMs="
                 + TimeUnit.NANOSECONDS.toMillis(unavailableBackoff) + ", signal="
                 + (signal == null ? "none" : signal.isDone() ? "done" : "pending") + ", place=" + place
                 + ", lastAttemptMsAgo=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - attemptSent)

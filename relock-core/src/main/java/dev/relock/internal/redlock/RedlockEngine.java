@@ -172,7 +172,8 @@ public final class RedlockEngine implements Engine {
                 .build());
         for (RedisURI uri : uris) {
             uri.setTimeout(connectTimeout);
-            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel, signals, events));
+            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel,
+                    signals.listenerOf(nodes.size()), events));
         }
         List<CompletableFuture<Void>> connecting = new ArrayList<>();
         nodes.forEach(node -> connecting.add(node.connect()));
@@ -818,9 +819,12 @@ public final class RedlockEngine implements Engine {
     /**
      * Undoes an attempt that did not win: deletes the hold it took on every node, unless a later
      * attempt of the same owner reached that node first; {@code stopWaiting}: the writer's mark,
-     * place in the queue and turn go too. On each node the clean-up is sent once that node
-     * answered the attempt (or failed to): sent earlier, it could overtake the attempt, which
-     * Lettuce writes from another thread. Without waiting.
+     * place in the queue and turn go too (and grants on release made for the attempt, which goes
+     * to every node then). Without {@code stopWaiting}, nothing is sent to a node that refused the
+     * attempt: the writer waits there, and a grant made for it there stays the writer's to take. On
+     * each node the clean-up is sent once that node answered the attempt (or failed to): sent
+     * earlier, it could overtake the attempt, which Lettuce writes from another thread. Without
+     * waiting.
      *
      * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
      * @param waited for a writer that goes on waiting, how long it has waited (acquire.lua's ARGV[4]), so its
@@ -833,9 +837,21 @@ public final class RedlockEngine implements Engine {
             String markMillis, String place, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
-            cleanUpOnceAnswered(replies.get(i), () -> true,
-                    () -> cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place));
+            CompletableFuture<?> reply = replies.get(i);
+            cleanUpOnceAnswered(reply, () -> true, () -> stopWaiting || !isRefusal(reply)
+                    ? cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place)
+                    : null);
         }
+    }
+
+    /**
+     * Whether {@code reply}, a node's answer to an attempt, is in and refused it: nothing of the attempt is held there
+     * but the writer's wait, and the grants on release made for it there after (which {@link #cleanUpAttempt} leaves
+     * alone for a writer that goes on waiting).
+     */
+    static boolean isRefusal(CompletableFuture<?> reply) {
+        return reply.isDone() && !reply.isCompletedExceptionally() && reply.join() instanceof List<?> answer
+                && !answer.isEmpty() && Long.valueOf(0).equals(answer.get(0));
     }
 
     /**
@@ -901,9 +917,9 @@ public final class RedlockEngine implements Engine {
         return Long.toString(attemptIds.incrementAndGet());
     }
 
-    /** The keys of release.lua (and release-after.lua, which reads the first two). */
+    /** The keys of release.lua (and release-after.lua, which reads the first four). */
     private static String[] releaseKeys(LockKeys keys) {
-        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue()};
+        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue(), keys.fence()};
     }
 
     /** Deletes the lock on every node whoever holds it; yes = deleted there. */
@@ -925,13 +941,15 @@ public final class RedlockEngine implements Engine {
             hold.beginRelease();
             List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
             String[] keys = releaseKeys(hold.keys);
+            // names the attempt that took the hold: a release that runs late or again leaves a later hold alone
+            String attempt = Long.toString(hold.attemptId);
             for (RedlockNode node : nodes) {
                 // EVAL: in order after every attempt and renewal sent before it
                 replies.add(delayMillis > 0
                         ? node.runInOrder(RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member(hold),
-                                Long.toString(delayMillis))
+                                Long.toString(delayMillis), attempt)
                         : node.runInOrder(RELEASE, ScriptOutputType.INTEGER, keys, member(hold), channel, "0", "1",
-                                turnMillis, ""));
+                                turnMillis, attempt));
             }
             return poll(replies, done -> done == 1);
         } finally {

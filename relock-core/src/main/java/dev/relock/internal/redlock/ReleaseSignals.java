@@ -1,6 +1,7 @@
 package dev.relock.internal.redlock;
 
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.RedisPubSubListener;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -9,25 +10,54 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The release announcements of every node, routed to the threads waiting for that lock. release.lua
  * publishes, on one channel per key prefix, the lock key followed by the owner id of the waiting
- * writer whose turn it is now; a lock key ends with the '}' of its hash tag and an owner id has no
- * '}', so the last '}' splits the two. A signal completes with that owner id, or "" when it is
- * nobody's turn.
+ * writer whose turn it is now, or by '{@code <owner id> <fencing token> <attempt id>}' when it made
+ * that writer the holder there (a grant on release); a lock key ends with the '}' of its hash tag and
+ * an owner id has no '}' and no space, so the last '}' and the first space after it split the parts. A
+ * signal completes with what follows the lock key: "" when it is nobody's turn.
  *
  * <p>A waiting thread takes a fresh signal with {@link #expect} <em>before</em> each attempt, so a
  * release that happens while its attempt is under way still wakes it, and drops it with
  * {@link #forget} after. The nodes' messages of one release arrive one by one, in any order
  * between nodes, so a signal may complete with an older release's turn; a waiting writer that
- * {@link #watchTurns watches} its turns can ask whether any message named it since a given time
- * ({@link #namedSince}). Messages arrive on Lettuce event-loop threads, which must not block:
- * routing only completes futures. Every client receives every release of its prefix, once per
- * node that saw it; duplicates only wake a waiter early.
+ * {@link #watchTurns watches} its turns can ask whether any message gave it the turn since a given
+ * time ({@link #namedSince}), and is told each grant with the node that made it (before the signals
+ * that message completes). Messages arrive on Lettuce event-loop threads, which must
+ * not block: routing only completes futures and hands grants on. Every client receives every release
+ * of its prefix, once per node that saw it, through that node's {@link #listenerOf listener};
+ * duplicates only wake a waiter early.
  */
-final class ReleaseSignals extends RedisPubSubAdapter<String, String> {
+final class ReleaseSignals {
+
+    /** Told of the grants on release to a watching writer; called on a Lettuce event-loop thread. */
+    interface Grants {
+        /** Node {@code node} made the writer the holder for its attempt {@code attemptId}, with {@code token}. */
+        void granted(int node, long token, String attemptId);
+    }
+
+    /** A watching writer: its grants' recipient, and when a message last gave it the turn (System.nanoTime()). */
+    private static final class Watch {
+        final Grants grants;
+        volatile long namedAt;
+
+        Watch(Grants grants, long namedAt) {
+            this.grants = grants;
+            this.namedAt = namedAt;
+        }
+    }
 
     private final Map<String, Set<CompletableFuture<String>>> byLockKey = new ConcurrentHashMap<>();
-    // lock key + owner id of a watching writer (the message that names it) -> System.nanoTime() of
-    // the last such message, or of the watch's start minus 1
-    private final Map<String, Long> turns = new ConcurrentHashMap<>();
+    // lock key + owner id of a watching writer -> its watch
+    private final Map<String, Watch> turns = new ConcurrentHashMap<>();
+
+    /** The listener of node {@code node}'s pub/sub connection (its index in the client's list of nodes). */
+    RedisPubSubListener<String, String> listenerOf(int node) {
+        return new RedisPubSubAdapter<>() {
+            @Override
+            public void message(String channel, String message) {
+                announced(node, message);
+            }
+        };
+    }
 
     CompletableFuture<String> expect(String lockKey) {
         CompletableFuture<String> signal = new CompletableFuture<>();
@@ -46,19 +76,22 @@ final class ReleaseSignals extends RedisPubSubAdapter<String, String> {
         });
     }
 
-    /** From now until {@link #unwatchTurns}, messages that give {@code owner} the turn are noted. */
-    void watchTurns(String lockKey, String owner) {
-        turns.put(lockKey + owner, System.nanoTime() - 1);
+    /**
+     * From now until {@link #unwatchTurns}, messages that give {@code owner} the turn are noted, and its grants go
+     * to {@code grants}.
+     */
+    void watchTurns(String lockKey, String owner, Grants grants) {
+        turns.put(lockKey + owner, new Watch(grants, System.nanoTime() - 1));
     }
 
     void unwatchTurns(String lockKey, String owner) {
         turns.remove(lockKey + owner);
     }
 
-    /** Whether a message gave a watching {@code owner} the turn after {@code nanos} (System.nanoTime()). */
+    /** Whether a message gave a watching {@code owner} the turn (not a grant) after {@code nanos} (System.nanoTime()). */
     boolean namedSince(String lockKey, String owner, long nanos) {
-        Long at = turns.get(lockKey + owner);
-        return at != null && at - nanos > 0;
+        Watch watch = turns.get(lockKey + owner);
+        return watch != null && watch.namedAt - nanos > 0;
     }
 
     /** Wakes every waiting thread, so each sees the client closed. */
@@ -66,14 +99,25 @@ final class ReleaseSignals extends RedisPubSubAdapter<String, String> {
         byLockKey.values().forEach(signals -> signals.forEach(signal -> signal.complete("")));
     }
 
-    @Override
-    public void message(String channel, String message) {
-        turns.computeIfPresent(message, (named, at) -> System.nanoTime());
+    private void announced(int node, String message) {
         int end = message.lastIndexOf('}') + 1;
-        Set<CompletableFuture<String>> signals = byLockKey.get(message.substring(0, end));
+        String lockKey = message.substring(0, end);
+        int space = message.indexOf(' ', end);
+        String turn = space < 0 ? message.substring(end) : message.substring(end, space);
+        Watch watch = turn.isEmpty() ? null : turns.get(lockKey + turn);
+        if (watch != null) {
+            int second = space < 0 ? -1 : message.indexOf(' ', space + 1);
+            if (second > 0) {
+                watch.grants.granted(node, Long.parseLong(message, space + 1, second, 10),
+                        message.substring(second + 1));
+            } else {
+                watch.namedAt = System.nanoTime();
+            }
+        }
+        Set<CompletableFuture<String>> signals = byLockKey.get(lockKey);
         if (signals != null) {
-            String turn = message.substring(end);
-            signals.forEach(signal -> signal.complete(turn));
+            String announced = message.substring(end);
+            signals.forEach(signal -> signal.complete(announced));
         }
     }
 }

@@ -31,7 +31,7 @@ if not token and not writer then
   local marks = redis.call('HGETALL', expiry)
   local left = 0
   for i = 1, #marks, 2 do
-    -- '~g|' fields are a writer's turn (acquire.lua), not marks
+    -- '~g|' fields are a writer's turn or grant offer (acquire.lua), not marks
     if string.sub(marks[i], 1, 3) ~= '~g|' then
       local ends = tonumber(marks[i + 1])
       if ends <= now_ms then

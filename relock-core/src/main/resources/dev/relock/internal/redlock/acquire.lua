@@ -10,7 +10,11 @@
 --   fence   string: also raised to the tokens this node is told of (fence.lua, restore.lua)
 --   expiry  hash  only writers wait: its deadline is the writer's mark, which keeps new readers
 --                 out (writer preference) and gives it turns; '~g|next' -> the waiting writer whose
---                 turn it is after a release (release.lua), '~g|until' -> when that turn ends
+--                 turn it is after a release (release.lua), '~g|until' -> when that turn ends;
+--                 '~g|'<owner> -> '<server ms> <lease ms> <attempt id> <token floor>', the grant
+--                 offer of a waiting writer's latest refused attempt: when it ran here, the lease
+--                 it asked for, its id, and the least token it could have been given here (its
+--                 proposal, or this node's time when that did not count), for a grant on release
 --   queue   zset  only writers wait: the place, when its wait began (ARGV[7], or this node's
 --                 time when it queued the writer minus ARGV[4]), orders the turns
 --
@@ -37,6 +41,8 @@
 --   did not make), or when the lock is free here but it is another waiting writer's turn (pttl:
 --   the ms left of that turn; holder: that writer's owner id); place: the owner's place in the
 --   queue here (a string), or '' when it takes none (ARGV[3] '0').
+-- A refused writer that takes a place leaves its grant offer too (see expiry above): a release that
+-- frees the lock here while it heads the queue may make it the holder at once (release.lua).
 -- A turn that ends untaken is gone, and so is that writer's place: its next attempt, if it still
 -- waits, queues it again at the place its wait began.
 -- A fresh token is max(fence + 1, ARGV[6], server time in us): it keeps rising on this node, also
@@ -77,7 +83,7 @@ else
     if left > 0 then
       holder, pttl = turn, left
     else
-      redis.call('HDEL', expiry, '~g|next', '~g|until')
+      redis.call('HDEL', expiry, '~g|next', '~g|until', '~g|' .. turn)
       redis.call('ZREM', queue, turn)
     end
   end
@@ -85,7 +91,10 @@ end
 if holder then
   local place = ''
   if mark > 0 then
-    redis.call('HSET', expiry, owner, now_ms + mark)
+    local proposal = tonumber(ARGV[6])
+    local floor = (proposal > now_us and proposal <= now_us + 1000000) and proposal or now_us
+    redis.call('HSET', expiry, owner, now_ms + mark, '~g|' .. owner,
+      string.format('%d %d %s %d', now_ms, lease, ARGV[5], floor))
     if redis.call('PTTL', expiry) < mark then redis.call('PEXPIRE', expiry, mark) end
     if ARGV[7] ~= '' then
       redis.call('ZADD', queue, ARGV[7], owner)
@@ -97,7 +106,7 @@ if holder then
   end
   return {0, pttl, holder, place}
 end
-redis.call('HDEL', expiry, owner, '~g|next', '~g|until')
+redis.call('HDEL', expiry, owner, '~g|' .. owner, '~g|next', '~g|until')
 redis.call('ZREM', queue, owner)
 
 -- a proposal more than 1 s ahead of this node's clock is not taken (a client whose clock runs ahead)

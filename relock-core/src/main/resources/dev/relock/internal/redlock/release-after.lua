@@ -7,6 +7,8 @@
 -- KEYS[1] lock, KEYS[2] readers, KEYS[3] expiry, KEYS[4] queue (see acquire.lua)
 -- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold
 -- ARGV[2] the delay in ms (> 0)
+-- ARGV[3] the id of the attempt that took the hold (see release.lua's ARGV[6]): a hold a later
+--         attempt of the same owner took is left alone
 -- Returns 1 when the member's hold here now ends after the delay, 0 when it held nothing here.
 local lock, readers = KEYS[1], KEYS[2]
 local member, delay = ARGV[1], tonumber(ARGV[2])
@@ -16,13 +18,16 @@ local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
 if not ok then return 0 end
 -- a writer that holds the lock waits nowhere: its place and mark left on a node that refused it go
 if not is_reader(member) then
-  redis.call('HDEL', KEYS[3], member)
+  redis.call('HDEL', KEYS[3], member, '~g|' .. member)
   redis.call('ZREM', KEYS[4], member)
   if redis.call('HGET', KEYS[3], '~g|next') == member then redis.call('HDEL', KEYS[3], '~g|next', '~g|until') end
 end
 if is_reader(member) then
   local owner = owner_of(member)
-  if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner) then return 0 end
+  if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner)
+      or tonumber(redis.call('HGET', lock, 'a|' .. owner) or '0') > tonumber(ARGV[3]) then
+    return 0
+  end
   local now_ms = server_time()
   redis.call('ZADD', readers, now_ms + delay, owner)
   if writer then
@@ -33,7 +38,7 @@ if is_reader(member) then
   end
   return 1
 end
-if writer ~= member then return 0 end
+if writer ~= member or tonumber(redis.call('HGET', lock, '~attempt') or '0') > tonumber(ARGV[3]) then return 0 end
 if redis.call('ZCARD', readers) == 0 then
   redis.call('PEXPIRE', lock, delay)
 elseif redis.call('PTTL', lock) < delay then

@@ -2,7 +2,7 @@
 -- (sent to every node; also the clean-up of an attempt that did not end in a hold).
 -- uses common.lua
 --
--- KEYS[1] lock, KEYS[2] readers, KEYS[3] expiry, KEYS[4] queue (see acquire.lua)
+-- KEYS[1] lock, KEYS[2] readers, KEYS[3] expiry, KEYS[4] queue, KEYS[5] fence (see acquire.lua)
 -- ARGV[1] member: the owner id for its write hold, 'r|'<owner id> for its read hold ('' when forced)
 -- ARGV[2] the channel on which releases are announced
 -- ARGV[3] '1' to delete the lock whoever holds it (an operator's forced unlock), else '0'
@@ -10,9 +10,11 @@
 --         queue and its turn go too (a failed attempt of a writer that goes on waiting sends '0'
 --         and keeps them)
 -- ARGV[5] how long a turn lasts, in ms
--- ARGV[6] for the clean-up of an attempt that did not win, that attempt's id: the hold is removed
---         only if that attempt is the latest to have got a 1 here (a later one of the same owner
---         may have reached this node first); '' to remove it whichever attempt took it
+-- ARGV[6] the id of the attempt whose hold goes (a release names the attempt that took the hold;
+--         the clean-up of an attempt that did not win, that attempt): the hold is removed only if
+--         no later attempt of the owner got a 1 (or a grant) here, so a release or clean-up that
+--         reaches this node late, or runs again after a reconnect, leaves a later hold of the same
+--         owner alone; '-' to remove no hold; '' to remove it whichever attempt took it
 -- ARGV[7], ARGV[8], ARGV[9] with ARGV[6] and ARGV[4] = '0' (a writer that goes on waiting): how
 --         long it has waited in microseconds, its mark in ms, and its place or '' (acquire.lua's
 --         ARGV[4], ARGV[3] and ARGV[7]); its place (ARGV[9], or this node's time minus ARGV[7]) and
@@ -20,16 +22,54 @@
 --         turn goes to the writer that has waited longest, whichever of them split the nodes
 -- Removes the member's hold if it has it here, and a writer's mark, place and turn as a waiting
 -- writer (forced: deletes the lock, its readers, the marks and the queue if the lock exists).
--- When the lock is free here afterwards, the turn passes to the queue's first writer that still
--- waits (its mark has not ended): nobody else takes the lock here until it took it or its turn
--- ended. Then, or when a writer stopped waiting, publishes on the channel the lock key followed by
--- the owner id whose turn it is (nothing after the key's closing '}' when it is nobody's), so
--- waiting clients try again. Returns 1 if a hold was removed, 0 if not.
-local lock, readers, expiry, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+-- When the lock is free here afterwards, it passes to the queue's first writer that still waits
+-- (its mark has not ended): as a grant on release when its offer is fresh (it tried at most
+-- min(ARGV[5], its lease / 3) ago, and this node has its fence: see grant), else as the turn,
+-- which keeps everybody else out here until it took the lock or the turn ended. Then, or when a
+-- writer stopped waiting and no writer holds the lock here, publishes on the channel the lock key followed by the owner id whose
+-- turn it is, or by '<owner id> <fencing token> <attempt id>' for a grant (nothing after the key's
+-- closing '}' when it is nobody's), so waiting clients try again, or take their grant. Returns 1
+-- if a hold was removed, 0 if not.
+local lock, readers, expiry, queue, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, channel, grace, attempt = ARGV[1], ARGV[2], tonumber(ARGV[5]), ARGV[6]
 
--- Gives the turn to the first writer in the queue whose mark has not ended, dropping those whose
--- mark has; returns its owner id, or '' when nobody waits.
+-- Whether the hold here, whose attempt id is in the lock hash's field, is not the named attempt's to
+-- remove: a later attempt took it, or the id names no attempt at all (the client's '-').
+local function kept_from(field)
+  if attempt == '' then return false end
+  local named = tonumber(attempt)
+  return not named or tonumber(redis.call('HGET', lock, field) or '0') > named
+end
+
+-- Makes the waiting writer the holder here, as its latest refused attempt would have been had it
+-- run now, if its offer (acquire.lua) is fresh and the lock is free here; returns the grant's
+-- announcement, '<owner id> <token> <attempt id>', or nil. The lease ends at <attempt's server
+-- time> + <lease>, where its client counts it from when it sent that attempt: never later than
+-- here. The token is max(fence + 1, the attempt's floor), the same on every node whose fence is
+-- below that floor, so a majority of grants usually agrees on it with no write-back; only with the
+-- fence key here, so that tokens keep rising on this node (without it, the writer's attempt takes
+-- the lock on its turn and draws the token by the clock).
+local function grant(writer, now_ms)
+  local offer = redis.call('HGET', expiry, '~g|' .. writer)
+  if not offer then return nil end
+  local tried, lease, id, floor = string.match(offer, '^(%d+) (%d+) (%d+) (%d+)$')
+  tried, lease = tonumber(tried), tonumber(lease)
+  if not tried or now_ms - tried > math.min(grace, lease / 3) then return nil end
+  if redis.call('EXISTS', lock) == 1 then return nil end
+  local last = redis.call('GET', fence)
+  if not last then return nil end
+  local text = string.format('%d', math.max(tonumber(last) + 1, tonumber(floor)))
+  redis.call('SET', fence, text, 'PX', 86400000)
+  redis.call('HSET', lock, '~writer', writer, '~token', text, writer, '1', '~attempt', id)
+  redis.call('PEXPIRE', lock, math.max(1, tried + lease - now_ms))
+  redis.call('HDEL', expiry, writer, '~g|' .. writer)
+  redis.call('ZREM', queue, writer)
+  return writer .. ' ' .. text .. ' ' .. id
+end
+
+-- Passes the lock to the first writer in the queue whose mark has not ended, dropping those whose
+-- mark has: a grant (see grant), else the turn. Returns what the release announces after the lock
+-- key: the grant, the owner id whose turn it is, or '' when nobody waits.
 local function pass_turn()
   redis.call('HDEL', expiry, '~g|next', '~g|until')
   if redis.call('EXISTS', queue) == 0 then return '' end
@@ -38,11 +78,14 @@ local function pass_turn()
     local first = redis.call('ZRANGE', queue, 0, 0)[1]
     if not first then return '' end
     if tonumber(redis.call('HGET', expiry, first) or '0') > now_ms then
+      local granted = grant(first, now_ms)
+      if granted then return granted end
       redis.call('HSET', expiry, '~g|next', first, '~g|until', now_ms + grace)
       if redis.call('PTTL', expiry) < grace then redis.call('PEXPIRE', expiry, grace) end
       return first
     end
     redis.call('ZREM', queue, first)
+    redis.call('HDEL', expiry, first, '~g|' .. first)
   end
 end
 
@@ -57,7 +100,7 @@ if is_reader(member) then
   -- guarded: a lock key of another type holds nothing of the member's here (0), it is no failure
   local ok, holds = pcall(redis.call, 'HGET', lock, member)
   if not ok or not holds then return 0 end
-  if attempt ~= '' and redis.call('HGET', lock, 'a|' .. owner) ~= attempt then return 0 end
+  if kept_from('a|' .. owner) then return 0 end
   redis.call('HDEL', lock, member, 't|' .. owner, 'a|' .. owner)
   redis.call('ZREM', readers, owner)
   -- only a writer waits for readers: tell it once the last one left
@@ -68,19 +111,22 @@ if is_reader(member) then
 end
 -- guarded as for a reader: a lock key of another type is no hold (0); a waiting writer's stop still applies
 local ok, writer = pcall(redis.call, 'HGET', lock, '~writer')
-if ok and writer == member and attempt ~= '' and redis.call('HGET', lock, '~attempt') ~= attempt then
+if ok and writer == member and kept_from('~attempt') then
   -- a later attempt of the same owner holds it here now: only a waiting writer's stop applies
   writer = nil
 end
 if not ok or writer ~= member then
   if ARGV[4] == '1' then
     -- a writer that gives up waiting lets the readers it kept out, or the next writer, try again
-    local unmarked, removed = pcall(redis.call, 'HDEL', expiry, member)
+    local unmarked, removed = pcall(redis.call, 'HDEL', expiry, member, '~g|' .. member)
     local left = redis.call('ZREM', queue, member)
     if redis.call('HGET', expiry, '~g|next') == member then
       redis.call('HDEL', expiry, '~g|next', '~g|until')
       redis.call('PUBLISH', channel, lock .. (redis.call('EXISTS', lock) == 0 and pass_turn() or ''))
-    elseif (unmarked and removed == 1) or left == 1 then
+    elseif ((unmarked and removed > 0) or left == 1)
+        and not (ok and redis.call('HEXISTS', lock, '~writer') == 1) then
+      -- while a writer holds the lock here, nobody can get in before its release, which announces itself:
+      -- an announcement now would only send every waiting writer into an attempt bound to fail
       redis.call('PUBLISH', channel, lock)
     end
   end
@@ -88,7 +134,7 @@ if not ok or writer ~= member then
 end
 -- the owner's own read hold (a downgrade) stays
 redis.call('HDEL', lock, '~writer', '~token', '~attempt', member)
-redis.call('HDEL', expiry, member)
+redis.call('HDEL', expiry, member, '~g|' .. member)
 if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   local now_ms, now_us = server_time()
   local mark = tonumber(ARGV[8])
