@@ -12,12 +12,9 @@ import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -613,41 +610,15 @@ class GrantOnReleaseTest extends OneServerTestBase {
             }
             RelockLock lock = client.lock("giving-up");
             done.add(inNewThread("contender-" + t, () -> {
-                ThreadLocalRandom random = ThreadLocalRandom.current();
                 int acquired = 0;
                 for (int round = 0; round < rounds; round++) {
-                    LockHandle handle = null;
-                    boolean held;
-                    switch (round % 3) {
-                        case 0 -> {
-                            lock.lock();
-                            held = true;
-                        }
-                        case 1 -> held = lock.tryLock(random.nextInt(3), TimeUnit.MILLISECONDS);
-                        default -> {
-                            CompletableFuture<Optional<LockHandle>> pending =
-                                    lock.tryAcquireAsync(Duration.ofMillis(50)).toCompletableFuture();
-                            try {
-                                handle = pending.get(random.nextInt(3), TimeUnit.MILLISECONDS).orElse(null);
-                            } catch (TimeoutException e) {
-                                if (!pending.cancel(false)) {
-                                    // completed just now: the handle is ours to close
-                                    handle = pending.join().orElse(null);
-                                }
+                    try (GivingUp.Taken taken = GivingUp.takeOrGiveUp(lock, round, 3)) {
+                        if (taken != null) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
                             }
-                            held = handle != null;
-                        }
-                    }
-                    if (held) {
-                        if (inside.incrementAndGet() != 1) {
-                            overlaps.incrementAndGet();
-                        }
-                        inside.decrementAndGet();
-                        acquired++;
-                        if (handle != null) {
-                            handle.close();
-                        } else {
-                            lock.unlock();
+                            inside.decrementAndGet();
+                            acquired++;
                         }
                     }
                 }

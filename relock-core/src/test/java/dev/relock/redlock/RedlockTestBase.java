@@ -105,6 +105,12 @@ abstract class RedlockTestBase {
         return node.execute("HGET", "relock:{" + name + "}", "~writer");
     }
 
+    /** How many writers wait on every node alike: the size of the smallest queue. */
+    long queuedOnEveryNode(String name) {
+        return nodes.stream().mapToLong(node -> Long.parseLong(node.execute("ZCARD", "relock:{" + name + "}:queue")))
+                .min().orElse(0);
+    }
+
     /** How many nodes (of those running and not paused) hold {@code name} for anybody. */
     long nodesHolding(String name) {
         return nodes.stream().filter(node -> node.isRunning() && !node.isPaused())

@@ -225,11 +225,6 @@ class RedlockTurnTest extends RedlockTestBase {
         return null;
     }
 
-    private long queuedOnEveryNode(String name) {
-        return nodes.stream().mapToLong(node -> Long.parseLong(node.execute("ZCARD", "relock:{" + name + "}:queue")))
-                .min().orElse(0);
-    }
-
     /**
      * A writer that wins by majority while a minority refused it (there the turn was another writer's)
      * waits no more on that minority: before, its mark (1.5 leases for lock()), its place and soon the

@@ -1,0 +1,189 @@
+package dev.relock.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relock.GivingUp;
+import dev.relock.RelockClient;
+import dev.relock.RelockLock;
+import dev.relock.internal.redlock.RedlockEngine;
+import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.RedisServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Grant on release over five Redlock nodes: a release that frees a node while a waiting writer heads its queue
+ * makes that writer the holder there (for its latest refused attempt) and says so; a majority of such grants is the
+ * writer's hold, with no attempt of its own. A node without its fence key grants nothing, a release or clean-up
+ * names the attempt whose hold it removes, and writers that give up while grants are on their way leave nothing
+ * held behind.
+ */
+class RedlockGrantTest extends RedlockTestBase {
+
+    private static final LuaScript RELEASE = LuaScript.load(RedlockEngine.class, "release.lua");
+
+    @Override
+    int nodeCount() {
+        return 5;
+    }
+
+    @Test
+    void aWaitingWriterHoldsOnTheReleasesGrantsWithoutAnAttemptOfItsOwn() throws Exception {
+        RelockLock holder = newClient().lock("granted");
+        RelockClient waiterClient = newClient();
+        holder.lock();
+        long holderToken = holder.fencingToken().orElseThrow();
+        CountDownLatch acquired = new CountDownLatch(1);
+        CountDownLatch mayUnlock = new CountDownLatch(1);
+        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+            RelockLock lock = waiterClient.lock("granted");
+            lock.lock();
+            acquired.countDown();
+            mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
+        await().atMost(HANG).until(() -> queuedOnEveryNode("granted") == 1);
+        long scriptsBefore = scriptCalls();
+
+        holder.unlock();
+        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        // every node ran the release, and granted
+        await().atMost(HANG).until(() -> nodes.stream()
+                .allMatch(node -> String.valueOf(holderOn(node, "granted")).startsWith(waiterClient.clientId())));
+        assertThat(scriptCalls() - scriptsBefore).as("the releases only: the waiter sent no attempt")
+                .isEqualTo(nodeCount());
+        // one token on every node, written by the grants (no write-back was needed), above the releaser's
+        List<String> tokens = new ArrayList<>();
+        nodes.forEach(node -> tokens.add(node.execute("HGET", "relock:{granted}", "~token")));
+        assertThat(tokens).as("the grants' tokens").containsOnly(tokens.get(0));
+        mayUnlock.countDown();
+        long granted = resultOf(waiter);
+        assertThat(granted).isEqualTo(Long.parseLong(tokens.get(0))).isGreaterThan(holderToken);
+        assertThat(lost).isEmpty();
+    }
+
+    @Test
+    void aNodeWithoutItsFenceKeyGivesTheTurnAndTokensStillRise() throws Exception {
+        RelockLock holder = newClient().lock("fenceless");
+        holder.lock();
+        long holderToken = holder.fencingToken().orElseThrow();
+        CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+            RelockLock lock = newClient().lock("fenceless");
+            lock.lock();
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
+        await().atMost(HANG).until(() -> queuedOnEveryNode("fenceless") == 1);
+        // lost as after 24 h without use: a grant could not know the tokens this node handed out
+        nodes.forEach(node -> node.execute("DEL", "relock:{fenceless}:fence"));
+
+        holder.unlock();
+        assertThat(resultOf(waiter)).as("taken by an attempt on its turn, with a token by the clock")
+                .isGreaterThan(holderToken);
+        assertThat(lost).isEmpty();
+    }
+
+    /**
+     * A release names the attempt that took the hold it gives up, so one that runs again late (sent again by Lettuce
+     * after a reconnect, the owner's next hold taken meanwhile) leaves the later hold alone.
+     */
+    @Test
+    void aReleaseRemovesOnlyTheHoldOfTheAttemptItNames() throws Exception {
+        RelockLock lock = newClient().lock("again");
+        RedisServer node = nodes.get(0);
+        lock.lock();
+        String owner = holderOn(node, "again");
+        String firstAttempt = node.execute("HGET", "relock:{again}", "~attempt");
+        lock.unlock();
+        lock.lock();
+        String secondAttempt = node.execute("HGET", "relock:{again}", "~attempt");
+        assertThat(Long.parseLong(secondAttempt)).isGreaterThan(Long.parseLong(firstAttempt));
+
+        // the first hold's release, as the client sent it, run once more on one node
+        node.execute("EVAL", RELEASE.body(), "5", "relock:{again}", "relock:{again}:readers",
+                "relock:{again}:expiry", "relock:{again}:queue", "relock:{again}:fence",
+                owner, "relock:redlock:released", "0", "1", "1000", firstAttempt);
+        assertThat(holderOn(node, "again")).as("the later hold is still there").isEqualTo(owner);
+
+        // on another node a later attempt of the same owner holds it (as the next hold would after a reconnect)
+        RedisServer later = nodes.get(1);
+        later.execute("HSET", "relock:{again}", "~attempt", Long.toString(Long.parseLong(secondAttempt) + 1));
+        lock.unlock();
+        assertThat(holderOn(node, "again")).as("released where its attempt holds").isNull();
+        assertThat(holderOn(later, "again")).as("left where a later attempt holds").isEqualTo(owner);
+        later.execute("DEL", "relock:{again}");
+    }
+
+    /**
+     * Writers that give up in every way while grants are on their way (short timed waits, cancelled asynchronous
+     * acquisitions, plain lock() in between): the lock stays exclusive, tokens rise, every writer gets it, and
+     * nothing is left held when the clients close (the base class checks each node), which a grant to a writer that
+     * gave up would be for a whole lease.
+     */
+    @Test
+    void writersGivingUpWhileGrantsAreOnTheirWayKeepExclusionAndLeaveNothingBehind() throws Exception {
+        int writers = 6;
+        int rounds = 60;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger regressions = new AtomicInteger();
+        AtomicLong lastToken = new AtomicLong();
+        List<CompletableFuture<Integer>> done = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+            RelockLock lock = newClient().lock("giving-up");
+            done.add(inNewThread("writer-" + w, () -> {
+                int acquired = 0;
+                for (int round = 0; round < rounds; round++) {
+                    try (GivingUp.Taken taken = GivingUp.takeOrGiveUp(lock, round, 5)) {
+                        if (taken != null) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            if (taken.fencingToken() <= lastToken.getAndSet(taken.fencingToken())) {
+                                regressions.incrementAndGet();
+                            }
+                            for (int spin = 0; spin < 2_000; spin++) {
+                                Thread.onSpinWait();
+                            }
+                            inside.decrementAndGet();
+                            acquired++;
+                        }
+                    }
+                }
+                return acquired;
+            }));
+        }
+        int least = Integer.MAX_VALUE;
+        for (CompletableFuture<Integer> writer : done) {
+            // a grant left to a writer that gave up would stall the others for the default lease (30 s)
+            least = Math.min(least, writer.get(HANG.toMillis() * 4, TimeUnit.MILLISECONDS));
+        }
+        assertThat(overlaps).as("two holders at once").hasValue(0);
+        assertThat(regressions).as("tokens that did not rise").hasValue(0);
+        assertThat(least).as("every writer held it at least once per plain lock() round").isGreaterThanOrEqualTo(rounds / 3);
+        assertThat(lost).isEmpty();
+    }
+
+    /** The scripts every node has run so far (INFO commandstats: EVAL and EVALSHA). */
+    private long scriptCalls() {
+        long calls = 0;
+        for (RedisServer node : nodes) {
+            for (String line : node.execute("INFO", "commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_evalsha:")) {
+                    calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*$", "$1"));
+                }
+            }
+        }
+        return calls;
+    }
+}
