@@ -328,8 +328,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         inFlight = true;
-        Poll<Long> fenced = client.sendToAll(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
-                new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token));
+        // in order on each node: it changes the token of the hold this attempt took, and of no later one
+        Poll<Long> fenced = client.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
+                new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token), attemptId);
         fenced.decidedWithin(client.timeoutNanos(), client.timer())
                 .thenRun(() -> onFenced(fenced, token, validUntil));
     }

@@ -193,6 +193,9 @@ public final class RedlockEngine implements Engine {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
                 leaseKeeper.renewSoon();
+                // a grant or turn announced while a pub/sub connection was down went unheard: its writer tries
+                // again, and finds the lock its own where it was granted
+                signals.wakeAll();
             }
         };
         redisClient.addListener(reconnected);

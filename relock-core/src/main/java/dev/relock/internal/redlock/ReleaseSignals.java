@@ -94,7 +94,10 @@ final class ReleaseSignals {
         return watch != null && watch.namedAt - nanos > 0;
     }
 
-    /** Wakes every waiting thread, so each sees the client closed. */
+    /**
+     * Wakes every waiting acquisition as for a release that names nobody: at close, so each sees the client closed;
+     * after a reconnect, so each tries again.
+     */
     void wakeAll() {
         byLockKey.values().forEach(signals -> signals.forEach(signal -> signal.complete("")));
     }

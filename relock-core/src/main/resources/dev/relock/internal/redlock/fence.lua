@@ -6,17 +6,22 @@
 -- KEYS[1] lock, KEYS[2] fence (see acquire.lua)
 -- ARGV[1] member: the owner id for a write hold, 'r|'<owner id> for a read hold
 -- ARGV[2] the token
+-- ARGV[3] the id of the attempt that took the hold (acquire.lua's ARGV[5], or the attempt a grant on
+--         release answered): a hold a later attempt of the member took keeps its own token
 -- Raises the fence to the token if it is lower, and makes the token the member's token here if
--- it holds the lock on this node. Returns 1.
+-- it holds the lock on this node by that attempt (or an earlier one). Returns 1.
 local lock, fence = KEYS[1], KEYS[2]
-local member, token = ARGV[1], ARGV[2]
+local member, token, attempt = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
 raise_fence(fence, token)
 if is_reader(member) then
-  if redis.call('HEXISTS', lock, member) == 1 then
-    redis.call('HSET', lock, 't|' .. owner_of(member), token)
+  local owner = owner_of(member)
+  if redis.call('HEXISTS', lock, member) == 1
+      and tonumber(redis.call('HGET', lock, 'a|' .. owner) or '0') <= attempt then
+    redis.call('HSET', lock, 't|' .. owner, token)
   end
-elseif redis.call('HGET', lock, '~writer') == member then
+elseif redis.call('HGET', lock, '~writer') == member
+    and tonumber(redis.call('HGET', lock, '~attempt') or '0') <= attempt then
   redis.call('HSET', lock, '~token', token)
 end
 return 1

@@ -144,5 +144,9 @@ if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   redis.call('ZADD', queue, 'NX', place, member)
   if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
 end
-redis.call('PUBLISH', channel, lock .. (redis.call('EXISTS', lock) == 0 and pass_turn() or ''))
+local passed = redis.call('EXISTS', lock) == 0 and pass_turn() or ''
+-- the clean-up of a writer that goes on waiting does not announce a turn it gave that writer back: the
+-- writer lost its attempt to a holder elsewhere and waits for that holder's release (announced, it would
+-- try again at once, and lose again, for as long as that holder holds)
+if passed ~= member then redis.call('PUBLISH', channel, lock .. passed) end
 return 1
