@@ -9,6 +9,7 @@ import dev.relock.RelockLock;
 import dev.relock.internal.redlock.RedlockEngine;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
+import dev.relock.testredis.TcpProxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -91,6 +92,44 @@ class RedlockGrantTest extends RedlockTestBase {
         assertThat(resultOf(waiter)).as("taken by an attempt on its turn, with a token by the clock")
                 .isGreaterThan(holderToken);
         assertThat(lost).isEmpty();
+    }
+
+    /**
+     * The grants' messages are lost with the waiter's pub/sub connections (they are down while the holder releases):
+     * once those connections are back, the waiter tries again and finds the lock its own, long before its next try by
+     * the holder's lease (30 s) would come.
+     */
+    @Test
+    void aWaiterWhoseGrantsWentUnheardTakesThemOnceItsPubSubIsBack() throws Exception {
+        RelockLock holder = newClient().lock("unheard");
+        holder.lock();
+        List<TcpProxy> proxies = new ArrayList<>();
+        nodes.forEach(node -> proxies.add(TcpProxy.to(node)));
+        // closed before its proxies, so that it can delete its record on the nodes
+        try (RelockClient waiterClient = RelockClient.builder()
+                .redlockUris(proxies.stream().map(TcpProxy::uri).toList()).build()) {
+            CompletableFuture<Long> waiter = inNewThread("waiter", () -> {
+                RelockLock lock = waiterClient.lock("unheard");
+                lock.lock();
+                long token = lock.fencingToken().orElseThrow();
+                lock.unlock();
+                return token;
+            });
+            await().atMost(HANG).until(() -> queuedOnEveryNode("unheard") == 1);
+            for (TcpProxy proxy : proxies) {
+                // each node's pub/sub connection (opened after the command connection) drops and cannot come back
+                proxy.rejectNew(true);
+                proxy.connections().get(1).reset();
+            }
+            holder.unlock();
+            await().atMost(HANG).until(() -> nodes.stream()
+                    .allMatch(node -> String.valueOf(holderOn(node, "unheard")).startsWith(waiterClient.clientId())));
+
+            proxies.forEach(proxy -> proxy.rejectNew(false));
+            assertThat(resultOf(waiter)).as("held and released within the bound").isPositive();
+        } finally {
+            proxies.forEach(TcpProxy::close);
+        }
     }
 
     /**

@@ -452,7 +452,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         if (poll.yes() > 0 || poll.answered() < client.nodeCount()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
-            undoAttempt(false);
+            undoAttempt(false, holderOfMajority(poll.answers()));
         }
         RelockException refused = refusedForGood(poll);
         if (refused != null) {
@@ -617,11 +617,19 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * go too.
      */
     private void undoAttempt(boolean stopWaiting) {
+        undoAttempt(stopWaiting, false);
+    }
+
+    /**
+     * As {@link #undoAttempt(boolean)}; {@code heldElsewhere}: another owner holds a majority, whose release this
+     * writer waits for, so a turn the clean-up gives it back where it had taken the lock is not announced.
+     */
+    private void undoAttempt(boolean stopWaiting, boolean heldElsewhere) {
         // a writer that stops waiting undoes this attempt's grants too (see RedlockEngine#cleanUpAttempt)
         attemptUndone |= stopWaiting;
         boolean waits = !stopWaiting && markMillisSent();
         client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
-                waits ? Long.toString(markMillis()) : "0", waits ? place : "", attemptReplies);
+                waits ? Long.toString(markMillis()) : "0", waits ? place : "", waits && heldElsewhere, attemptReplies);
     }
 
     /** Whether this acquisition's attempts mark a waiting writer (see {@link #markMillis}). */

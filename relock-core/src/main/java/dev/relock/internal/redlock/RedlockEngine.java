@@ -193,9 +193,6 @@ public final class RedlockEngine implements Engine {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
                 leaseKeeper.renewSoon();
-                // a grant or turn announced while a pub/sub connection was down went unheard: its writer tries
-                // again, and finds the lock its own where it was granted
-                signals.wakeAll();
             }
         };
         redisClient.addListener(reconnected);
@@ -815,7 +812,7 @@ public final class RedlockEngine implements Engine {
     void cleanUpLost(Hold hold) {
         String attempt = Long.toString(hold.attemptId);
         for (RedlockNode node : nodes) {
-            cleanUpOn(node, hold.keys, member(hold), true, attempt, "", "", "");
+            cleanUpOn(node, hold.keys, member(hold), true, attempt, "", "", "", false);
         }
     }
 
@@ -834,15 +831,16 @@ public final class RedlockEngine implements Engine {
      *     place is put back where the attempt took it away; else "0"
      * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
      * @param place for such a writer, its place on every node (acquire.lua's ARGV[7]), or ""
+     * @param quiet for such a writer, a turn given back to it is not announced (see release.lua's ARGV[10])
      * @param replies the attempt's replies, by node
      */
     void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
-            String markMillis, String place, List<? extends CompletableFuture<?>> replies) {
+            String markMillis, String place, boolean quiet, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
             CompletableFuture<?> reply = replies.get(i);
             cleanUpOnceAnswered(reply, () -> true, () -> stopWaiting || !isRefusal(reply)
-                    ? cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place)
+                    ? cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place, quiet)
                     : null);
         }
     }
@@ -872,7 +870,7 @@ public final class RedlockEngine implements Engine {
             RedlockNode node = nodes.get(i);
             CompletableFuture<List<Object>> reply = replies.get(i);
             cleanUpOnceAnswered(reply, () -> hold.state() == LeaseState.HELD,
-                    () -> isGrant(reply) ? null : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", ""));
+                    () -> isGrant(reply) ? null : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", "", false));
         }
     }
 
@@ -901,10 +899,10 @@ public final class RedlockEngine implements Engine {
     }
 
     private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
-            String attemptId, String waited, String markMillis, String place) {
+            String attemptId, String waited, String markMillis, String place, boolean quiet) {
         CompletableFuture<Long> cleanedUp = node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER,
                 releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, waited,
-                markMillis, place);
+                markMillis, place, quiet ? "1" : "0");
         pendingCleanUps.add(cleanedUp);
         return cleanedUp.whenComplete((deleted, error) -> {
             pendingCleanUps.remove(cleanedUp);

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The release announcements of every node, routed to the threads waiting for that lock. release.lua
@@ -49,12 +50,25 @@ final class ReleaseSignals {
     // lock key + owner id of a watching writer -> its watch
     private final Map<String, Watch> turns = new ConcurrentHashMap<>();
 
-    /** The listener of node {@code node}'s pub/sub connection (its index in the client's list of nodes). */
+    /**
+     * The listener of node {@code node}'s pub/sub connection (its index in the client's list of nodes). Each
+     * subscription after the first (Lettuce subscribes again once the connection is back) wakes every waiting
+     * acquisition ({@link #wakeAll}): a grant or turn announced while the connection was down went unheard, and its
+     * writer finds the lock its own where it was granted when it tries.
+     */
     RedisPubSubListener<String, String> listenerOf(int node) {
+        AtomicBoolean subscribedBefore = new AtomicBoolean();
         return new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
                 announced(node, message);
+            }
+
+            @Override
+            public void subscribed(String channel, long count) {
+                if (subscribedBefore.getAndSet(true)) {
+                    wakeAll();
+                }
             }
         };
     }
@@ -96,7 +110,7 @@ final class ReleaseSignals {
 
     /**
      * Wakes every waiting acquisition as for a release that names nobody: at close, so each sees the client closed;
-     * after a reconnect, so each tries again.
+     * after a pub/sub connection came back, so each tries again.
      */
     void wakeAll() {
         byLockKey.values().forEach(signals -> signals.forEach(signal -> signal.complete("")));

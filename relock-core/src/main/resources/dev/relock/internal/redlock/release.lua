@@ -20,6 +20,9 @@
 --         ARGV[4], ARGV[3] and ARGV[7]); its place (ARGV[9], or this node's time minus ARGV[7]) and
 --         mark, which taking the lock here had removed, are put back before the turn passes, so the
 --         turn goes to the writer that has waited longest, whichever of them split the nodes
+-- ARGV[10] with those, '1' when another owner holds a majority: the writer waits for that owner's
+--         release, so the turn it is given back here (if any) is not announced (it would try again at
+--         once, and lose again, for as long as that owner holds); else '0' or absent
 -- Removes the member's hold if it has it here, and a writer's mark, place and turn as a waiting
 -- writer (forced: deletes the lock, its readers, the marks and the queue if the lock exists).
 -- When the lock is free here afterwards, it passes to the queue's first writer that still waits
@@ -145,8 +148,5 @@ if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
 end
 local passed = redis.call('EXISTS', lock) == 0 and pass_turn() or ''
--- the clean-up of a writer that goes on waiting does not announce a turn it gave that writer back: the
--- writer lost its attempt to a holder elsewhere and waits for that holder's release (announced, it would
--- try again at once, and lose again, for as long as that holder holds)
-if passed ~= member then redis.call('PUBLISH', channel, lock .. passed) end
+if passed ~= member or ARGV[10] ~= '1' then redis.call('PUBLISH', channel, lock .. passed) end
 return 1
