@@ -53,9 +53,10 @@ import org.slf4j.LoggerFactory;
  * token ({@link ReleaseSignals.Grants}). Grants for the latest attempt from a majority of the nodes win as
  * that attempt would have, with no attempt of its own: valid from when the attempt was sent, which is before
  * any node's lease for it began, and with the same token rule (a write-back unless a majority gave one token).
- * Any clean-up of that attempt undoes its grants, so none are counted after one was sent; grants that do not
- * reach a majority within {@link #grantWaitNanos} of the first are taken by an attempt instead (it finds the
- * lock its own where it was granted).
+ * Only grants from nodes that refused the attempt count: the clean-up of a writer that goes on waiting leaves
+ * those nodes alone, and once a clean-up that may undo them was sent (the writer stops waiting, or won too late)
+ * none count. Grants that do not reach a majority within {@link #grantWaitNanos} of the first are taken by an
+ * attempt instead (it finds the lock its own where it was granted).
  * It never polls at a fixed rate and never blocks a thread between nodes.
  *
  * <p>Design notes. Events come from poll decisions and timers (Lettuce threads), release

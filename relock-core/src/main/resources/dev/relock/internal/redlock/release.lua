@@ -29,10 +29,10 @@
 -- (its mark has not ended): as a grant on release when its offer is fresh (it tried at most
 -- min(ARGV[5], its lease / 3) ago, and this node has its fence: see grant), else as the turn,
 -- which keeps everybody else out here until it took the lock or the turn ended. Then, or when a
--- writer stopped waiting and no writer holds the lock here, publishes on the channel the lock key followed by the owner id whose
--- turn it is, or by '<owner id> <fencing token> <attempt id>' for a grant (nothing after the key's
--- closing '}' when it is nobody's), so waiting clients try again, or take their grant. Returns 1
--- if a hold was removed, 0 if not.
+-- writer stopped waiting and no writer holds the lock here, publishes on the channel the lock key
+-- followed by the owner id whose turn it is, or by '<owner id> <fencing token> <attempt id>' for a
+-- grant (nothing after the key's closing '}' when it is nobody's), so waiting clients try again,
+-- or take their grant. Returns 1 if a hold was removed, 0 if not.
 local lock, readers, expiry, queue, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, channel, grace, attempt = ARGV[1], ARGV[2], tonumber(ARGV[5]), ARGV[6]
 
