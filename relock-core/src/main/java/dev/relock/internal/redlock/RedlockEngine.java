@@ -505,9 +505,9 @@ public final class RedlockEngine implements Engine {
     /**
      * What a majority of the nodes hold for the lock: the owner that writes on a majority (or else
      * the readers that each read on a majority), the holder's fencing token (of readers, the largest;
-     * see {@link #majorityToken}), and the lease within which a majority still holds it; waiters are the writers that wait (their
-     * marks on the node that has most). A hold left on a minority of nodes counts as free. Waits for every node, at most the
-     * command timeout.
+     * see {@link #majorityToken}), and the lease within which a majority still holds it; waiters are
+     * the writers that wait (their marks on the node that has most). A hold left on a minority of
+     * nodes counts as free. Waits for every node, at most the command timeout.
      *
      * @throws RedisUnavailableException if fewer than a majority of the nodes answered
      */
@@ -851,8 +851,18 @@ public final class RedlockEngine implements Engine {
      * alone for a writer that goes on waiting).
      */
     static boolean isRefusal(CompletableFuture<?> reply) {
+        return answers(reply, 0L);
+    }
+
+    /** Whether {@code reply}, a node's answer to an attempt, is in and took the lock there (acquire.lua's 1). */
+    private static boolean isGrant(CompletableFuture<?> reply) {
+        return answers(reply, 1L);
+    }
+
+    /** Whether {@code reply}, a node's answer to an attempt, is in and begins with {@code code}. */
+    private static boolean answers(CompletableFuture<?> reply, long code) {
         return reply.isDone() && !reply.isCompletedExceptionally() && reply.join() instanceof List<?> answer
-                && !answer.isEmpty() && Long.valueOf(0).equals(answer.get(0));
+                && !answer.isEmpty() && Long.valueOf(code).equals(answer.get(0));
     }
 
     /**
@@ -892,10 +902,6 @@ public final class RedlockEngine implements Engine {
         }, timer());
         pendingCleanUps.add(cleanedUp);
         cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
-    }
-
-    private static boolean isGrant(CompletableFuture<List<Object>> reply) {
-        return !reply.isCompletedExceptionally() && (Long) reply.join().get(0) == 1L;
     }
 
     private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
