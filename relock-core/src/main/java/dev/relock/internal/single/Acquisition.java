@@ -56,16 +56,16 @@ import org.slf4j.LoggerFactory;
  * and the attempt is sent (again) on the slot's master when it is over, at most
  * {@value #MAX_REDIRECTS} times in a row.
  *
- * <p>Grant on release. A queued write attempt (no guard) carries an id, and release.lua may make
- * the head writer the holder at once and say so in its wake-up message ({@link #granted}): the
- * hold then needs no attempt of its own. The grant's lease runs from when Redis ran this owner's
- * latest attempt, so the hold counts it from when that attempt was sent. A grant is taken only
- * for the latest attempt sent and only once its reply is in (an older attempt's grant may have
- * been undone by a withdraw since); an attempt that reaches Redis after the grant takes it as
- * its reply. A grant that arrives while its attempt is in flight is taken by the next attempt,
- * not on the word of that attempt's "not acquired": the reply may come from a run of the attempt
- * sent again after a reconnect, after commands that undid the grant. A grant the acquisition
- * never takes is undone by the withdraw that every unsuccessful end sends.
+ * <p>Grant on release. A queued write or read attempt (no guard) carries an id, and a release may
+ * make the head writer, or the readers at the head, holders at once and say so in their wake-up
+ * messages ({@link #granted}): the hold then needs no attempt of its own. The grant's lease runs
+ * from when Redis ran this owner's latest attempt, so the hold counts it from when that attempt was
+ * sent. A grant is taken only for the latest attempt sent and only once its reply is in (an older
+ * attempt's grant may have been undone by a withdraw since); an attempt that reaches Redis after
+ * the grant takes it as its reply. A grant that arrives while its attempt is in flight is taken by
+ * the next attempt, not on the word of that attempt's "not acquired": the reply may come from a run
+ * of the attempt sent again after a reconnect, after commands that undid the grant. A grant the
+ * acquisition never takes is undone by the withdraw that every unsuccessful end sends.
  *
  * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
  * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
@@ -144,7 +144,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         this.calls = client.calls();
         this.guard = client.replicationGuard();
         // the replication guard would have to WAIT for a grant too; semaphores get no grants
-        this.takesGrants = mode == LockMode.WRITE && guard == null && extraArgs.length == 0;
+        this.takesGrants = mode != LockMode.PERMITS && guard == null && extraArgs.length == 0;
     }
 
     @Override
@@ -157,8 +157,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         this.queued = forever || waitNanos > 0;
         if (queued) {
             client.waitingRoom().enter(owner, this);
-            Long tryBy = takesGrants ? client.localLines().join(keys, this, TimeUnit.MILLISECONDS.toNanos(leaseMillis))
-                    : null;
+            // only writers wait in the client's line; readers go to Redis, which lets them in together
+            Long tryBy = takesGrants && mode == LockMode.WRITE
+                    ? client.localLines().join(keys, this, TimeUnit.MILLISECONDS.toNanos(leaseMillis)) : null;
             if (tryBy != null) {
                 // the holder's release names its successor; at the holder's lease end this waiter tries in Redis
                 // itself, in case the holder never comes back (+1 ms: just after the lease has run out in Redis)
@@ -494,7 +495,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         }
         touched = true;
         attemptId = client.nextAttemptId();
-        // a queued writer's attempt offers to take a grant on release, for this attempt's id
+        // a queued writer's or reader's attempt offers to take a grant on release, for this attempt's id
         String[] args = scripts.acquireArgs(owner, leaseMillis, 0, waitMillis, client.graceMillis(),
                 client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
         grantWaiting = false;

@@ -39,7 +39,7 @@ enum ModeScripts {
     /**
      * The arguments of the acquire script: a lock's also takes the holds the owner has now ({@code holds}; 0 for a
      * fresh acquisition), permits are never re-entered. {@code more} follows the wake-up route: a semaphore's number
-     * of permits, or the id of a writer's attempt that takes a grant on release.
+     * of permits, or the id of a writer's or reader's attempt that takes a grant on release.
      */
     String[] acquireArgs(String owner, long leaseMillis, int holds, long waitMillis, String grace, String route,
             String... more) {
@@ -60,15 +60,13 @@ enum ModeScripts {
 
     /**
      * The arguments of the release script: a lock's also takes the holds the owner keeps ({@code keeps}, or "all"),
-     * and a write hold's its fencing token {@code token}, so that the release, sent again after a reconnect, never
-     * frees a later hold of the same owner.
+     * and the hold's fencing token {@code token}, so that the release, sent again after a reconnect, never frees a
+     * later hold of the same owner.
      */
     String[] releaseArgs(String owner, String keeps, String grace, String route, long token) {
-        return switch (this) {
-            case WRITE -> new String[] {owner, keeps, grace, route, Long.toString(token)};
-            case READ -> new String[] {owner, keeps, grace, route};
-            case PERMITS -> new String[] {owner, grace, route};
-        };
+        return this == PERMITS
+                ? new String[] {owner, grace, route}
+                : new String[] {owner, keeps, grace, route, Long.toString(token)};
     }
 
     /**

@@ -13,6 +13,9 @@
 -- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[5] handoff grace in ms
 -- ARGV[6] wake-up route (see queue.lua)
+-- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_reader in
+--         queue.lua), the id of this attempt; absent or '' otherwise. A grant to the owner for a
+--         later attempt than this (or for any, without an id) is not this attempt's to take
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's read holds now)
 --         {0, retry_ms}      not acquired; try again after retry_ms unless woken before
 --         {-1}               a re-entry, but the owner's read lease has ended: lease lost
@@ -49,6 +52,16 @@ local held = tonumber(ARGV[3])
 local holds = redis.call('HGET', lock, member)
 local lease_ends = redis.call('ZSCORE', readers, owner)
 if holds and lease_ends then
+  -- a re-entry; or a fresh attempt that finds a grant on release it crossed, or its own earlier run
+  if held == 0 then
+    -- as in acquire.lua: a grant answers one attempt (its id in 'g|'<owner>), which an earlier
+    -- attempt of the owner, sent again after a reconnect, neither takes nor clears
+    local granted = redis.call('HGET', lock, 'g|' .. owner)
+    if granted then
+      if (tonumber(ARGV[7] or '') or 0) < tonumber(granted) then return {0, 1} end
+      redis.call('HDEL', lock, 'g|' .. owner)
+    end
+  end
   holds = held + 1
   redis.call('HSET', lock, member, holds)
   if tonumber(lease_ends) < now_ms + lease then
@@ -86,10 +99,11 @@ if not blocked then
   redis.call('HSET', lock, member, 1, 't|' .. owner, text)
   redis.call('ZADD', readers, now_ms + lease, owner)
   extend(lock, readers, lease)
-  redis.call('ZREM', queue, member)
-  redis.call('HDEL', expiry, member)
+  drop_entry(queue, expiry, member)
   return {1, token, 1}
 end
 
+local offer = nil
+if ARGV[7] and ARGV[7] ~= '' then offer = string.format('%d %d %s', now_ms, lease, ARGV[7]) end
 return not_acquired(lock, queue, expiry, readers, member, head, dropped, writer, reading,
-  now_ms, now_us, lease, wait, grace, ARGV[6])
+  now_ms, now_us, lease, wait, grace, ARGV[6], offer)

@@ -66,7 +66,7 @@ local reading = live_readers(lock, readers, now_ms)
 -- upgrade itself before it sends anything, so a read hold of this owner here is one its client gave up
 -- although Redis kept it (the release failed or its reply was lost): nobody reads under it, it goes
 if reading > 0 and redis.call('HEXISTS', lock, 'r|' .. owner) == 1 then
-  redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner)
+  redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner)
   redis.call('ZREM', readers, owner)
   reading = reading - 1
 end

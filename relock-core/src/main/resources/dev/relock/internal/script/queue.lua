@@ -9,12 +9,14 @@
 --   lock     hash  as in common.lua; <owner> -> the writer's hold count, 'r|'<owner> -> a
 --                  reader's hold count (re-entries are counted here too); '~granted' -> the
 --                  id of the attempt that a grant on release to the writer answers, while its
---                  client may not have seen the grant yet (see grant_head)
+--                  client may not have seen the grant yet (see grant_head); 'g|'<owner> -> the
+--                  same for a grant to a reader (see grant_reader), while that reader holds
 --   fence    string (common.lua)
 --   queue    zset  (common.lua) both writers and readers wait here
---   expiry   hash  (common.lua) '~g|'<owner> -> '<server ms> <lease ms> <attempt id>' of a
---                  waiting writer that takes a grant on release (see grant_head): when its latest
---                  attempt ran, the lease it asks for, and the id its client gave that attempt
+--   expiry   hash  (common.lua) '~g|'<member> -> '<server ms> <lease ms> <attempt id>' of a
+--                  waiting writer or reader that takes a grant on release (see grant_head): when
+--                  its latest attempt ran, the lease it asks for, and the id its client gave that
+--                  attempt
 --   readers  zset  (common.lua)
 -- A semaphore named N keeps the same keys under {N}:sem, its leases zset being named 'leases':
 --   lock     hash  '~limit' -> the number of permits (set once; no TTL), '~used' -> permits out,
@@ -26,7 +28,8 @@
 --   'H\n<lock key>\n<owner>'            your turn: try now
 --   'S\n<lock key>\n<owner>\n<ms>'      you are next: try within <ms> if nobody took the lock
 --   'G\n<lock key>\n<owner>\n<token>\n<attempt id>'
---                                       granted: you hold the write lock now (see grant_head)
+--                                       granted: you hold the lock you wait for now, the write
+--                                       lock (see grant_head) or the read lock (grant_reader)
 --   'F\n<lock key>\n<owner>\n<token>' to the writer's client when force-unlock.lua deleted the lock
 --                                       the writer <owner> held with fencing token <token>
 --   'O\n<latch key>\n<client id>\n<round>' to a client with threads waiting for a count-down latch:
@@ -86,12 +89,44 @@ local function live_head(queue, expiry, now_ms)
   end
 end
 
+-- The grant offer of a waiting member (see grant_head) when it is fresh: its latest attempt ran no
+-- longer than min(grace_ms, its lease / 3) ago. Returns when that attempt ran (server ms), the lease
+-- it asks for and the attempt's id; nil without a fresh offer.
+local function fresh_offer(expiry, member, now_ms, grace_ms)
+  local offer = redis.call('HGET', expiry, '~g|' .. member)
+  if not offer then return nil end
+  local tried, lease, attempt = string.match(offer, '^(%d+) (%d+) (%d+)$')
+  tried, lease = tonumber(tried), tonumber(lease)
+  if not tried or now_ms - tried > math.min(grace_ms, lease / 3) then return nil end
+  return tried, lease, attempt
+end
+
+-- Makes reader member, woken by hand_off on a lock no writer holds, a holder of the read lock here
+-- if its grant offer is fresh (fresh_offer), as grant_head does for a writer: its lease ends at its
+-- attempt's server time + its lease, and the 'G' message carries its fencing token and the
+-- attempt's id. 'g|'<owner> marks the grant with that id for as long as the reader holds: a
+-- withdraw sent before that attempt undoes it, an earlier attempt run again after it neither
+-- takes it nor clears the mark (withdraw.lua, acquire-read.lua). Returns whether it granted.
+local function grant_reader(lock, fence, queue, expiry, readers, member, now_ms, now_us, grace_ms, route)
+  local tried, lease, attempt = fresh_offer(expiry, member, now_ms, grace_ms)
+  if not tried then return false end
+  local owner = owner_of(member)
+  local _, text = next_token(fence, now_us)
+  redis.call('HSET', lock, member, 1, 't|' .. owner, text, 'g|' .. owner, attempt)
+  redis.call('ZADD', readers, tried + lease, owner)
+  extend(lock, readers, tried + lease - now_ms)
+  drop_entry(queue, expiry, member)
+  wake_up(route, member, 'G\n' .. lock .. '\n' .. owner .. '\n' .. text .. '\n' .. attempt)
+  return true
+end
+
 -- Called when the lock has just become free, or is held by readers only (readers_only). The live
 -- head gets grace_ms to take it (its entry expires then, so a dead head holds up the queue for at
 -- most grace_ms) and is woken; a reader at the head brings the readers right behind it (up to
 -- the first writer, at most 64). The waiter after them is told to check after grace_ms in case
--- the woken never come.
-local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, readers_only)
+-- the woken never come. With grants (a write release's: {fence, readers, now_us}), each of those
+-- readers that takes grants is made a holder at once instead (grant_reader).
+local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, readers_only, grants)
   local head = live_head(queue, expiry, now_ms)
   if not head or (readers_only and not is_reader(head)) then return end
   local woken = {head}
@@ -101,11 +136,15 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, reader
       woken[#woken + 1] = member
     end
   end
-  for _, member in ipairs(woken) do
-    redis.call('HSET', expiry, member, now_ms + grace_ms)
-    wake_up(route, member, 'H\n' .. lock_key .. '\n' .. owner_of(member))
-  end
+  -- read before any grant takes its reader out of the queue
   local next = redis.call('ZRANGE', queue, #woken, #woken)[1]
+  for _, member in ipairs(woken) do
+    if not (grants and is_reader(member) and grant_reader(lock_key, grants[1], queue, expiry, grants[2], member,
+        now_ms, grants[3], grace_ms, route)) then
+      redis.call('HSET', expiry, member, now_ms + grace_ms)
+      wake_up(route, member, 'H\n' .. lock_key .. '\n' .. owner_of(member))
+    end
+  end
   if next then
     wake_up(route, next, 'S\n' .. lock_key .. '\n' .. owner_of(next) .. '\n' .. grace_ms)
   end
@@ -126,11 +165,8 @@ end
 local function grant_head(lock, fence, queue, expiry, now_ms, now_us, grace_ms, route, reply_client)
   local head = live_head(queue, expiry, now_ms)
   if not head or is_reader(head) then return nil end
-  local offer = redis.call('HGET', expiry, '~g|' .. head)
-  if not offer then return nil end
-  local tried, lease, attempt = string.match(offer, '^(%d+) (%d+) (%d+)$')
-  tried, lease = tonumber(tried), tonumber(lease)
-  if not tried or now_ms - tried > math.min(grace_ms, lease / 3) then return nil end
+  local tried, lease, attempt = fresh_offer(expiry, head, now_ms, grace_ms)
+  if not tried then return nil end
   local token, text = next_token(fence, now_us)
   redis.call('HSET', lock, '~writer', head, head, 1, '~token', text, '~granted', attempt)
   redis.call('PEXPIRE', lock, math.max(1, tried + lease - now_ms))

@@ -26,6 +26,8 @@ elseif kind == 'r' then
   live_readers(lock, leases, now_ms)
   if not redis.call('ZSCORE', leases, owner) then return -1 end
   redis.call('ZADD', leases, now_ms + delay, owner)
+  -- taken: a withdraw of the owner's next acquisition must not undo it as an untaken grant
+  redis.call('HDEL', lock, 'g|' .. owner)
   if redis.call('HEXISTS', lock, '~writer') == 1 then
     -- the owner also writes (a downgrade): the write lease keeps the keys
     extend(lock, leases, delay)

@@ -1,5 +1,6 @@
 -- release.lua: give up one write hold (or all of them) of an owner; when the last goes, the next
--- waiters get their turn: a recently active writer at the head is granted the lock at once.
+-- waiters get their turn: a recently active writer at the head is granted the lock at once, and so
+-- are the recently active readers at the head.
 --
 -- KEYS[1] lock, KEYS[2] fence, KEYS[3] queue, KEYS[4] expiry, KEYS[5] readers (see queue.lua)
 -- ARGV[1] owner id
@@ -77,5 +78,6 @@ if reading == 0 then
   -- live_head (in grant_head) dropped the dead entries: an empty queue has no key
   if ARGV[7] and redis.call('EXISTS', queue) == 0 then return succeed() end
 end
-hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0)
+-- the readers at the head that take grants hold at once (grant_reader); the others are woken
+hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0, {fence, readers, now_us})
 return reply(0)

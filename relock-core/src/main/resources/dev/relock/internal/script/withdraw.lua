@@ -19,7 +19,8 @@
 --         that grant is undone, if it is still untaken, and the queue is left alone
 -- Returns 1 when a hold was undone, else 0.
 -- An acquisition withdraws once it takes no grant for an attempt sent before the withdraw, so a
--- '~granted' hold of the owner for such an attempt is one its client will never use.
+-- '~granted' write hold or a 'g|'<owner> read hold of the owner for such an attempt is one its
+-- client will never use.
 local lock, queue, expiry, readers = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 if ARGV[7] then
@@ -39,7 +40,12 @@ drop_entry(queue, expiry, member)
 local undone = 0
 -- a grant on release that the waiter never took (it gave up first) is undone like a fresh hold; one
 -- for an attempt sent after this withdraw, and the hold it made, are not this withdraw's
-local granted = ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, '~granted')
+local granted
+if ARGV[2] == 'w' then
+  granted = writer == owner and redis.call('HGET', lock, '~granted')
+else
+  granted = redis.call('HGET', lock, 'g|' .. owner)
+end
 local later = granted and (tonumber(granted) or 0) > tonumber(ARGV[6])
 if not later and (ARGV[3] == '1' or granted) then
   if ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, owner) == '1' then
@@ -47,7 +53,7 @@ if not later and (ARGV[3] == '1' or granted) then
     writer = false
     undone = 1
   elseif ARGV[2] == 'r' and redis.call('HGET', lock, member) == '1' then
-    redis.call('HDEL', lock, member, 't|' .. owner)
+    redis.call('HDEL', lock, member, 't|' .. owner, 'g|' .. owner)
     redis.call('ZREM', readers, owner)
     undone = 1
   end
