@@ -24,19 +24,19 @@ local owner = ARGV[1]
 local member = 'r|' .. owner
 local lease = tonumber(ARGV[2])
 
--- the usual case, before the other helpers are defined: a fresh reader, no writer holds the lock and
--- nobody waits (so no writer waits either). Readers whose lease ended are left for the next script
--- that counts readers (they keep nobody out of a read lock). The first command on each key is a
--- read (SET ... GET refuses a fence of the wrong type before it writes), so a key of the wrong type
--- fails before any write.
+-- the usual case, before the other helpers are defined: a fresh reader that holds no read lease here
+-- (a grant to it, its earlier run or a hold it released after a delay take the path below, as a
+-- writer's do), no writer holds the lock and nobody waits (so no writer waits either). Readers whose
+-- lease ended are left for the next script that counts readers (they keep nobody out of a read
+-- lock). The first command on each key is a read (SET ... GET refuses a fence of the wrong type
+-- before it writes), so a key of the wrong type fails before any write.
 local writer = redis.call('HGET', lock, '~writer')
-if ARGV[3] == '0' and not writer and redis.call('EXISTS', queue) == 0 then
-  redis.call('ZSCORE', readers, owner)
+if ARGV[3] == '0' and not writer and redis.call('EXISTS', queue) == 0
+    and not redis.call('ZSCORE', readers, owner) then
   local now_ms, now_us = server_time()
   local token, text = next_token(fence, now_us)
   redis.call('HSET', lock, member, 1, 't|' .. owner, text)
-  -- GT: an end the owner's earlier hold was given (release-after.lua's delay) is never brought forward
-  redis.call('ZADD', readers, 'GT', now_ms + lease, owner)
+  redis.call('ZADD', readers, now_ms + lease, owner)
   -- the keys live at least as long as this reader's lease
   if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
   if redis.call('PTTL', readers) < lease then redis.call('PEXPIRE', readers, lease) end

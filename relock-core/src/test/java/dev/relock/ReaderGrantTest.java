@@ -1,0 +1,279 @@
+package dev.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relock.internal.script.LuaScript;
+import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Grant on release to readers: a write release (or the last read release) that frees the lock while readers that
+ * tried recently wait at the head of its queue makes each of them a holder of the read lock at once, and their
+ * wake-up messages carry the grants, so they return without attempts of their own. As for a writer's grant
+ * ({@link GrantOnReleaseTest}): a grant its reader gave up before taking is undone by the reader's withdraw, an
+ * attempt that crosses it takes it, an earlier attempt or withdraw run again after it leaves it, and a reader whose
+ * last attempt is too old is woken instead.
+ *
+ * <p>The scripted readers here use a client id nobody subscribes to, so no client takes their grants: that is the
+ * state of a reader that gave up while the grant was on its way.
+ */
+class ReaderGrantTest extends OneServerTestBase {
+
+    // a client id no client has: its messages go unheard
+    private static final String NOBODY = "feedface";
+    private static final String GRACE = "1000";
+    private static final String CHANNEL_PREFIX = "relock:wake:";
+
+    @Test
+    void readersWaitingBehindAWriterHoldOnItsReleaseWithoutAttemptsOfTheirOwn() throws Exception {
+        String name = "granted-readers";
+        // long leases: no renewal pass runs while the scripts are counted
+        RelockLock writer = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                .readWriteLock(name).writeLock();
+        // once before, so the release below runs from the script cache: one EVALSHA, no NOSCRIPT + EVAL
+        writer.lock();
+        writer.unlock();
+        writer.lock();
+        long writersToken = writer.fencingToken().orElseThrow();
+        int readers = 3;
+        CountDownLatch acquired = new CountDownLatch(readers);
+        CountDownLatch mayUnlock = new CountDownLatch(1);
+        List<CompletableFuture<Long>> reading = new ArrayList<>();
+        for (int i = 0; i < readers; i++) {
+            RelockLock reader = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                    .readWriteLock(name).readLock();
+            reading.add(holdingInNewThread("reader-" + i, reader, HANG, acquired, mayUnlock));
+        }
+        await().atMost(HANG).until(() -> queue(name).size() == readers);
+        long scriptsBefore = scriptCalls();
+
+        writer.unlock();
+        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(scriptCalls() - scriptsBefore).as("the release only: no reader sent an attempt").isEqualTo(1);
+        assertThat(queue(name)).isEmpty();
+        assertThat(admin().hkeys("relock:{" + name + "}")).as("each grant marked with the attempt it answers")
+                .filteredOn(field -> field.startsWith("g|")).hasSize(readers);
+        assertThat(admin().pttl("relock:{" + name + "}")).isGreaterThan(Duration.ofMinutes(2).toMillis());
+        assertThat(writer.tryLock()).as("a writer beside the granted readers").isFalse();
+
+        mayUnlock.countDown();
+        Set<Long> tokens = new HashSet<>();
+        for (CompletableFuture<Long> reader : reading) {
+            tokens.add(resultOf(reader));
+        }
+        assertThat(tokens).as("a token of its own for each reader, above the writer's").hasSize(readers)
+                .allSatisfy(token -> assertThat(token).isGreaterThan(writersToken));
+    }
+
+    @Test
+    void aReadGrantTheReaderNeverTookIsUndoneByItsWithdraw() {
+        String owner = NOBODY + ":1";
+        RelockLock writer = writeHeldWithScriptedReader("read-given-up", owner, "7");
+        writer.unlock();
+        assertThat(admin().hget("relock:{read-given-up}", "r|" + owner)).as("granted on release").isEqualTo("1");
+        assertThat(writer.tryLock()).isFalse();
+
+        assertThat(withdraw("read-given-up", owner, 7)).as("the grant was undone").isEqualTo(1L);
+        assertThat(admin().exists("relock:{read-given-up}", "relock:{read-given-up}:readers")).isZero();
+        assertThat(writer.tryLock()).isTrue();
+        writer.unlock();
+    }
+
+    @Test
+    void aReadAttemptThatCrossesTheGrantTakesIt() {
+        String owner = NOBODY + ":2";
+        RelockLock writer = writeHeldWithScriptedReader("read-crossed", owner, "8");
+        writer.unlock();
+        long token = Long.parseLong(admin().hget("relock:{read-crossed}", "t|" + owner));
+
+        assertThat(attempt("read-crossed", owner, "9")).as("taken once, not re-entered").containsExactly(1L, token, 1L);
+        assertThat(admin().hget("relock:{read-crossed}", "g|" + owner)).isNull();
+        assertThat(withdraw("read-crossed", owner, 9)).as("a taken grant is the owner's hold").isZero();
+        assertThat(release("read-crossed", owner, token)).isZero();
+        assertThat(admin().exists("relock:{read-crossed}", "relock:{read-crossed}:readers")).isZero();
+    }
+
+    /**
+     * As for a writer: a withdraw sent before the attempt that a grant answers, run again after the grant (a Lettuce
+     * client sends again what was in flight when its connection dropped), leaves the grant; an earlier attempt run
+     * again neither takes it nor clears its mark, so that withdraw cannot undo it either.
+     */
+    @Test
+    void anEarlierAttemptOrWithdrawRunAgainAfterTheGrantLeavesItToTheAttemptItAnswers() {
+        String owner = NOBODY + ":3";
+        RelockLock writer = writeHeldWithScriptedReader("read-replayed", owner, "32");
+        writer.unlock();
+        long token = Long.parseLong(admin().hget("relock:{read-replayed}", "t|" + owner));
+
+        assertThat(attempt("read-replayed", owner, "31").get(0)).as("attempt 31 again").isZero();
+        assertThat(attempt("read-replayed", owner, "").get(0)).as("a try without an id").isZero();
+        assertThat(admin().hget("relock:{read-replayed}", "g|" + owner)).isEqualTo("32");
+        assertThat(withdrawUndoing("read-replayed", owner, 31)).as("its withdraw again").isZero();
+        assertThat(writer.tryLock()).isFalse();
+        assertThat(attempt("read-replayed", owner, "32")).as("attempt 32 again takes its grant")
+                .containsExactly(1L, token, 1L);
+        assertThat(release("read-replayed", owner, token)).isZero();
+    }
+
+    /** A read release of an owner's earlier hold, run again after the owner was granted the lock anew, leaves that grant. */
+    @Test
+    void aReadReleaseOfAnEarlierHoldLeavesTheOwnersLaterGrant() {
+        String owner = NOBODY + ":4";
+        List<Long> first = attempt("read-release-replayed", owner, "");
+        assertThat(first.get(0)).as("taken").isOne();
+        assertThat(release("read-release-replayed", owner, first.get(1))).isZero();
+        RelockLock writer = writeHeldWithScriptedReader("read-release-replayed", owner, "14");
+        writer.unlock();
+        long granted = Long.parseLong(admin().hget("relock:{read-release-replayed}", "t|" + owner));
+        assertThat(granted).isGreaterThan(first.get(1));
+
+        assertThat(release("read-release-replayed", owner, first.get(1))).as("the earlier hold is gone").isEqualTo(-1L);
+        assertThat(admin().hget("relock:{read-release-replayed}", "r|" + owner)).isEqualTo("1");
+        assertThat(writer.tryLock()).isFalse();
+        assertThat(release("read-release-replayed", owner, granted)).isZero();
+        assertThat(writer.tryLock()).isTrue();
+        writer.unlock();
+    }
+
+    @Test
+    void aReaderWhoseLastAttemptIsOlderThanTheGraceIsWokenNotGranted() {
+        String owner = NOBODY + ":5";
+        RelockLock writer = writeHeldWithScriptedReader("read-stale", owner, "10");
+        // as if its latest attempt ran a minute ago
+        String offer = admin().hget("relock:{read-stale}:expiry", "~g|r|" + owner);
+        long tried = Long.parseLong(offer.split(" ")[0]);
+        admin().hset("relock:{read-stale}:expiry", "~g|r|" + owner, (tried - 60_000) + " 30000 10");
+        writer.unlock();
+
+        assertThat(admin().exists("relock:{read-stale}", "relock:{read-stale}:readers")).as("not granted").isZero();
+        assertThat(queue("read-stale")).as("woken: still first in line").containsExactly("r|" + owner);
+        assertThat(withdraw("read-stale", owner, 10)).isZero();
+        assertThat(admin().hgetall("relock:{read-stale}:expiry")).isEmpty();
+    }
+
+    /** Only the readers before the first writer in the queue are granted; the writer behind them is next. */
+    @Test
+    void theReadersAfterTheFirstWaitingWriterAreNotGranted() {
+        String first = NOBODY + ":6";
+        String writing = NOBODY + ":7";
+        String behind = NOBODY + ":8";
+        RelockLock writer = writeHeldWithScriptedReader("read-then-writer", first, "20");
+        List<Long> queued = admin().eval(LuaScript.ACQUIRE.body(), ScriptOutputType.MULTI, keys("read-then-writer"),
+                writing, "30000", "0", "5000", GRACE, CHANNEL_PREFIX, "21");
+        assertThat(queued.get(0)).as("a writer queued").isZero();
+        assertThat(attempt("read-then-writer", behind, "22").get(0)).as("a reader behind it").isZero();
+        writer.unlock();
+
+        assertThat(admin().hget("relock:{read-then-writer}", "r|" + first)).as("granted").isEqualTo("1");
+        assertThat(admin().hget("relock:{read-then-writer}", "r|" + behind)).as("not granted").isNull();
+        assertThat(queue("read-then-writer")).containsExactly(writing, "r|" + behind);
+        assertThat(withdraw("read-then-writer", behind, 22)).isZero();
+        long writerUndone = admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys("read-then-writer"),
+                writing, "w", "0", GRACE, CHANNEL_PREFIX, "21");
+        assertThat(writerUndone).isZero();
+        assertThat(withdraw("read-then-writer", first, 20)).as("the untaken grant undone").isEqualTo(1L);
+        assertThat(admin().exists("relock:{read-then-writer}", "relock:{read-then-writer}:readers")).isZero();
+    }
+
+    /**
+     * Readers and writers of several clients that give up in every way while grants are on their way (short timed
+     * waits, cancelled asynchronous acquisitions, plain lock() in between): no writer is ever inside with anybody,
+     * the lock keeps passing on, which it could not if a read grant given up were left ownerless (it would keep
+     * writers out for its lease), and nothing is left behind.
+     */
+    @Test
+    void readersAndWritersGivingUpWhileGrantsAreOnTheirWayKeepExclusionAndLeaveNothingBehind() throws Exception {
+        String name = "readers-giving-up";
+        int rounds = 150;
+        AtomicInteger writing = new AtomicInteger();
+        AtomicInteger reading = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<CompletableFuture<Integer>> done = new ArrayList<>();
+        for (int t = 0; t < 6; t++) {
+            // a grant left ownerless would hold the lock for at least 2/3 of this lease: longer than the bound below
+            RelockReadWriteLock lock = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                    .readWriteLock(name);
+            boolean writer = t % 3 == 0;
+            done.add(inNewThread("contender-" + t, () -> {
+                int acquired = 0;
+                for (int round = 0; round < rounds; round++) {
+                    try (GivingUp.Taken taken = GivingUp.takeOrGiveUp(writer ? lock.writeLock() : lock.readLock(),
+                            round, 3)) {
+                        if (taken != null) {
+                            if (writer) {
+                                if (writing.incrementAndGet() != 1 || reading.get() != 0) {
+                                    overlaps.incrementAndGet();
+                                }
+                                writing.decrementAndGet();
+                            } else {
+                                reading.incrementAndGet();
+                                if (writing.get() != 0) {
+                                    overlaps.incrementAndGet();
+                                }
+                                reading.decrementAndGet();
+                            }
+                            acquired++;
+                        }
+                    }
+                }
+                return acquired;
+            }));
+        }
+        int acquired = 0;
+        for (CompletableFuture<Integer> contender : done) {
+            acquired += contender.get(90, TimeUnit.SECONDS);
+        }
+        assertThat(overlaps).hasValue(0);
+        assertThat(acquired).isGreaterThanOrEqualTo(6 * rounds / 3);
+        await("every hold, queue entry and grant offer gone").atMost(HANG).until(() -> admin().exists(
+                "relock:{" + name + "}", "relock:{" + name + "}:readers", "relock:{" + name + "}:queue",
+                "relock:{" + name + "}:expiry") == 0);
+    }
+
+    /** The write lock, held by a client of this test, with a scripted reader queued behind it that takes grants. */
+    private RelockLock writeHeldWithScriptedReader(String name, String owner, String attemptId) {
+        RelockLock writer = newClient().readWriteLock(name).writeLock();
+        writer.lock();
+        assertThat(attempt(name, owner, attemptId).get(0)).as("queued").isZero();
+        return writer;
+    }
+
+    /** acquire-read.lua for a fresh reader that waits 5 s, with attempt id {@code attemptId} ('' for none). */
+    private List<Long> attempt(String name, String owner, String attemptId) {
+        return admin().eval(LuaScript.ACQUIRE_READ.body(), ScriptOutputType.MULTI, keys(name),
+                owner, "30000", "0", "5000", GRACE, CHANNEL_PREFIX, attemptId);
+    }
+
+    /** withdraw.lua for reader {@code owner}, sent when {@code lastAttempt} was the highest attempt id handed out. */
+    private long withdraw(String name, String owner, long lastAttempt) {
+        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
+                owner, "r", "0", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+    }
+
+    /** As {@link #withdraw}, also undoing a fresh hold (after a lost reply). */
+    private long withdrawUndoing(String name, String owner, long lastAttempt) {
+        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
+                owner, "r", "1", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+    }
+
+    /** release-read.lua of every read hold of {@code owner}, the one with fencing token {@code token}. */
+    private long release(String name, String owner, long token) {
+        return admin().eval(LuaScript.RELEASE_READ.body(), ScriptOutputType.INTEGER, keys(name),
+                owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
+    }
+
+    private static String[] keys(String name) {
+        String base = "relock:{" + name + "}";
+        return new String[] {base, base + ":fence", base + ":queue", base + ":expiry", base + ":readers"};
+    }
+}
