@@ -377,31 +377,6 @@ class GrantOnReleaseTest extends OneServerTestBase {
         return waiter;
     }
 
-    /** A test's body, given a relock client on a caller's Lettuce client that reaches Redis through a proxy. */
-    @FunctionalInterface
-    private interface OnCallersClient {
-        void run(TcpProxy proxy, io.lettuce.core.RedisClient callers, RelockClient client) throws Exception;
-    }
-
-    /**
-     * Runs {@code test} with a relock client made by {@code settings} on a caller's Lettuce client with {@code options}
-     * (on {@link ClientOptions#create() Lettuce's defaults} it sends the commands in flight at a reconnect again), whose
-     * connections go through a TCP proxy: the proxy's first connection is the relock client's command connection.
-     * Closes all three.
-     */
-    private void onCallersClientThroughProxy(ClientOptions options, UnaryOperator<RelockClientBuilder> settings,
-            OnCallersClient test) throws Exception {
-        try (TcpProxy proxy = TcpProxy.to(redis)) {
-            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
-            callers.setOptions(options);
-            try (RelockClient client = settings.apply(RelockClient.builder().redisClient(callers)).build()) {
-                test.run(proxy, callers, client);
-            } finally {
-                callers.shutdown();
-            }
-        }
-    }
-
     /** Calls of {@code command} the fixture server has served so far (INFO commandstats). */
     private long calls(String command) {
         for (String line : admin().info("commandstats").split("\r\n")) {
@@ -446,17 +421,6 @@ class GrantOnReleaseTest extends OneServerTestBase {
                 assertThat(taken.fencingToken()).isEqualTo(Long.parseLong(admin().get("relock:{" + name + "}:fence")));
             }
         }
-    }
-
-    /** The attempt id of the grant offer queued for {@code name}, or 0 when none. */
-    private long offeredAttempt(String name) {
-        for (var field : admin().hgetall("relock:{" + name + "}:expiry").entrySet()) {
-            if (field.getKey().startsWith("~g|")) {
-                String offer = field.getValue();
-                return Long.parseLong(offer.substring(offer.lastIndexOf(' ') + 1));
-            }
-        }
-        return 0;
     }
 
     @Test

@@ -3,6 +3,8 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relock.testredis.RedisServer;
+import dev.relock.testredis.TcpProxy;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
@@ -150,6 +152,42 @@ abstract class OneServerTestBase {
 
     static long millisSince(long startNanos) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    /** A test's body, given a relock client on a caller's Lettuce client that reaches Redis through a proxy. */
+    @FunctionalInterface
+    interface OnCallersClient {
+        void run(TcpProxy proxy, io.lettuce.core.RedisClient callers, RelockClient client) throws Exception;
+    }
+
+    /**
+     * Runs {@code test} with a relock client made by {@code settings} on a caller's Lettuce client with {@code options}
+     * (on {@link ClientOptions#create() Lettuce's defaults} it sends the commands in flight at a reconnect again), whose
+     * connections go through a TCP proxy: the proxy's first connection is the relock client's command connection.
+     * Closes all three.
+     */
+    void onCallersClientThroughProxy(ClientOptions options, UnaryOperator<RelockClientBuilder> settings,
+            OnCallersClient test) throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            io.lettuce.core.RedisClient callers = io.lettuce.core.RedisClient.create(proxy.uri());
+            callers.setOptions(options);
+            try (RelockClient client = settings.apply(RelockClient.builder().redisClient(callers)).build()) {
+                test.run(proxy, callers, client);
+            } finally {
+                callers.shutdown();
+            }
+        }
+    }
+
+    /** The attempt id of the grant offer (a writer's or a reader's) queued for {@code name}, or 0 when none. */
+    long offeredAttempt(String name) {
+        for (var field : admin().hgetall("relock:{" + name + "}:expiry").entrySet()) {
+            if (field.getKey().startsWith("~g|")) {
+                String offer = field.getValue();
+                return Long.parseLong(offer.substring(offer.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
     }
 
     private List<String> lockHashes() {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.TcpProxy;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,8 +14,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,9 +41,10 @@ class ReaderGrantTest extends OneServerTestBase {
     @Test
     void readersWaitingBehindAWriterHoldOnItsReleaseWithoutAttemptsOfTheirOwn() throws Exception {
         String name = "granted-readers";
-        // long leases: no renewal pass runs while the scripts are counted
-        RelockLock writer = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
-                .readWriteLock(name).writeLock();
+        // long leases: no renewal pass runs while the scripts are counted; a long grace (the releaser's): however
+        // slowly the readers' threads start, their offers are fresh at the release
+        RelockLock writer = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))
+                .handoffGrace(Duration.ofSeconds(30))).readWriteLock(name).writeLock();
         // once before, so the release below runs from the script cache: one EVALSHA, no NOSCRIPT + EVAL
         writer.lock();
         writer.unlock();
@@ -73,6 +78,114 @@ class ReaderGrantTest extends OneServerTestBase {
         }
         assertThat(tokens).as("a token of its own for each reader, above the writer's").hasSize(readers)
                 .allSatisfy(token -> assertThat(token).isGreaterThan(writersToken));
+    }
+
+    /**
+     * As {@link GrantOnReleaseTest#aWithdrawSentAgainAfterAReconnectLeavesTheGrantToTheAttemptAfterIt}, for a reader on
+     * a caller's Lettuce client that sends again what was in flight at a reconnect: its first attempt timed out, its
+     * withdraw and second attempt got no reply, and a release granted the read lock to the second attempt. Sent again,
+     * the withdraw leaves that grant and the attempt takes it; Redis and the client agree that the reader holds, and a
+     * writer stays out.
+     */
+    @Test
+    void aReadWithdrawSentAgainAfterAReconnectLeavesTheGrantToTheAttemptAfterIt() throws Exception {
+        String name = "read-withdraw-sent-again";
+        String lockKey = "relock:{" + name + "}";
+        RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                .readWriteLock(name).writeLock();
+        holder.lock();
+        onCallersClientThroughProxy(ClientOptions.create(), builder -> builder.defaultLease(Duration.ofMinutes(3))
+                .commandTimeout(Duration.ofSeconds(2)), (proxy, callers, client) -> {
+            RelockLock reader = client.readWriteLock(name).readLock();
+            // the command connection only (opened first): commands reach Redis, their replies come too late
+            TcpProxy.Connection commands = proxy.connections().get(0);
+            commands.replyLatency(Duration.ofMinutes(1));
+            CountDownLatch acquired = new CountDownLatch(1);
+            CountDownLatch mayUnlock = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = inNewThread("reader", () -> {
+                reader.lock(); // waits through Redis being unavailable, trying again
+                acquired.countDown();
+                assertThat(mayUnlock.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                long token = reader.fencingToken().orElseThrow();
+                reader.unlock();
+                return token;
+            });
+            await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
+            long first = offeredAttempt(name);
+            // the first attempt timed out (2 s), its withdraw ran and the next attempt queued again
+            await().atMost(HANG).until(() -> offeredAttempt(name) > first);
+            // a writer waits behind it: a reader's attempt that found no grant would queue behind that writer
+            CountDownLatch writerAcquired = new CountDownLatch(1);
+            CountDownLatch writerMayUnlock = new CountDownLatch(1);
+            CompletableFuture<Long> writer = holdingInNewThread("writer",
+                    newClient().readWriteLock(name).writeLock(), HANG, writerAcquired, writerMayUnlock);
+            await().atMost(HANG).until(() -> queue(name).size() == 2);
+            String member = queueMemberOf(client, lockKey);
+            holder.unlock();
+            assertThat(admin().hget(lockKey, member)).as("granted to the second attempt").isEqualTo("1");
+            // before the withdraw's own command timeout: Lettuce sends the withdraw and the attempt again
+            commands.reset();
+
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the reader took the lock").isTrue();
+            assertThat(admin().hget(lockKey, member)).as("Redis agrees").isEqualTo("1");
+            long token = Long.parseLong(admin().hget(lockKey, "t|" + member.substring(2)));
+            assertThat(holder.tryLock()).isFalse();
+            assertThat(writerAcquired.getCount()).as("the writer still waits").isOne();
+            mayUnlock.countDown();
+            assertThat(resultOf(waiter)).as("the reader's hold is the grant").isEqualTo(token);
+            writerMayUnlock.countDown();
+            assertThat(resultOf(writer)).isGreaterThan(token);
+        });
+    }
+
+    /**
+     * As {@link GrantOnReleaseTest#aGrantThatArrivesBeforeItsAttemptsReplyIsTakenByTheNextAttemptOnly}, for a reader: a
+     * grant that arrives while its attempt's reply is late is not taken on the word of that reply. Here the grant is
+     * undone behind the client's back and a writer takes the lock: the reader tries again and waits for that writer.
+     */
+    @Test
+    void aReadGrantThatArrivesBeforeItsAttemptsReplyIsTakenByTheNextAttemptOnly() throws Exception {
+        String name = "read-grant-before-reply";
+        String lockKey = "relock:{" + name + "}";
+        RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                .readWriteLock(name).writeLock();
+        holder.lock();
+        onCallersClientThroughProxy(ClientOptions.create(), builder -> builder.defaultLease(Duration.ofMinutes(3))
+                .commandTimeout(Duration.ofSeconds(5)), (proxy, callers, client) -> {
+            // the command connection only (opened first): the attempt's reply comes 2 s late, the grant on time
+            TcpProxy.Connection commands = proxy.connections().get(0);
+            commands.replyLatency(Duration.ofSeconds(2));
+            CountDownLatch acquired = new CountDownLatch(1);
+            CountDownLatch mayUnlock = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = holdingInNewThread("reader", client.readWriteLock(name).readLock(), HANG,
+                    acquired, mayUnlock);
+            await().atMost(HANG).until(() -> offeredAttempt(name) > 0);
+            String member = queueMemberOf(client, lockKey);
+            holder.unlock();
+            assertThat(admin().hget(lockKey, member)).as("granted to the reader's attempt").isEqualTo("1");
+            // undone behind the client's back, as a withdraw run again would, and taken by a writer of another client
+            admin().del(lockKey, lockKey + ":readers");
+            RelockLock other = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                    .readWriteLock(name).writeLock();
+            assertThat(other.tryLock()).isTrue();
+            long otherToken = Long.parseLong(admin().hget(lockKey, "~token"));
+            commands.replyLatency(Duration.ZERO); // for what the server sends from now on
+
+            await("the reader tried again and queued").atMost(HANG).until(() -> queue(name).contains(member));
+            assertThat(acquired.getCount()).as("not taken on the word of the late reply").isOne();
+            other.unlock();
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(admin().hget(lockKey, member)).isEqualTo("1");
+            mayUnlock.countDown();
+            assertThat(resultOf(waiter)).isGreaterThan(otherToken);
+        });
+    }
+
+    /** The queue member ('r|' + owner) of the one reader of {@code client} that waits for the lock at {@code lockKey}. */
+    private String queueMemberOf(RelockClient client, String lockKey) {
+        List<String> members = admin().zrange(lockKey + ":queue", 0, -1);
+        assertThat(members).filteredOn(m -> m.startsWith("r|" + client.clientId() + ":")).hasSize(1);
+        return members.stream().filter(m -> m.startsWith("r|" + client.clientId() + ":")).findFirst().orElseThrow();
     }
 
     @Test
@@ -210,16 +323,20 @@ class ReaderGrantTest extends OneServerTestBase {
                     try (GivingUp.Taken taken = GivingUp.takeOrGiveUp(writer ? lock.writeLock() : lock.readLock(),
                             round, 3)) {
                         if (taken != null) {
+                            // inside for up to 0.2 ms: long enough for a holder beside it to show
+                            long inside = ThreadLocalRandom.current().nextLong(200_000);
                             if (writer) {
                                 if (writing.incrementAndGet() != 1 || reading.get() != 0) {
                                     overlaps.incrementAndGet();
                                 }
+                                LockSupport.parkNanos(inside);
                                 writing.decrementAndGet();
                             } else {
                                 reading.incrementAndGet();
                                 if (writing.get() != 0) {
                                     overlaps.incrementAndGet();
                                 }
+                                LockSupport.parkNanos(inside);
                                 reading.decrementAndGet();
                             }
                             acquired++;

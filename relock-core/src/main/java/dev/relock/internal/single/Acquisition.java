@@ -591,8 +591,10 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     private void failed(Throwable error, boolean holdTaken) {
         client.refreshIfUnreachable(error);
         RelockException failed = calls.failure(error, "acquire", name);
-        if (holdTaken && !(failed instanceof RedisUnavailableException)) {
-            withdraw(true);
+        if (!(failed instanceof RedisUnavailableException) && (holdTaken || queued)) {
+            // a queued owner leaves the queue, which also undoes a grant on release to an earlier attempt of its
+            // (an error reply, BUSY or READONLY say, ran nothing, but the offer of its previous attempt stands)
+            withdraw(holdTaken);
         }
         if (failed instanceof RedisUnavailableException) {
             // the attempt may still be applied; undo it in order on the same connection

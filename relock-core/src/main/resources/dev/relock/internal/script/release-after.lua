@@ -9,7 +9,7 @@
 -- ARGV[2] 'w' for a write hold, 'r' for a read hold, 's' for a semaphore's permits
 -- ARGV[3] the delay in ms (> 0)
 -- ARGV[4] wake-up route (see queue.lua)
--- ARGV[5] for 'w', the fencing token of the hold given up: as in release.lua, an owner's write hold
+-- ARGV[5] for 'w' and 'r', the fencing token of the hold given up: as in release.lua, an owner's hold
 --         with another token is a later one, which this call (sent again after a reconnect) leaves alone
 -- Returns 0 when the hold now ends after the delay, -1 when the owner held nothing: its lease ran
 -- out or the lock was deleted or forced open.
@@ -22,7 +22,8 @@ if kind == 'w' then
   if writer[1] ~= owner or writer[2] ~= ARGV[5] then return -1 end
   redis.call('PEXPIRE', lock, delay)
 elseif kind == 'r' then
-  if redis.call('HEXISTS', lock, 'r|' .. owner) == 0 then return -1 end
+  local held = redis.call('HMGET', lock, 'r|' .. owner, 't|' .. owner)
+  if not held[1] or held[2] ~= ARGV[5] then return -1 end
   live_readers(lock, leases, now_ms)
   if not redis.call('ZSCORE', leases, owner) then return -1 end
   redis.call('ZADD', leases, now_ms + delay, owner)
