@@ -32,7 +32,7 @@ public final class Campaign {
     /** How long the campaign waits for its workers to start (a JVM start and a connect, on a busy machine). */
     static final Duration WORKER_START = Duration.ofSeconds(30);
     /** Seconds per scenario of {@code --quick}, what CI's smoke test runs. */
-    static final long QUICK_SECONDS = 6;
+    static final long QUICK_SECONDS = 4;
 
     public static void main(String[] args) throws Exception {
         boolean failed = run(args).stream().anyMatch(row -> !row.passed());
