@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,10 +27,7 @@ import org.junit.jupiter.api.Test;
  */
 class GrantOnReleaseTest extends OneServerTestBase {
 
-    // a client id no client has: its messages go unheard
-    private static final String NOBODY = "feedface";
-    private static final String GRACE = "1000";
-    private static final String CHANNEL_PREFIX = "relock:wake:";
+    private static final String NOBODY = LockScripts.NOBODY;
 
     @Test
     void theWaitingWriterIsGrantedTheLockWithoutAnotherAttempt() throws Exception {
@@ -608,30 +602,20 @@ class GrantOnReleaseTest extends OneServerTestBase {
     }
 
     private List<Long> attempt(String name, String owner, String waitMillis, String attemptId) {
-        return admin().eval(LuaScript.ACQUIRE.body(), ScriptOutputType.MULTI, keys(name),
-                owner, "30000", "0", waitMillis, GRACE, CHANNEL_PREFIX, attemptId);
+        return new LockScripts(admin()).acquire(name, owner, waitMillis, attemptId);
     }
 
     /** withdraw.lua for {@code owner}, sent when {@code lastAttempt} was the highest attempt id handed out. */
     private long withdraw(String name, String owner, long lastAttempt) {
-        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "w", "0", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+        return new LockScripts(admin()).withdraw(name, owner, "w", false, lastAttempt);
     }
 
-    /** withdraw.lua for {@code owner} undoing a fresh hold too (after a lost reply), sent after attempt {@code lastAttempt}. */
+    /** As {@link #withdraw}, also undoing a fresh hold (after a lost reply). */
     private long withdrawUndoing(String name, String owner, long lastAttempt) {
-        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "w", "1", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+        return new LockScripts(admin()).withdraw(name, owner, "w", true, lastAttempt);
     }
 
-    /** release.lua of every write hold of {@code owner}, the one with fencing token {@code token}. */
     private long release(String name, String owner, long token) {
-        return admin().eval(LuaScript.RELEASE.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
-    }
-
-    private static String[] keys(String name) {
-        String base = "relock:{" + name + "}";
-        return new String[] {base, base + ":fence", base + ":queue", base + ":expiry", base + ":readers"};
+        return new LockScripts(admin()).release(name, owner, token);
     }
 }

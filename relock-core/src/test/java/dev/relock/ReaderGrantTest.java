@@ -3,10 +3,8 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -33,10 +31,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReaderGrantTest extends OneServerTestBase {
 
-    // a client id no client has: its messages go unheard
-    private static final String NOBODY = "feedface";
-    private static final String GRACE = "1000";
-    private static final String CHANNEL_PREFIX = "relock:wake:";
+    private static final String NOBODY = LockScripts.NOBODY;
 
     @Test
     void readersWaitingBehindAWriterHoldOnItsReleaseWithoutAttemptsOfTheirOwn() throws Exception {
@@ -274,6 +269,32 @@ class ReaderGrantTest extends OneServerTestBase {
         assertThat(admin().hgetall("relock:{read-stale}:expiry")).isEmpty();
     }
 
+    /**
+     * The last reader's release grants the readers at the head too: here they queued behind a writer that died (its
+     * queue entry has lapsed), so the release finds them first.
+     */
+    @Test
+    void theLastReadReleaseGrantsTheReadersBehindADeadWriter() {
+        String name = "read-after-dead-writer";
+        String lockKey = "relock:{" + name + "}";
+        RelockLock reader = newClient().readWriteLock(name).readLock();
+        reader.lock();
+        String deadWriter = NOBODY + ":9";
+        String behind = NOBODY + ":10";
+        List<Long> queued = new LockScripts(admin()).acquire(name, deadWriter, "5000", "40");
+        assertThat(queued.get(0)).as("a writer queued").isZero();
+        assertThat(attempt(name, behind, "41").get(0)).as("a reader behind it").isZero();
+        // the writer's entry lapsed: it died
+        admin().hset(lockKey + ":expiry", deadWriter, "1");
+
+        reader.unlock();
+        assertThat(admin().hget(lockKey, "r|" + behind)).as("granted").isEqualTo("1");
+        assertThat(admin().hget(lockKey, "g|" + behind)).isEqualTo("41");
+        assertThat(queue(name)).isEmpty();
+        assertThat(withdraw(name, behind, 41)).as("the untaken grant undone").isEqualTo(1L);
+        assertThat(admin().exists(lockKey, lockKey + ":readers")).isZero();
+    }
+
     /** Only the readers before the first writer in the queue are granted; the writer behind them is next. */
     @Test
     void theReadersAfterTheFirstWaitingWriterAreNotGranted() {
@@ -281,8 +302,7 @@ class ReaderGrantTest extends OneServerTestBase {
         String writing = NOBODY + ":7";
         String behind = NOBODY + ":8";
         RelockLock writer = writeHeldWithScriptedReader("read-then-writer", first, "20");
-        List<Long> queued = admin().eval(LuaScript.ACQUIRE.body(), ScriptOutputType.MULTI, keys("read-then-writer"),
-                writing, "30000", "0", "5000", GRACE, CHANNEL_PREFIX, "21");
+        List<Long> queued = new LockScripts(admin()).acquire("read-then-writer", writing, "5000", "21");
         assertThat(queued.get(0)).as("a writer queued").isZero();
         assertThat(attempt("read-then-writer", behind, "22").get(0)).as("a reader behind it").isZero();
         writer.unlock();
@@ -291,8 +311,7 @@ class ReaderGrantTest extends OneServerTestBase {
         assertThat(admin().hget("relock:{read-then-writer}", "r|" + behind)).as("not granted").isNull();
         assertThat(queue("read-then-writer")).containsExactly(writing, "r|" + behind);
         assertThat(withdraw("read-then-writer", behind, 22)).isZero();
-        long writerUndone = admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys("read-then-writer"),
-                writing, "w", "0", GRACE, CHANNEL_PREFIX, "21");
+        long writerUndone = new LockScripts(admin()).withdraw("read-then-writer", writing, "w", false, 21);
         assertThat(writerUndone).isZero();
         assertThat(withdraw("read-then-writer", first, 20)).as("the untaken grant undone").isEqualTo(1L);
         assertThat(admin().exists("relock:{read-then-writer}", "relock:{read-then-writer}:readers")).isZero();
@@ -367,30 +386,20 @@ class ReaderGrantTest extends OneServerTestBase {
 
     /** acquire-read.lua for a fresh reader that waits 5 s, with attempt id {@code attemptId} ('' for none). */
     private List<Long> attempt(String name, String owner, String attemptId) {
-        return admin().eval(LuaScript.ACQUIRE_READ.body(), ScriptOutputType.MULTI, keys(name),
-                owner, "30000", "0", "5000", GRACE, CHANNEL_PREFIX, attemptId);
+        return new LockScripts(admin()).acquireRead(name, owner, "5000", attemptId);
     }
 
     /** withdraw.lua for reader {@code owner}, sent when {@code lastAttempt} was the highest attempt id handed out. */
     private long withdraw(String name, String owner, long lastAttempt) {
-        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "r", "0", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+        return new LockScripts(admin()).withdraw(name, owner, "r", false, lastAttempt);
     }
 
     /** As {@link #withdraw}, also undoing a fresh hold (after a lost reply). */
     private long withdrawUndoing(String name, String owner, long lastAttempt) {
-        return admin().eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "r", "1", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
+        return new LockScripts(admin()).withdraw(name, owner, "r", true, lastAttempt);
     }
 
-    /** release-read.lua of every read hold of {@code owner}, the one with fencing token {@code token}. */
     private long release(String name, String owner, long token) {
-        return admin().eval(LuaScript.RELEASE_READ.body(), ScriptOutputType.INTEGER, keys(name),
-                owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
-    }
-
-    private static String[] keys(String name) {
-        String base = "relock:{" + name + "}";
-        return new String[] {base, base + ":fence", base + ":queue", base + ":expiry", base + ":readers"};
+        return new LockScripts(admin()).releaseRead(name, owner, token);
     }
 }
