@@ -469,20 +469,20 @@ final class Report {
             line();
             Results.SubjectRuns relock = relock(s5);
             line("| subject | acquisitions/s (median) | min–max | writes | p50 µs | p99 µs | fairness |"
-                    + " mutual exclusion | relock ÷ subject |");
-            line("|---|---:|---:|---:|---:|---:|---:|---|---:|");
+                    + " Redis CPU µs/acq | Redis calls/acq | client CPU µs/acq | mutual exclusion | relock ÷ subject |");
+            line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|");
             for (Results.SubjectRuns s : s5.subjects) {
                 if (!s.ok()) {
-                    line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | |");
+                    line("| " + s.label + " | failed: " + escape(s.error) + " | | | | | | | | | | |");
                     continue;
                 }
                 Histogram h = s.latency();
                 long ops = s.runs.stream().mapToLong(r -> r.ops).sum();
                 long writes = s.runs.stream().mapToLong(r -> r.writes).sum();
-                line(String.format("| %s | %,.0f | %,.0f–%,.0f | %.0f %% | %s | %s | %.2f | %s | %s |", s.label,
-                        s.median(), s.min(), s.max(), 100.0 * writes / Math.max(1, ops),
+                line(String.format("| %s | %,.0f | %,.0f–%,.0f | %.0f %% | %s | %s | %.2f | %s | %s | %s | %s | %s |",
+                        s.label, s.median(), s.min(), s.max(), 100.0 * writes / Math.max(1, ops),
                         micros(h.getValueAtPercentile(50)), micros(h.getValueAtPercentile(99)),
-                        Stats.median(s.each(Results.Run::fairness)),
+                        Stats.median(s.each(Results.Run::fairness)), cpu(s, true), callsPerOp(s), cpu(s, false),
                         s.allExclusive() ? "held (" + String.format("%,d", ops) + " checked)" : "**VIOLATED**",
                         ratio(relock, s)));
             }
