@@ -295,6 +295,25 @@ class ReaderGrantTest extends OneServerTestBase {
         assertThat(admin().exists(lockKey, lockKey + ":readers")).isZero();
     }
 
+    /** A writer that took the read lock too (a downgrade) grants the readers waiting behind it when it releases the write lock. */
+    @Test
+    void aDowngradingWritersReleaseGrantsTheReadersBehindIt() {
+        String name = "read-after-downgrade";
+        String lockKey = "relock:{" + name + "}";
+        RelockReadWriteLock lock = newClient().readWriteLock(name);
+        lock.writeLock().lock();
+        lock.readLock().lock();
+        String behind = NOBODY + ":11";
+        assertThat(attempt(name, behind, "50").get(0)).as("queued behind the writer").isZero();
+
+        lock.writeLock().unlock();
+        assertThat(admin().hget(lockKey, "r|" + behind)).as("granted beside the downgraded reader").isEqualTo("1");
+        assertThat(lock.readLock().isHeldByCurrentThread()).isTrue();
+        lock.readLock().unlock();
+        assertThat(withdraw(name, behind, 50)).as("the untaken grant undone").isEqualTo(1L);
+        assertThat(admin().exists(lockKey, lockKey + ":readers")).isZero();
+    }
+
     /** Only the readers before the first writer in the queue are granted; the writer behind them is next. */
     @Test
     void theReadersAfterTheFirstWaitingWriterAreNotGranted() {
