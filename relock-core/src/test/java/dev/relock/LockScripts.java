@@ -58,6 +58,12 @@ final class LockScripts {
                 owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
     }
 
+    /** release-after.lua of {@code owner}'s last hold of {@code kind} ("w" or "r"), the one with fencing token {@code token}. */
+    long releaseAfter(String name, String owner, String kind, long delayMillis, long token) {
+        return redis.eval(LuaScript.RELEASE_AFTER.body(), ScriptOutputType.INTEGER, keys(name),
+                owner, kind, Long.toString(delayMillis), CHANNEL_PREFIX, Long.toString(token));
+    }
+
     /** The five keys of lock {@code name}, in the order the scripts take them. */
     static String[] keys(String name) {
         String base = "relock:{" + name + "}";

@@ -86,8 +86,10 @@ class ReaderGrantTest extends OneServerTestBase {
     void aReadWithdrawSentAgainAfterAReconnectLeavesTheGrantToTheAttemptAfterIt() throws Exception {
         String name = "read-withdraw-sent-again";
         String lockKey = "relock:{" + name + "}";
-        RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
-                .readWriteLock(name).writeLock();
+        // a long grace (the releaser's): the second attempt's offer is still fresh at the release, however slowly the
+        // writer behind it starts
+        RelockLock holder = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))
+                .handoffGrace(Duration.ofSeconds(30))).readWriteLock(name).writeLock();
         holder.lock();
         onCallersClientThroughProxy(ClientOptions.create(), builder -> builder.defaultLease(Duration.ofMinutes(3))
                 .commandTimeout(Duration.ofSeconds(2)), (proxy, callers, client) -> {
@@ -251,6 +253,54 @@ class ReaderGrantTest extends OneServerTestBase {
         assertThat(release("read-release-replayed", owner, granted)).isZero();
         assertThat(writer.tryLock()).isTrue();
         writer.unlock();
+    }
+
+    /** As a read release: a release-after of an owner's earlier read hold, run again after the owner was granted anew, leaves that grant. */
+    @Test
+    void aReleaseAfterOfAnEarlierReadHoldLeavesTheOwnersLaterGrant() {
+        String name = "read-release-after-replayed";
+        String owner = NOBODY + ":12";
+        List<Long> first = attempt(name, owner, "");
+        assertThat(release(name, owner, first.get(1))).isZero();
+        RelockLock writer = writeHeldWithScriptedReader(name, owner, "60");
+        writer.unlock();
+        long granted = Long.parseLong(admin().hget("relock:{" + name + "}", "t|" + owner));
+
+        assertThat(new LockScripts(admin()).releaseAfter(name, owner, "r", 5, first.get(1)))
+                .as("the earlier hold is gone").isEqualTo(-1L);
+        assertThat(admin().zscore("relock:{" + name + "}:readers", owner)).as("the grant's lease, not 5 ms")
+                .isGreaterThan((double) System.currentTimeMillis() + 20_000);
+        assertThat(release(name, owner, granted)).isZero();
+    }
+
+    /**
+     * A hold a grant made, released with a delay, is no longer an untaken grant: a withdraw of its owner's next
+     * acquisition (one that failed on an error reply, say) leaves it for the delay.
+     */
+    @Test
+    void aGrantReleasedAfterADelayIsNotUndoneByTheOwnersNextWithdraw() {
+        String name = "granted-then-delayed";
+        String reader = NOBODY + ":13";
+        String writer = NOBODY + ":14";
+        LockScripts scripts = new LockScripts(admin());
+        RelockLock holder = writeHeldWithScriptedReader(name, reader, "70");
+        holder.unlock();
+        long token = Long.parseLong(admin().hget("relock:{" + name + "}", "t|" + reader));
+        assertThat(scripts.releaseAfter(name, reader, "r", 60_000, token)).isZero();
+        assertThat(scripts.withdraw(name, reader, "r", false, 71)).as("a later acquisition's withdraw").isZero();
+        assertThat(admin().hget("relock:{" + name + "}", "r|" + reader)).as("still held for the delay").isEqualTo("1");
+        assertThat(scripts.releaseRead(name, reader, token)).isZero();
+
+        // the same for a writer granted on release
+        RelockLock reading = newClient().readWriteLock(name).readLock();
+        reading.lock();
+        assertThat(scripts.acquire(name, writer, "5000", "72").get(0)).as("queued").isZero();
+        reading.unlock();
+        long writersToken = Long.parseLong(admin().hget("relock:{" + name + "}", "~token"));
+        assertThat(scripts.releaseAfter(name, writer, "w", 60_000, writersToken)).isZero();
+        assertThat(scripts.withdraw(name, writer, "w", false, 73)).as("a later acquisition's withdraw").isZero();
+        assertThat(admin().hget("relock:{" + name + "}", "~writer")).as("still held for the delay").isEqualTo(writer);
+        assertThat(scripts.release(name, writer, writersToken)).isZero();
     }
 
     @Test

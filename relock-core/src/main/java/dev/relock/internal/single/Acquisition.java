@@ -592,8 +592,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         client.refreshIfUnreachable(error);
         RelockException failed = calls.failure(error, "acquire", name);
         if (!(failed instanceof RedisUnavailableException) && (holdTaken || queued)) {
-            // a queued owner leaves the queue, which also undoes a grant on release to an earlier attempt of its
-            // (an error reply, BUSY or READONLY say, ran nothing, but the offer of its previous attempt stands)
+            // a queued owner leaves the queue, which also undoes a grant on release to an earlier attempt of its: an
+            // error reply (OOM, BUSY...) ran nothing, but the offer of its previous attempt stands. Where the server
+            // refuses the withdraw too, such a grant lasts its lease
             withdraw(holdTaken);
         }
         if (failed instanceof RedisUnavailableException) {

@@ -126,8 +126,8 @@ end
 -- the first writer, at most 64). The waiter after them is told to check after grace_ms in case
 -- the woken never come. With grants (from a release that frees the lock: {fence, readers,
 -- now_us}), each of those readers that takes grants is made a holder at once instead
--- (grant_reader); when all of them were, the waiter after them is not told: they hold, and the
--- last one's release hands it on.
+-- (grant_reader); the waiter after them is told all the same (a granted reader may never come
+-- either: its attempt then learns when the readers' leases end).
 local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, readers_only, grants)
   local head = live_head(queue, expiry, now_ms)
   if not head or (readers_only and not is_reader(head)) then return end
@@ -140,16 +140,14 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, reader
   end
   -- read before any grant takes its reader out of the queue
   local next = redis.call('ZRANGE', queue, #woken, #woken)[1]
-  local all_granted = true
   for _, member in ipairs(woken) do
     if not (grants and is_reader(member) and grant_reader(lock_key, grants[1], queue, expiry, grants[2], member,
         now_ms, grants[3], grace_ms, route)) then
-      all_granted = false
       redis.call('HSET', expiry, member, now_ms + grace_ms)
       wake_up(route, member, 'H\n' .. lock_key .. '\n' .. owner_of(member))
     end
   end
-  if next and not all_granted then
+  if next then
     wake_up(route, next, 'S\n' .. lock_key .. '\n' .. owner_of(next) .. '\n' .. grace_ms)
   end
 end

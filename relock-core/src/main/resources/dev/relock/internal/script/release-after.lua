@@ -21,6 +21,9 @@ if kind == 'w' then
   local writer = redis.call('HMGET', lock, '~writer', '~token')
   if writer[1] ~= owner or writer[2] ~= ARGV[5] then return -1 end
   redis.call('PEXPIRE', lock, delay)
+  -- taken (a grant it was stays marked until its release): a withdraw of the owner's next acquisition
+  -- must not undo it as an untaken grant
+  redis.call('HDEL', lock, '~granted')
 elseif kind == 'r' then
   local held = redis.call('HMGET', lock, 'r|' .. owner, 't|' .. owner)
   if not held[1] or held[2] ~= ARGV[5] then return -1 end
