@@ -274,6 +274,26 @@ class ReaderGrantTest extends OneServerTestBase {
     }
 
     /**
+     * A fresh read acquisition of an owner whose earlier read hold is still there (released with a delay) draws a token
+     * of its own, greater than that hold's; a release-after of the earlier hold, sent again, leaves it.
+     */
+    @Test
+    void aFreshReadAcquisitionDuringTheOwnersDelayedReleaseGetsANewToken() {
+        String name = "read-again-in-delay";
+        String owner = NOBODY + ":15";
+        LockScripts scripts = new LockScripts(admin());
+        List<Long> first = attempt(name, owner, "");
+        assertThat(scripts.releaseAfter(name, owner, "r", 60_000, first.get(1))).isZero();
+
+        List<Long> again = attempt(name, owner, "");
+        assertThat(again.get(0)).isOne();
+        assertThat(again.get(1)).isGreaterThan(first.get(1));
+        assertThat(again.get(2)).as("held once").isOne();
+        assertThat(scripts.releaseAfter(name, owner, "r", 5, first.get(1))).as("the earlier hold's, again").isEqualTo(-1L);
+        assertThat(release(name, owner, again.get(1))).isZero();
+    }
+
+    /**
      * A hold a grant made, released with a delay, is no longer an untaken grant: a withdraw of its owner's next
      * acquisition (one that failed on an error reply, say) leaves it for the delay.
      */

@@ -25,8 +25,8 @@ local member = 'r|' .. owner
 local lease = tonumber(ARGV[2])
 
 -- the usual case, before the other helpers are defined: a fresh reader that holds no read lease here
--- (a grant to it, its earlier run or a hold it released after a delay take the path below, as a
--- writer's do), no writer holds the lock and nobody waits (so no writer waits either). Readers whose
+-- (a grant to it, its earlier run or a hold it released after a delay take the path below, which
+-- checks grants), no writer holds the lock and nobody waits (so no writer waits either). Readers whose
 -- lease ended are left for the next script that counts readers (they keep nobody out of a read
 -- lock). The first command on each key is a read (SET ... GET refuses a fence of the wrong type
 -- before it writes), so a key of the wrong type fails before any write.
@@ -52,7 +52,9 @@ local held = tonumber(ARGV[3])
 local holds = redis.call('HGET', lock, member)
 local lease_ends = redis.call('ZSCORE', readers, owner)
 if holds and lease_ends then
-  -- a re-entry; or a fresh attempt that finds a grant on release it crossed, or its own earlier run
+  -- a re-entry; or a fresh attempt that finds a grant on release it crossed, or a read hold of its
+  -- owner that the client no longer counts (this attempt's earlier run, a hold released after a
+  -- delay, a release whose reply was lost)
   if held == 0 then
     -- as in acquire.lua: a grant answers one attempt (its id in 'g|'<owner>), which an earlier
     -- attempt of the owner, sent again after a reconnect, neither takes nor clears
@@ -60,6 +62,10 @@ if holds and lease_ends then
     if granted then
       if (tonumber(ARGV[7] or '') or 0) < tonumber(granted) then return {0, 1} end
       redis.call('HDEL', lock, 'g|' .. owner)
+    else
+      -- a fresh acquisition draws a token of its own, as on the fast path
+      local _, text = next_token(fence, now_us)
+      redis.call('HSET', lock, 't|' .. owner, text)
     end
   end
   holds = held + 1
