@@ -180,9 +180,10 @@ class ReaderGrantTest extends OneServerTestBase {
 
     /** The queue member ('r|' + owner) of the one reader of {@code client} that waits for the lock at {@code lockKey}. */
     private String queueMemberOf(RelockClient client, String lockKey) {
-        List<String> members = admin().zrange(lockKey + ":queue", 0, -1);
-        assertThat(members).filteredOn(m -> m.startsWith("r|" + client.clientId() + ":")).hasSize(1);
-        return members.stream().filter(m -> m.startsWith("r|" + client.clientId() + ":")).findFirst().orElseThrow();
+        List<String> mine = admin().zrange(lockKey + ":queue", 0, -1).stream()
+                .filter(member -> member.startsWith("r|" + client.clientId() + ":")).toList();
+        assertThat(mine).hasSize(1);
+        return mine.get(0);
     }
 
     @Test

@@ -124,10 +124,11 @@ end
 -- head gets grace_ms to take it (its entry expires then, so a dead head holds up the queue for at
 -- most grace_ms) and is woken; a reader at the head brings the readers right behind it (up to
 -- the first writer, at most 64). The waiter after them is told to check after grace_ms in case
--- the woken never come. With grants (from a release that frees the lock: {fence, readers,
--- now_us}), each of those readers that takes grants is made a holder at once instead
--- (grant_reader); the waiter after them is told all the same (a granted reader may never come
--- either: its attempt then learns when the readers' leases end).
+-- the woken never come. With grants (from a release that frees the lock: {fence = <fence key>,
+-- readers = <readers key>, now_us = <server time in us>}), each of those readers that takes
+-- grants is made a holder at once instead (grant_reader); the waiter after them is told all the
+-- same (a granted reader may never come either: its attempt then learns when the readers' leases
+-- end).
 local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, readers_only, grants)
   local head = live_head(queue, expiry, now_ms)
   if not head or (readers_only and not is_reader(head)) then return end
@@ -141,8 +142,8 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, reader
   -- read before any grant takes its reader out of the queue
   local next = redis.call('ZRANGE', queue, #woken, #woken)[1]
   for _, member in ipairs(woken) do
-    if not (grants and is_reader(member) and grant_reader(lock_key, grants[1], queue, expiry, grants[2], member,
-        now_ms, grants[3], grace_ms, route)) then
+    if not (grants and is_reader(member) and grant_reader(lock_key, grants.fence, queue, expiry, grants.readers,
+        member, now_ms, grants.now_us, grace_ms, route)) then
       redis.call('HSET', expiry, member, now_ms + grace_ms)
       wake_up(route, member, 'H\n' .. lock_key .. '\n' .. owner_of(member))
     end

@@ -52,7 +52,8 @@ redis.call('ZREM', readers, owner)
 if reading == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
   local grace = tonumber(ARGV[3])
   if not grant_head(lock, fence, queue, expiry, now_ms, now_us, grace, ARGV[4], nil) then
-    hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], false, {fence, readers, now_us})
+    hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], false,
+      {fence = fence, readers = readers, now_us = now_us})
   end
 end
 return 0

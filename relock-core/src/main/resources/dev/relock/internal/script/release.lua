@@ -79,5 +79,6 @@ if reading == 0 then
   if ARGV[7] and redis.call('EXISTS', queue) == 0 then return succeed() end
 end
 -- the readers at the head that take grants hold at once (grant_reader); the others are woken
-hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0, {fence, readers, now_us})
+hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0,
+  {fence = fence, readers = readers, now_us = now_us})
 return reply(0)
