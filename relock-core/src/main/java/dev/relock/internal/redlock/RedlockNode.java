@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
+import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.internal.single.RedisCalls;
@@ -12,7 +13,6 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubListener;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -80,10 +80,10 @@ final class RedlockNode implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalStateException("node " + address + " is closed"));
         }
         lastAttemptNanos = System.nanoTime();
-        connecting = redisClient.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
+        connecting = redisClient.connectAsync(Utf8Codec.INSTANCE, uri).toCompletableFuture()
                 .thenCompose(commands -> {
                     commands.setTimeout(timeout);
-                    return redisClient.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture()
+                    return redisClient.connectPubSubAsync(Utf8Codec.INSTANCE, uri).toCompletableFuture()
                             .thenCompose(wakeUps -> {
                                 wakeUps.setTimeout(timeout);
                                 wakeUps.addListener(listener);

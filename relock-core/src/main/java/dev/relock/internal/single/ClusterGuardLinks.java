@@ -2,13 +2,13 @@ package dev.relock.internal.single;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockSettings;
+import dev.relock.internal.engine.Utf8Codec;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -97,7 +97,7 @@ final class ClusterGuardLinks {
         log.debug("replication guard: connecting to Redis Cluster master {}", address);
         // the topology's URI carries the seed's credentials but not its client name
         RedisURI named = RedisURI.builder(uri).withClientName(connectionName).build();
-        CompletableFuture<Link> opened = nodes.connectAsync(StringCodec.UTF8, named).toCompletableFuture()
+        CompletableFuture<Link> opened = nodes.connectAsync(Utf8Codec.INSTANCE, named).toCompletableFuture()
                 .thenApply(connection -> {
                     connection.setTimeout(settings.commandTimeout());
                     if (closed.get()) {

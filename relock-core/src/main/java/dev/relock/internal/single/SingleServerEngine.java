@@ -29,6 +29,7 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
 import dev.relock.internal.engine.RedisConnections;
+import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.metrics.LockEvents;
@@ -54,7 +55,6 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
-import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
 import java.time.Duration;
@@ -166,16 +166,16 @@ public final class SingleServerEngine implements Engine {
         try {
             RedisClusterAsyncCommands<String, String> async;
             if (redisClient instanceof RedisClusterClient clusterClient) {
-                StatefulRedisClusterConnection<String, String> routed = clusterClient.connect(StringCodec.UTF8);
+                StatefulRedisClusterConnection<String, String> routed = clusterClient.connect(Utf8Codec.INSTANCE);
                 commands = routed;
                 async = routed.async();
-                wakeUps = clusterClient.connectPubSub(StringCodec.UTF8);
+                wakeUps = clusterClient.connectPubSub(Utf8Codec.INSTANCE);
             } else {
                 RedisClient plain = (RedisClient) redisClient;
-                StatefulRedisConnection<String, String> single = plain.connect(StringCodec.UTF8);
+                StatefulRedisConnection<String, String> single = plain.connect(Utf8Codec.INSTANCE);
                 commands = single;
                 async = single.async();
-                wakeUps = plain.connectPubSub(StringCodec.UTF8);
+                wakeUps = plain.connectPubSub(Utf8Codec.INSTANCE);
             }
             commands.setTimeout(settings.commandTimeout());
             wakeUps.setTimeout(settings.commandTimeout());
@@ -195,7 +195,7 @@ public final class SingleServerEngine implements Engine {
             this.shardChannels = sharded;
             // ----
             if (settings.replicationGuard() != null && !cluster) {
-                forGuard = ((RedisClient) redisClient).connect(StringCodec.UTF8);
+                forGuard = ((RedisClient) redisClient).connect(Utf8Codec.INSTANCE);
                 forGuard.setTimeout(settings.commandTimeout());
                 this.guardedCalls = CompletableFuture.completedFuture(
                         callsOn(forGuard.async(), redisClient, settings, address));
