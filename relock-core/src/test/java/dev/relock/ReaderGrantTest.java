@@ -7,6 +7,7 @@ import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -64,6 +65,7 @@ class ReaderGrantTest extends OneServerTestBase {
         assertThat(admin().hkeys("relock:{" + name + "}")).as("each grant marked with the attempt it answers")
                 .filteredOn(field -> field.startsWith("g|")).hasSize(readers);
         assertThat(admin().pttl("relock:{" + name + "}")).isGreaterThan(Duration.ofMinutes(2).toMillis());
+        long fence = Long.parseLong(admin().get("relock:{" + name + "}:fence"));
         assertThat(writer.tryLock()).as("a writer beside the granted readers").isFalse();
 
         mayUnlock.countDown();
@@ -73,6 +75,8 @@ class ReaderGrantTest extends OneServerTestBase {
         }
         assertThat(tokens).as("a token of its own for each reader, above the writer's").hasSize(readers)
                 .allSatisfy(token -> assertThat(token).isGreaterThan(writersToken));
+        // the release drew the readers' tokens one above the other and wrote the fence once: it ends at the highest
+        assertThat(fence).as("the fence after the grants").isEqualTo(Collections.max(tokens));
     }
 
     /**

@@ -13,7 +13,7 @@
 -- ARGV[4] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[5] handoff grace in ms
 -- ARGV[6] wake-up route (see queue.lua)
--- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_reader in
+-- ARGV[7] optional: when the caller takes a grant on release ('G' message, see grant_readers in
 --         queue.lua), the id of this attempt; absent or '' otherwise. A grant to the owner for a
 --         later attempt than this (or for any, without an id) is not this attempt's to take
 -- Returns {1, token, holds}  acquired or re-entered (holds = the owner's read holds now)

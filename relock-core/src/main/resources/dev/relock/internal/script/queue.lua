@@ -10,7 +10,7 @@
 --                  reader's hold count (re-entries are counted here too); '~granted' -> the
 --                  id of the attempt that a grant on release to the writer answers, while its
 --                  client may not have seen the grant yet (see grant_head); 'g|'<owner> -> the
---                  same for a grant to a reader (see grant_reader), while that reader holds
+--                  same for a grant to a reader (see grant_readers), while that reader holds
 --   fence    string (common.lua)
 --   queue    zset  (common.lua) both writers and readers wait here
 --   expiry   hash  (common.lua) '~g|'<member> -> '<server ms> <lease ms> <attempt id>' of a
@@ -29,7 +29,7 @@
 --   'S\n<lock key>\n<owner>\n<ms>'      you are next: try within <ms> if nobody took the lock
 --   'G\n<lock key>\n<owner>\n<token>\n<attempt id>'
 --                                       granted: you hold the lock you wait for now, the write
---                                       lock (see grant_head) or the read lock (grant_reader)
+--                                       lock (see grant_head) or the read lock (grant_readers)
 --   'F\n<lock key>\n<owner>\n<token>' to the writer's client when force-unlock.lua deleted the lock
 --                                       the writer <owner> held with fencing token <token>
 --   'O\n<latch key>\n<client id>\n<round>' to a client with threads waiting for a count-down latch:
@@ -101,23 +101,51 @@ local function fresh_offer(expiry, member, now_ms, grace_ms)
   return tried, lease, attempt
 end
 
--- Makes reader member, woken by hand_off on a lock no writer holds, a holder of the read lock here
--- if its grant offer is fresh (fresh_offer), as grant_head does for a writer: its lease ends at its
--- attempt's server time + its lease, and the 'G' message carries its fencing token and the
--- attempt's id. 'g|'<owner> marks the grant with that id for as long as the reader holds: a
--- withdraw sent before that attempt undoes it, an earlier attempt run again after it neither
--- takes it nor clears the mark (withdraw.lua, acquire-read.lua). Returns whether it granted.
-local function grant_reader(lock, fence, queue, expiry, readers, member, now_ms, now_us, grace_ms, route)
-  local tried, lease, attempt = fresh_offer(expiry, member, now_ms, grace_ms)
-  if not tried then return false end
-  local owner = owner_of(member)
-  local _, text = next_token(fence, now_us)
-  redis.call('HSET', lock, member, 1, 't|' .. owner, text, 'g|' .. owner, attempt)
-  redis.call('ZADD', readers, tried + lease, owner)
-  extend(lock, readers, tried + lease - now_ms)
-  drop_entry(queue, expiry, member)
-  wake_up(route, member, 'G\n' .. lock .. '\n' .. owner .. '\n' .. text .. '\n' .. attempt)
-  return true
+-- Makes the readers that hand_off wakes on a lock no writer holds, and whose grant offers are fresh
+-- (offers: {member, its attempt's server ms, lease, attempt id} each, in queue order; see
+-- fresh_offer), holders of the read lock here, as grant_head does for a writer: a reader's lease
+-- ends at its attempt's server time + its lease, and its 'G' message carries its own fencing token
+-- and the attempt's id. 'g|'<owner> marks each grant with that id for as long as the reader holds:
+-- a withdraw sent before that attempt undoes it, an earlier attempt run again after it neither
+-- takes it nor clears the mark (withdraw.lua, acquire-read.lua). One command per key for them all:
+-- the first token is next_token's, each next one the one before + 1, and the fence ends at the last.
+local function grant_readers(lock, fence, queue, expiry, readers, offers, now_ms, now_us, route)
+  local holds, leases, entries, messages = {}, {}, {}, {}
+  local last, longest = 0, 0
+  for i, offer in ipairs(offers) do
+    local member, tried, lease, attempt = offer[1], offer[2], offer[3], offer[4]
+    local owner = owner_of(member)
+    local text
+    if i == 1 then
+      last, text = next_token(fence, now_us)
+    else
+      last = last + 1
+      text = string.format('%d', last)
+    end
+    for _, value in ipairs({member, 1, 't|' .. owner, text, 'g|' .. owner, attempt}) do
+      holds[#holds + 1] = value
+    end
+    leases[#leases + 1] = tried + lease
+    leases[#leases + 1] = owner
+    entries[#entries + 1] = member
+    messages[#messages + 1] = 'G\n' .. lock .. '\n' .. owner .. '\n' .. text .. '\n' .. attempt
+    longest = math.max(longest, tried + lease)
+  end
+  if #offers > 1 then redis.call('SET', fence, string.format('%d', last), 'PX', 86400000) end
+  redis.call('HSET', lock, unpack(holds))
+  redis.call('ZADD', readers, unpack(leases))
+  -- a fresh offer is at most a third of its lease old: longest - now_ms > 0
+  extend(lock, readers, longest - now_ms)
+  redis.call('ZREM', queue, unpack(entries))
+  local offered = {}
+  for _, member in ipairs(entries) do
+    offered[#offered + 1] = member
+    offered[#offered + 1] = '~g|' .. member
+  end
+  redis.call('HDEL', expiry, unpack(offered))
+  for i, member in ipairs(entries) do
+    wake_up(route, member, messages[i])
+  end
 end
 
 -- Called when the lock has just become free, or is held by readers only (readers_only). The live
@@ -126,7 +154,7 @@ end
 -- the first writer, at most 64). The waiter after them is told to check after grace_ms in case
 -- the woken never come. With grants (from a release that frees the lock: {fence = <fence key>,
 -- readers = <readers key>, now_us = <server time in us>}), each of those readers that takes
--- grants is made a holder at once instead (grant_reader); the waiter after them is told all the
+-- grants is made a holder at once instead (grant_readers); the waiter after them is told all the
 -- same (a granted reader may never come either: its attempt then learns when the readers' leases
 -- end).
 local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, readers_only, grants)
@@ -141,12 +169,19 @@ local function hand_off(lock_key, queue, expiry, now_ms, grace_ms, route, reader
   end
   -- read before any grant takes its reader out of the queue
   local next = redis.call('ZRANGE', queue, #woken, #woken)[1]
+  local offers = {}
   for _, member in ipairs(woken) do
-    if not (grants and is_reader(member) and grant_reader(lock_key, grants.fence, queue, expiry, grants.readers,
-        member, now_ms, grants.now_us, grace_ms, route)) then
+    local tried, lease, attempt
+    if grants and is_reader(member) then tried, lease, attempt = fresh_offer(expiry, member, now_ms, grace_ms) end
+    if tried then
+      offers[#offers + 1] = {member, tried, lease, attempt}
+    else
       redis.call('HSET', expiry, member, now_ms + grace_ms)
       wake_up(route, member, 'H\n' .. lock_key .. '\n' .. owner_of(member))
     end
+  end
+  if #offers > 0 then
+    grant_readers(lock_key, grants.fence, queue, expiry, grants.readers, offers, now_ms, grants.now_us, route)
   end
   if next then
     wake_up(route, next, 'S\n' .. lock_key .. '\n' .. owner_of(next) .. '\n' .. grace_ms)

@@ -78,7 +78,7 @@ if reading == 0 then
   -- live_head (in grant_head) dropped the dead entries: an empty queue has no key
   if ARGV[7] and redis.call('EXISTS', queue) == 0 then return succeed() end
 end
--- the readers at the head that take grants hold at once (grant_reader); the others are woken
+-- the readers at the head that take grants hold at once (grant_readers); the others are woken
 hand_off(lock, queue, expiry, now_ms, grace, ARGV[4], reading > 0,
   {fence = fence, readers = readers, now_us = now_us})
 return reply(0)
