@@ -40,9 +40,9 @@ public interface RelockClient extends AutoCloseable {
      * own beyond the name, and any number of them may exist for one name.
      *
      * @param name any string of 1 to {@value RelockClientBuilder#MAX_NAME_LENGTH} characters that is
-     *     not blank
+     *     not blank and is valid Unicode (no unpaired surrogate)
      * @throws NullPointerException if name is null
-     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
      * @throws IllegalStateException if the client is closed
      */
     RelockLock lock(String name);
@@ -51,7 +51,7 @@ public interface RelockClient extends AutoCloseable {
      * The read-write lock with this name; its write half is {@link #lock(String)} of the same name.
      *
      * @throws NullPointerException if name is null
-     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
      * @throws IllegalStateException if the client is closed
      */
     RelockReadWriteLock readWriteLock(String name);
@@ -61,7 +61,7 @@ public interface RelockClient extends AutoCloseable {
      * {@link RelockSemaphore#trySetPermits}).
      *
      * @throws NullPointerException if name is null
-     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
      * @throws IllegalStateException if the client is closed
      * @throws UnsupportedOperationException on a Redlock client: a majority vote bounds holders for one permit
      *     only (with 5 nodes and 2 permits, 3 holders can each hold permits on a majority of 3 nodes)
@@ -73,7 +73,7 @@ public interface RelockClient extends AutoCloseable {
      * {@link #lock(String)}. A latch, a lock and a semaphore may share a name; they are different things.
      *
      * @throws NullPointerException if name is null
-     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
      * @throws IllegalStateException if the client is closed
      * @throws UnsupportedOperationException on a Redlock client (see {@link RelockCountDownLatch})
      */
@@ -83,7 +83,8 @@ public interface RelockClient extends AutoCloseable {
      * The exclusive locks of these names, taken all or none.
      *
      * @throws NullPointerException if names or one of them is null
-     * @throws IllegalArgumentException if there are no names, a name is repeated, blank or too long
+     * @throws IllegalArgumentException if there are no names, a name is repeated, blank, too long or not valid
+     *     Unicode
      * @throws IllegalStateException if the client is closed
      */
     RelockMultiLock multiLock(String... names);
@@ -93,7 +94,7 @@ public interface RelockClient extends AutoCloseable {
      * ({@link LockInfo#identities()}). One round trip, and one more per holding client, for its identity record.
      *
      * @throws NullPointerException if name is null
-     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
      */
     LockInfo inspect(String name);
 
@@ -102,7 +103,7 @@ public interface RelockClient extends AutoCloseable {
      * {@link #inspect}.
      *
      * @throws NullPointerException if name is null
-     * @throws IllegalArgumentException if name is blank or too long
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
      * @throws UnsupportedOperationException on a Redlock client, which has no semaphores
      */
     LockInfo inspectSemaphore(String name);

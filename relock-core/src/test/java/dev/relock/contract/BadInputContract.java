@@ -36,6 +36,13 @@ abstract class BadInputContract extends ContractBase {
             assertThatThrownBy(() -> client.lock(blank)).as("lock(\"%s\")", blank)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("blank");
         }
+        // sent as UTF-8, which an unpaired surrogate does not have: such names would share keys ('?')
+        for (String malformed : List.of("a\uD800", "\uDC00", "x\uD800y", "\uDC00\uD83D")) {
+            assertThatThrownBy(() -> client.lock(malformed)).as("lock with an unpaired surrogate")
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unpaired surrogate");
+        }
+        assertThatThrownBy(() -> client.multiLock("ok", "\uD800")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate");
         assertThatThrownBy(() -> client.readWriteLock(null)).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("lock name");
         assertThatThrownBy(() -> client.readWriteLock(" ")).isInstanceOf(IllegalArgumentException.class)

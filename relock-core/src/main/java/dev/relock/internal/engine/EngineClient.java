@@ -261,6 +261,18 @@ public final class EngineClient implements RelockClient {
             throw new IllegalArgumentException("lock name is " + name.length() + " characters long; at most "
                     + RelockClientBuilder.MAX_NAME_LENGTH + " are allowed");
         }
+        // a name is sent as its UTF-8 bytes, which an unpaired surrogate does not have: it would be written as '?',
+        // so that names differing there would share one lock's keys
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(String.format(
+                        "lock name has an unpaired surrogate (\\u%04X) at index %d: it is not valid Unicode",
+                        (int) c, i));
+            }
+        }
     }
 
     /** A new client id: 128 bits from a {@link SecureRandom}, as 32 hex digits. */

@@ -1,5 +1,6 @@
 package dev.relock.internal.engine;
 
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.codec.ToByteBufEncoder;
@@ -62,6 +63,14 @@ public final class Utf8Codec implements RedisCodec<String, String>, ToByteBufEnc
     @Override
     public boolean isEstimateExact() {
         return true;
+    }
+
+    /**
+     * The Cluster slot of {@code key} as Lettuce routes it on relock's connections: of its UTF-8 bytes. ({@link
+     * SlotHash#getSlot(String)} hashes the platform's default charset, which Java 17 may set to another.)
+     */
+    public static int slotOf(String key) {
+        return SlotHash.getSlot(INSTANCE.encodeKey(key));
     }
 
     private static void write(String text, ByteBuf target) {

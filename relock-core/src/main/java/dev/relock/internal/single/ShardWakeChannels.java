@@ -1,7 +1,7 @@
 package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
-import io.lettuce.core.cluster.SlotHash;
+import dev.relock.internal.engine.Utf8Codec;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
@@ -151,7 +151,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
             try {
                 // routed like the SSUBSCRIBE, to the slot's owner, so a later SSUBSCRIBE follows it in order
                 pubSub.async().sunsubscribe(channel);
-                RedisClusterNode owner = pubSub.getPartitions().getMasterBySlot(SlotHash.getSlot(channel));
+                RedisClusterNode owner = pubSub.getPartitions().getMasterBySlot(Utf8Codec.slotOf(channel));
                 for (String node : wanted.nodes) {
                     if (owner == null || !owner.getNodeId().equals(node)) {
                         // subscribed there before the slot moved (e.g. a master turned replica): end that too
@@ -283,7 +283,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
                 if (wanted.movedFrom == null) {
                     continue;
                 }
-                RedisClusterNode owner = view.getMasterBySlot(SlotHash.getSlot(entry.getKey()));
+                RedisClusterNode owner = view.getMasterBySlot(Utf8Codec.slotOf(entry.getKey()));
                 if (owner == null || owner.getNodeId().equals(wanted.movedFrom)) {
                     stale = true;
                     continue;
@@ -424,7 +424,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
                             && !node.is(RedisClusterNode.NodeFlag.NOADDR))
                     .forEach(node -> alive.add(node.getNodeId()));
             for (Map.Entry<String, Channel> entry : channels.entrySet()) {
-                int slot = SlotHash.getSlot(entry.getKey());
+                int slot = Utf8Codec.slotOf(entry.getKey());
                 Channel wanted = entry.getValue();
                 // a node that died (or left) ends no subscription by itself: it must not keep counting as one,
                 // or the live owner's SUNSUBSCRIBE on a later slot move would leave the set non-empty

@@ -51,7 +51,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
@@ -755,7 +754,7 @@ public final class SingleServerEngine implements Engine {
 
     /** The Cluster slot of a key; 0 for every key on a standalone or Sentinel Redis. */
     int slotOf(String key) {
-        return cluster ? SlotHash.getSlot(key) : 0;
+        return cluster ? Utf8Codec.slotOf(key) : 0;
     }
 
     /**

@@ -134,8 +134,8 @@ local function grant_readers(lock, fence, queue, expiry, readers, offers, now_ms
   if #offers > 1 then redis.call('SET', fence, string.format('%d', last), 'PX', 86400000) end
   redis.call('HSET', lock, unpack(holds))
   redis.call('ZADD', readers, unpack(leases))
-  -- a fresh offer is at most a third of its lease old: longest - now_ms > 0
-  extend(lock, readers, longest - now_ms)
+  -- a fresh offer is at most a third of its lease old, so longest is ahead of now_ms
+  extend(lock, readers, math.max(1, longest - now_ms))
   redis.call('ZREM', queue, unpack(entries))
   local offered = {}
   for _, member in ipairs(entries) do

@@ -2,6 +2,7 @@ package dev.relock.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.codec.StringCodec;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -56,5 +57,13 @@ class Utf8CodecTest {
         StringBuilder out = new StringBuilder();
         text.chars().forEach(c -> out.append(c < 128 ? String.valueOf((char) c) : String.format("\\u%04X", c)));
         return out.toString();
+    }
+
+    @Test
+    void aKeysSlotIsThatOfItsUtf8Bytes() {
+        for (String key : List.of("relock:{zähler-Ω-🔒}", "relock:{orders}", "日本語")) {
+            assertThat(Utf8Codec.slotOf(key)).as(escaped(key))
+                    .isEqualTo(SlotHash.getSlot(key.getBytes(StandardCharsets.UTF_8)));
+        }
     }
 }
