@@ -27,8 +27,11 @@ local holds = held[2] == ARGV[5] and held[1]
 if ARGV[2] == 'all' and holds and redis.call('EXISTS', queue) == 0 then
   local ends = redis.call('ZSCORE', readers, owner)
   local now = server_time()
-  if ends and tonumber(ends) > now and redis.call('ZCOUNT', readers, '-inf', now) == 0 then
-    if redis.call('ZCARD', readers) == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
+  -- the two leases that end first: none has ended when the first has not, and the owner is the one
+  -- reader when there is no second
+  local first = redis.call('ZRANGE', readers, 0, 1, 'WITHSCORES')
+  if ends and tonumber(ends) > now and tonumber(first[2]) > now then
+    if not first[3] and redis.call('HEXISTS', lock, '~writer') == 0 then
       -- the one reader of a lock no writer holds: nothing else is in its keys
       redis.call('DEL', lock, readers)
     else
