@@ -69,10 +69,20 @@ local function live_permits(sem, leases, now_ms)
   return tonumber(redis.call('HGET', sem, '~used') or '0')
 end
 
+-- Removes the members (a list) from the queue, with their deadlines and grant offers.
+local function drop_entries(queue, expiry, members)
+  local fields = {}
+  for _, member in ipairs(members) do
+    fields[#fields + 1] = member
+    fields[#fields + 1] = '~g|' .. member
+  end
+  redis.call('ZREM', queue, unpack(members))
+  redis.call('HDEL', expiry, unpack(fields))
+end
+
 -- Removes member from the queue, with its deadline and grant offer.
 local function drop_entry(queue, expiry, member)
-  redis.call('ZREM', queue, member)
-  redis.call('HDEL', expiry, member, '~g|' .. member)
+  drop_entries(queue, expiry, {member})
 end
 
 -- Drops dead entries from the head of the queue. Returns the live head (or nil) and whether any
@@ -136,13 +146,7 @@ local function grant_readers(lock, fence, queue, expiry, readers, offers, now_ms
   redis.call('ZADD', readers, unpack(leases))
   -- a fresh offer is at most a third of its lease old, so longest is ahead of now_ms
   extend(lock, readers, math.max(1, longest - now_ms))
-  redis.call('ZREM', queue, unpack(entries))
-  local offered = {}
-  for _, member in ipairs(entries) do
-    offered[#offered + 1] = member
-    offered[#offered + 1] = '~g|' .. member
-  end
-  redis.call('HDEL', expiry, unpack(offered))
+  drop_entries(queue, expiry, entries)
   for i, member in ipairs(entries) do
     wake_up(route, member, messages[i])
   end
