@@ -14,7 +14,8 @@ final class Failures {
             return ExitCodes.UNAVAILABLE;
         }
         if (error instanceof IllegalArgumentException) {
-            // a malformed --redis URI or --prefix, a lock name that is blank, too long or not Unicode, a malformed condition name
+            // a malformed --redis URI or --prefix, a lock name that is blank, too long or not Unicode, a malformed
+            // condition name
             return ExitCodes.USAGE;
         }
         return ExitCodes.CHECK_FAILED;
