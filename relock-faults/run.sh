@@ -2,7 +2,7 @@
 # Runs relock's fault campaign (issue 15) and writes docs/RELIABILITY.md.
 #
 #   relock-faults/run.sh            full run: 120 s per scenario (240 s for the guarded Sentinel master kill)
-#   relock-faults/run.sh --quick    4 s per scenario (what CI's smoke test runs, about 3 min)
+#   relock-faults/run.sh --quick    5 s per scenario (what CI's smoke test runs, about 3.5 min)
 #
 # Other options go to the campaign: --seconds N, --seed S (replays a printed seed's schedule),
 # --only TEXT, --out FILE, --work DIR. It starts its own redis-servers on free loopback ports
