@@ -75,6 +75,8 @@ public abstract class SteppedAcquisition {
     private static final int EXECUTORS_ASKED = 4;
     // the thread blocked in run(), set before WAITING is; read only by whoever asked it
     private volatile Thread waiter;
+    // the thread in run(), I/O thread or not, set before the first step: settle() unparks it once the outcome is done
+    private volatile Thread blocked;
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
     private LockEvents.Wait observed;
     // the name of the thread that started the acquisition, set before its first step: the hold's thread name
@@ -134,12 +136,8 @@ public abstract class SteppedAcquisition {
             waiter = self;
             drains.getAndUpdate(state -> state | WAITING);
         }
-        // an outcome decided on another thread (a timer's step, a drain of the executors) wakes this one
-        outcome.whenComplete((hold, error) -> {
-            if (Thread.currentThread() != self) {
-                LockSupport.unpark(self);
-            }
-        });
+        // an outcome decided on another thread (a timer's step, a drain of the executors) wakes this one (settle())
+        blocked = self;
         boolean interrupted = false;
         try {
             start(waitNanos, forever);
@@ -611,6 +609,10 @@ public abstract class SteppedAcquisition {
                 outcome.completeExceptionally(error);
             } else {
                 outcome.complete(hold);
+            }
+            Thread inRun = blocked;
+            if (inRun != null && inRun != Thread.currentThread()) {
+                LockSupport.unpark(inRun);
             }
         }
     }

@@ -75,9 +75,6 @@ import org.slf4j.LoggerFactory;
 final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
-    // what a waiter without a deadline tells the script it will wait: its queue entry then lives
-    // as long as the retry hint, which it refreshes
-    private static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
     // as Lettuce's cluster connection: a slot that moves more often than this is failing over in a loop
     static final int MAX_REDIRECTS = 5;
 
@@ -481,7 +478,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         woken = false;
         hasCheckBy = false;
         long waitMillis = !queued ? 0
-                : forever ? WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
+                : forever ? ModeScripts.WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
         CompletableFuture<RedisCalls> route = client.acquisitionCalls(client.slotOf(keys.lock()));
         if (!route.isDone() || route.isCompletedExceptionally()) {
             // the guard's connection to the slot's master is being opened (or could not be)

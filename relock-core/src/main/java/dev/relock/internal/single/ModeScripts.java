@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.script.LuaScript;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The single-server scripts of each {@link LockMode}, and the arguments each takes (the scripts' headers say what
@@ -43,19 +44,45 @@ enum ModeScripts {
      */
     String[] acquireArgs(String owner, long leaseMillis, int holds, long waitMillis, String grace, String route,
             String... more) {
-        String lease = Long.toString(leaseMillis);
+        String lease = leaseText(leaseMillis);
         // "0": a fresh acquisition's holds, and a first attempt's wait
-        String wait = waitMillis == 0 ? "0" : Long.toString(waitMillis);
-        String[] leading = this == PERMITS
-                ? new String[] {owner, lease, wait, grace, route}
-                : new String[] {owner, lease, holds == 0 ? "0" : Integer.toString(holds), wait, grace, route};
-        if (more.length == 0) {
-            return leading;
+        String wait = waitMillis == 0 ? "0"
+                : waitMillis == WAIT_FOREVER_MILLIS ? WAIT_FOREVER : Long.toString(waitMillis);
+        int leading = this == PERMITS ? 5 : 6;
+        String[] args = new String[leading + more.length];
+        args[0] = owner;
+        args[1] = lease;
+        if (this != PERMITS) {
+            args[2] = holds == 0 ? "0" : Integer.toString(holds);
         }
-        String[] args = new String[leading.length + more.length];
-        System.arraycopy(leading, 0, args, 0, leading.length);
-        System.arraycopy(more, 0, args, leading.length, more.length);
+        args[leading - 3] = wait;
+        args[leading - 2] = grace;
+        args[leading - 1] = route;
+        System.arraycopy(more, 0, args, leading, more.length);
         return args;
+    }
+
+    /**
+     * What a waiter without a deadline tells the acquire script it will wait: its queue entry then lives as long as
+     * the retry hint, which it refreshes.
+     */
+    static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
+    private static final String WAIT_FOREVER = Long.toString(WAIT_FOREVER_MILLIS);
+
+    // the lease of the latest acquire script, as sent: nearly every one asks for its client's default lease
+    private static volatile LeaseText lastLease = new LeaseText(0, "0");
+
+    private record LeaseText(long millis, String text) {}
+
+    /** {@code leaseMillis} in decimal, without a new string when it is the lease of the latest call. */
+    private static String leaseText(long leaseMillis) {
+        LeaseText last = lastLease;
+        if (last.millis() == leaseMillis) {
+            return last.text();
+        }
+        String text = Long.toString(leaseMillis);
+        lastLease = new LeaseText(leaseMillis, text);
+        return text;
     }
 
     /**

@@ -27,6 +27,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 
 /**
  * Sends commands on the client's one multiplexed connection and turns their replies into values
@@ -132,53 +133,76 @@ public final class RedisCalls {
      * ends with MOVED.
      */
     public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
-        CompletableFuture<T> reply = new CompletableFuture<>();
-        send(reply, System.nanoTime() + timeoutNanos, script, type, keys, args);
+        ScriptCall<T> reply = new ScriptCall<>(System.nanoTime() + timeoutNanos, script, type, keys, args);
+        reply.send();
         return reply;
     }
 
-    private <T> void send(CompletableFuture<T> reply, long retryUntil, LuaScript script, ScriptOutputType type,
-            String[] keys, String[] args) {
-        commands.<T>evalsha(script.sha(), type, keys, args).whenComplete((value, error) -> {
+    /**
+     * The reply of one {@link #run}, which also hears the EVALSHA's outcome: one object for both, as every lock and
+     * release sends one of these.
+     */
+    private final class ScriptCall<T> extends CompletableFuture<T> implements BiConsumer<T, Throwable> {
+
+        private final long retryUntil;
+        private final LuaScript script;
+        private final ScriptOutputType type;
+        private final String[] keys;
+        private final String[] args;
+
+        ScriptCall(long retryUntil, LuaScript script, ScriptOutputType type, String[] keys, String[] args) {
+            this.retryUntil = retryUntil;
+            this.script = script;
+            this.type = type;
+            this.keys = keys;
+            this.args = args;
+        }
+
+        void send() {
+            commands.<T>evalsha(script.sha(), type, keys, args).whenComplete(this);
+        }
+
+        /** The EVALSHA's outcome, on the I/O thread that read it (or the sender's, if refused before sending). */
+        @Override
+        public void accept(T value, Throwable error) {
             if (error == null) {
-                reply.complete(value);
+                complete(value);
             } else if (unwrap(error) instanceof RedisNoScriptException) {
-                // reply's monitor orders this against the caller's giving up in await()
-                synchronized (reply) {
-                    if (!reply.isDone()) {
+                // this future's monitor orders this against the caller's giving up in await()
+                synchronized (this) {
+                    if (!isDone()) {
                         commands.<T>eval(script.body(), type, keys, args).whenComplete((evaluated, failed) -> {
                             if (failed == null) {
-                                reply.complete(evaluated);
-                            } else if (!retryLater(failed, reply, retryUntil, script, type, keys, args)) {
-                                reply.completeExceptionally(unwrap(failed));
+                                complete(evaluated);
+                            } else if (!retryLater(failed)) {
+                                completeExceptionally(unwrap(failed));
                             }
                         });
                     }
                 }
-            } else if (!retryLater(error, reply, retryUntil, script, type, keys, args)) {
-                reply.completeExceptionally(unwrap(error));
+            } else if (!retryLater(error)) {
+                completeExceptionally(unwrap(error));
             }
-        });
-    }
-
-    /** Schedules the script again if Redis said TRYAGAIN and there is time left; false otherwise. */
-    private <T> boolean retryLater(Throwable error, CompletableFuture<T> reply, long retryUntil, LuaScript script,
-            ScriptOutputType type, String[] keys, String[] args) {
-        Throwable cause = unwrap(error);
-        if (!(cause instanceof RedisCommandExecutionException)
-                || !(String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
-                        || String.valueOf(cause.getMessage()).startsWith("ASK "))
-                || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MILLIS) > retryUntil) {
-            return false;
         }
-        timer.schedule(() -> {
-            synchronized (reply) {
-                if (!reply.isDone()) {
-                    send(reply, retryUntil, script, type, keys, args);
-                }
+
+        /** Schedules the script again if Redis said TRYAGAIN (or ASK) and there is time left; false otherwise. */
+        private boolean retryLater(Throwable error) {
+            Throwable cause = unwrap(error);
+            if (!(cause instanceof RedisCommandExecutionException)
+                    || !(String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
+                            || String.valueOf(cause.getMessage()).startsWith("ASK "))
+                    || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MILLIS) > retryUntil) {
+                return false;
             }
-        }, TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
-        return true;
+            timer.schedule(() -> {
+                synchronized (this) {
+                    if (!isDone()) {
+                        send();
+                    }
+                }
+            }, TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
+            return true;
+        }
     }
 
     /**
