@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -252,9 +253,30 @@ public final class RedisCalls {
      */
     public <T> T await(CompletionStage<T> reply, String operation, String lockName) {
         CompletableFuture<T> future = reply.toCompletableFuture();
+        return await(future, future, operation, lockName);
+    }
+
+    /**
+     * As {@link #await(CompletionStage, String, String)}, but the calling thread goes on only once {@code after}, a
+     * stage that completes after what runs on {@code reply}'s completion (a hand-over to the lock's next holder in this
+     * client), is done too, whatever its outcome: the I/O thread that reads the reply wakes that next holder before
+     * this thread, which competes with it for a core. The outcome is {@code reply}'s; a timeout abandons {@code reply}.
+     */
+    public <T> T await(CompletableFuture<T> reply, CompletableFuture<?> after, String operation, String lockName) {
+        CompletableFuture<T> future = reply;
         long deadline = System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
         try {
+            while (after != reply && !after.isDone()) {
+                try {
+                    after.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException | CancellationException | TimeoutException e) {
+                    // done, or out of time: the reply's own wait below says which
+                    break;
+                }
+            }
             while (true) {
                 try {
                     return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);

@@ -979,13 +979,16 @@ public final class SingleServerEngine implements Engine {
                 throw e;
             }
             LocalLines.Succession succession = named[0];
-            // on the I/O thread that reads the reply, whether or not this thread still waits for it
+            // on the I/O thread that reads the reply, whether or not this thread still waits for it; this thread
+            // goes on once it ran, so the next holder is woken first
+            CompletableFuture<Object> handedOver = sent;
             if (succession != null) {
-                sent.whenComplete((reply, error) -> handOver(hold.keys, handOver, succession, reply, error));
+                handedOver = sent.whenComplete(
+                        (reply, error) -> handOver(hold.keys, handOver, succession, reply, error));
             } else if (handOver != null) {
-                sent.whenComplete((reply, error) -> deliverGrant(hold.keys, handOver, reply, error));
+                handedOver = sent.whenComplete((reply, error) -> deliverGrant(hold.keys, handOver, reply, error));
             }
-            Object reply = calls.await(sent, "release", hold.lockName);
+            Object reply = calls.await(sent, handedOver, "release", hold.lockName);
             left = reply instanceof String text ? ReleaseReply.holdsLeft(text) : (Long) reply;
         } catch (RelockException e) {
             if (last) {
