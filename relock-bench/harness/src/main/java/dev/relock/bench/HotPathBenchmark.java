@@ -37,6 +37,10 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code floorSetNxCompareAndDelete}: the floor's SET NX PX and compare-and-delete.</li>
  *   <li>{@code relockReentry}: lock+unlock of a lock the thread already holds.</li>
  *   <li>{@code relockLockView}: {@code client.lock(name)}, no I/O: key building and checks.</li>
+ *   <li>{@code relockHandOffScriptOnBareLettuce}: release.lua handing the lock to a successor of the same
+ *       client, which is how S3's threads pass one lock among themselves, from one thread of bare Lettuce
+ *       (each successor releases to the next): the round trip every such hand-off costs, with no thread to
+ *       wake, the floor of relock's protocol in S3.</li>
  * </ul>
  */
 @State(Scope.Thread)
@@ -63,6 +67,10 @@ public class HotPathBenchmark {
     private String releaseSha;
     private String[] releaseKeys;
     private String owner;
+    private String[] handOffKeys;
+    // the successor that holds the hand-off lock now, and its fencing token; the next hand-off's attempt id
+    private long handOffHolder;
+    private String handOffToken;
 
     @Setup
     public void setUp() {
@@ -93,10 +101,23 @@ public class HotPathBenchmark {
         acquireKeys = LockKeys.of("jmh-bare", "jmh:scripts").all();
         releaseKeys = acquireKeys;
         owner = UUID.randomUUID().toString().replace("-", "") + ":1";
+        handOffKeys = LockKeys.of("jmh-handoff", "jmh:handoff").all();
+        List<Long> first = commands.evalsha(acquireSha, ScriptOutputType.MULTI, handOffKeys,
+                handOffOwner(0), "30000", "0", "0", "1000", "jmh-handoff:wake:");
+        if (first.get(0) != 1L) {
+            throw new IllegalStateException("hand-off lock not acquired: " + first);
+        }
+        handOffToken = Long.toString(first.get(1));
+    }
+
+    private String handOffOwner(long n) {
+        return owner.substring(0, owner.length() - 1) + n;
     }
 
     @TearDown
     public void tearDown() {
+        commands.evalsha(releaseSha, ScriptOutputType.INTEGER, handOffKeys, handOffOwner(handOffHolder), "all", "1000",
+                "jmh-handoff:wake:", handOffToken);
         outer.unlock();
         relock.close();
         connection.close();
@@ -146,6 +167,22 @@ public class HotPathBenchmark {
     public void relockReentry() {
         outer.lock();
         outer.unlock();
+    }
+
+    @Benchmark
+    public String relockHandOffScriptOnBareLettuce() {
+        // ARGV[6..9]: the grant in the reply; the successor, its lease, the hand-over's id (see release.lua)
+        long next = handOffHolder + 1;
+        String reply = commands.evalsha(releaseSha, ScriptOutputType.VALUE, handOffKeys, handOffOwner(handOffHolder),
+                "all", "1000", "jmh-handoff:wake:", handOffToken, "1", handOffOwner(next), "30000",
+                Long.toString(next));
+        String[] grant = reply.split(" ");
+        if (grant.length != 4 || !grant[1].equals(handOffOwner(next))) {
+            throw new IllegalStateException("not handed off: " + reply);
+        }
+        handOffHolder = next;
+        handOffToken = grant[2];
+        return reply;
     }
 
     @Benchmark
