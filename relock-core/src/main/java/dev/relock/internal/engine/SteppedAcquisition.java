@@ -168,6 +168,8 @@ public abstract class SteppedAcquisition {
             throw rethrown(e.getCause());
         } finally {
             leave();
+            // the outcome is done: nothing settles any more that would unpark this thread
+            blocked = null;
             if (interrupted) {
                 self.interrupt();
             }

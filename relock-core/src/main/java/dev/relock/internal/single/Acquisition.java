@@ -493,7 +493,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         touched = true;
         attemptId = client.nextAttemptId();
         // a queued writer's or reader's attempt offers to take a grant on release, for this attempt's id
-        String[] args = scripts.acquireArgs(owner, leaseMillis, 0, waitMillis, client.graceMillis(),
+        String[] args = scripts.acquireArgs(owner, client.leaseText(leaseMillis), 0, waitMillis, client.graceMillis(),
                 client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
         grantWaiting = false;
         grantHandled();

@@ -16,6 +16,13 @@ enum ModeScripts {
     READ(LuaScript.ACQUIRE_READ, LuaScript.RELEASE_READ, LuaScript.WITHDRAW, "r"),
     PERMITS(LuaScript.PERMITS_ACQUIRE, LuaScript.PERMITS_RELEASE, LuaScript.PERMITS_WITHDRAW, "s");
 
+    /**
+     * What a waiter without a deadline tells the acquire script it will wait: its queue entry then lives as long as
+     * the retry hint, which it refreshes.
+     */
+    static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
+    private static final String WAIT_FOREVER = Long.toString(WAIT_FOREVER_MILLIS);
+
     final LuaScript acquire;
     final LuaScript release;
     final LuaScript withdraw;
@@ -39,12 +46,11 @@ enum ModeScripts {
 
     /**
      * The arguments of the acquire script: a lock's also takes the holds the owner has now ({@code holds}; 0 for a
-     * fresh acquisition), permits are never re-entered. {@code more} follows the wake-up route: a semaphore's number
-     * of permits, or the id of a writer's or reader's attempt that takes a grant on release.
+     * fresh acquisition), permits are never re-entered; {@code lease} in ms. {@code more} follows the wake-up route:
+     * a semaphore's number of permits, or the id of a writer's or reader's attempt that takes a grant on release.
      */
-    String[] acquireArgs(String owner, long leaseMillis, int holds, long waitMillis, String grace, String route,
+    String[] acquireArgs(String owner, String lease, int holds, long waitMillis, String grace, String route,
             String... more) {
-        String lease = leaseText(leaseMillis);
         // "0": a fresh acquisition's holds, and a first attempt's wait
         String wait = waitMillis == 0 ? "0"
                 : waitMillis == WAIT_FOREVER_MILLIS ? WAIT_FOREVER : Long.toString(waitMillis);
@@ -60,29 +66,6 @@ enum ModeScripts {
         args[leading - 1] = route;
         System.arraycopy(more, 0, args, leading, more.length);
         return args;
-    }
-
-    /**
-     * What a waiter without a deadline tells the acquire script it will wait: its queue entry then lives as long as
-     * the retry hint, which it refreshes.
-     */
-    static final long WAIT_FOREVER_MILLIS = TimeUnit.DAYS.toMillis(1);
-    private static final String WAIT_FOREVER = Long.toString(WAIT_FOREVER_MILLIS);
-
-    // the lease of the latest acquire script, as sent: nearly every one asks for its client's default lease
-    private static volatile LeaseText lastLease = new LeaseText(0, "0");
-
-    private record LeaseText(long millis, String text) {}
-
-    /** {@code leaseMillis} in decimal, without a new string when it is the lease of the latest call. */
-    private static String leaseText(long leaseMillis) {
-        LeaseText last = lastLease;
-        if (last.millis() == leaseMillis) {
-            return last.text();
-        }
-        String text = Long.toString(leaseMillis);
-        lastLease = new LeaseText(leaseMillis, text);
-        return text;
     }
 
     /**

@@ -29,6 +29,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sends commands on the client's one multiplexed connection and turns their replies into values
@@ -47,6 +49,8 @@ import java.util.function.BiConsumer;
  * <p>Public because the Redlock engine uses its failure helpers ({@link #unwrap}).
  */
 public final class RedisCalls {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisCalls.class);
 
     /** How long to wait before sending a script again after TRYAGAIN (a slot in migration). */
     static final long TRY_AGAIN_MILLIS = 20;
@@ -163,7 +167,10 @@ public final class RedisCalls {
             commands.<T>evalsha(script.sha(), type, keys, args).whenComplete(this);
         }
 
-        /** The EVALSHA's outcome, on the I/O thread that read it (or the sender's, if refused before sending). */
+        /**
+         * An EVALSHA's outcome: on the I/O thread that read it, on the sender's thread if it was refused before it was
+         * sent, and on the timer's thread for a resend after TRYAGAIN that was.
+         */
         @Override
         public void accept(T value, Throwable error) {
             if (error == null) {
@@ -262,8 +269,7 @@ public final class RedisCalls {
      * client), is done too, whatever its outcome: the I/O thread that reads the reply wakes that next holder before
      * this thread, which competes with it for a core. The outcome is {@code reply}'s; a timeout abandons {@code reply}.
      */
-    public <T> T await(CompletableFuture<T> reply, CompletableFuture<?> after, String operation, String lockName) {
-        CompletableFuture<T> future = reply;
+    <T> T await(CompletableFuture<T> reply, CompletableFuture<?> after, String operation, String lockName) {
         long deadline = System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
         try {
@@ -272,19 +278,26 @@ public final class RedisCalls {
                     after.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     interrupted = true;
-                } catch (ExecutionException | CancellationException | TimeoutException e) {
-                    // done, or out of time: the reply's own wait below says which
+                } catch (ExecutionException e) {
+                    if (reply.isDone() && !reply.isCompletedExceptionally()) {
+                        // what ran on the reply failed, not the command: a bug, said; the reply stands
+                        log.warn("{}: what runs after the reply failed; the reply stands", what(operation, lockName),
+                                e.getCause());
+                    }
+                    break;
+                } catch (CancellationException | TimeoutException e) {
+                    // the reply's own wait below says what became of it
                     break;
                 }
             }
             while (true) {
                 try {
-                    return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
                     // no NOSCRIPT fallback may follow once the caller has moved on
-                    abandon(future);
+                    abandon(reply);
                     throw new RedisUnavailableException(
                             what(operation, lockName) + ": Redis at " + address + " did not answer within "
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", e);

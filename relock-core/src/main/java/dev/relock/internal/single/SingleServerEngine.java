@@ -143,6 +143,9 @@ public final class SingleServerEngine implements Engine {
     private final ShardWakeChannels shardChannels;
     private final String wakeChannelPrefix;
     private final String graceMillis;
+    // the client's default lease, and as the scripts take it: nearly every acquisition asks for it
+    private final long defaultLeaseMillis;
+    private final String defaultLeaseText;
     private final AtomicLong attemptIds = new AtomicLong();
 
     private SingleServerEngine(EngineClient core, Instrumentation instrumentation, AbstractRedisClient redisClient,
@@ -158,6 +161,8 @@ public final class SingleServerEngine implements Engine {
         this.cluster = redisClient instanceof RedisClusterClient;
         this.wakeChannelPrefix = settings.keyPrefix() + ":wake:";
         this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
+        this.defaultLeaseMillis = settings.defaultLease().toMillis();
+        this.defaultLeaseText = Long.toString(defaultLeaseMillis);
         StatefulConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> wakeUps = null;
         StatefulRedisConnection<String, String> forGuard = null;
@@ -444,7 +449,8 @@ public final class SingleServerEngine implements Engine {
         ModeScripts scripts = ModeScripts.of(held.mode);
         List<Long> reply = calls.await(IoThreads.offIo(timer(),
                 () -> calls.<List<Long>>run(scripts.acquire, ScriptOutputType.MULTI, keys.all(),
-                        scripts.acquireArgs(held.owner, lease, held.holds(), 0, graceMillis, wakeRoute(keys)))),
+                        scripts.acquireArgs(held.owner, leaseText(lease), held.holds(), 0, graceMillis,
+                                wakeRoute(keys)))),
                 "re-entry", name);
         if (reply.get(0) < 0) {
             reportLost(held, "Redis no longer had it at re-entry (key expired, deleted or forced open)");
@@ -750,6 +756,11 @@ public final class SingleServerEngine implements Engine {
 
     String graceMillis() {
         return graceMillis;
+    }
+
+    /** A lease in ms as the scripts take it, without a new string for the client's default lease. */
+    String leaseText(long leaseMillis) {
+        return leaseMillis == defaultLeaseMillis ? defaultLeaseText : Long.toString(leaseMillis);
     }
 
     /** The Cluster slot of a key; 0 for every key on a standalone or Sentinel Redis. */
