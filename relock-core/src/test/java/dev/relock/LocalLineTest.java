@@ -201,6 +201,42 @@ class LocalLineTest extends OneServerTestBase {
         }
     }
 
+    /**
+     * A release that hands the lock to a thread in the line, whose reply does not come (a partition): the releasing
+     * thread waits for the hand-over to have run only as long as it waits for the reply, so unlock() fails within the
+     * command timeout; once Redis answers again the successor holds the lock, with a token of its own.
+     */
+    @Test
+    void aHandOverWhoseReplyDoesNotComeFailsTheUnlockWithinItsTimeoutAndTheLineGoesOn() throws Exception {
+        String name = "partitioned-hand-over";
+        try (TcpProxy proxy = TcpProxy.to(redis);
+                RelockClient client = RelockClient.builder().redisUri(proxy.uri())
+                        .commandTimeout(Duration.ofMillis(500)).defaultLease(Duration.ofMinutes(3)).build()) {
+            RelockLock lock = client.lock(name);
+            lock.lock();
+            long firstToken = lock.fencingToken().orElseThrow();
+            CompletableFuture<Long> successor = inNewThread("partitioned-successor", () -> {
+                lock.lock();
+                try {
+                    return lock.fencingToken().orElseThrow();
+                } finally {
+                    lock.unlock();
+                }
+            });
+            awaitWaiting("partitioned-successor");
+            proxy.blackhole();
+            long unlocking = System.nanoTime();
+            assertThatThrownBy(lock::unlock).isInstanceOf(RedisUnavailableException.class);
+            assertThat(Duration.ofNanos(System.nanoTime() - unlocking)).as("the command timeout, not a hang")
+                    .isLessThan(HANG);
+            proxy.heal();
+            assertThat(resultOf(successor)).as("the successor's own token").isGreaterThan(firstToken);
+            RelockLock other = newClient().lock(name);
+            assertThat(other.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("the lock, free again").isTrue();
+            other.unlock();
+        }
+    }
+
     /** NOSCRIPT replies the fixture server has given so far (INFO errorstats). */
     private long noscriptErrors() {
         for (String line : admin().info("errorstats").split("\r\n")) {
