@@ -92,7 +92,9 @@ class RedlockTurnTest extends RedlockTestBase {
 
         long released = System.nanoTime();
         holder.unlock();
-        assertThat(nodes.get(0).execute("HGET", "relock:{lapsed}:expiry", "~g|next")).isEqualTo("gone:1");
+        // unlock() returns on a majority's replies: the release to the other nodes may still be on its way
+        assertThat(nodes.stream().filter(node -> "gone:1".equals(node.execute("HGET", "relock:{lapsed}:expiry",
+                "~g|next"))).count()).as("nodes that gave the lapsed writer its turn").isGreaterThanOrEqualTo(3);
         resultOf(waiting).close();
         assertThat(millisSince(released)).as("the waiter got in once the lapsed turn was over")
                 .isGreaterThanOrEqualTo(grace.toMillis() - 50);
