@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 import org.HdrHistogram.Histogram;
@@ -214,18 +215,16 @@ final class Report {
                             Results.SubjectRuns::median, true), Results.SubjectRuns::median, 1.5, true, "acq/s"));
             targets.add(fairnessTarget("Redlock S3p fairness min/max", relock));
         }
-        Micro.Figure pair = context.micro.stream().filter(f -> f.benchmark().equals("relockLockUnlock")).findFirst()
-                .orElse(null);
+        Micro.Figure pair = micro("relockLockUnlock").orElse(null);
         if (pair == null || Double.isNaN(pair.bytesPerOp())) {
             targets.add(new Target("allocation per uncontended pair (JMH -prof gc)", "≤ 1 KB", "not measured"
                     + (context.microNote == null ? "" : ": " + context.microNote), null));
         } else {
-            String floor = context.micro.stream().filter(f -> f.benchmark().equals("floorSetNxCompareAndDelete"))
-                    .findFirst().map(f -> String.format("; the floor on Lettuce %,.0f B", f.bytesPerOp())).orElse("")
-                    + context.micro.stream().filter(f -> f.benchmark().equals("relockScriptsOnBareLettuce"))
-                            .findFirst().map(f -> String.format("; relock's own scripts on bare Lettuce %,.0f B (relock"
-                                    + " at %.2f× them)", f.bytesPerOp(), pair.bytesPerOp() / f.bytesPerOp()))
-                            .orElse("");
+            String floor = micro("floorSetNxCompareAndDelete")
+                    .map(f -> String.format("; the floor on Lettuce %,.0f B", f.bytesPerOp())).orElse("")
+                    + micro("relockScriptsOnBareLettuce").map(f -> String.format("; relock's own scripts on bare"
+                            + " Lettuce %,.0f B (relock at %.2f× them)", f.bytesPerOp(),
+                            pair.bytesPerOp() / f.bytesPerOp())).orElse("");
             targets.add(new Target("allocation per uncontended pair (JMH -prof gc)", "≤ 1 KB",
                     String.format("%,.0f B%s", pair.bytesPerOp(), floor), pair.bytesPerOp() <= 1024));
         }
@@ -306,8 +305,7 @@ final class Report {
      * woken): the floor of relock's protocol in S3, against the same peer, and where relock stands to it.
      */
     private Target withHandOffFloor(Target target, Results.SubjectRuns relock, Results.SubjectRuns other) {
-        Micro.Figure handOff = context.micro.stream()
-                .filter(f -> f.benchmark().equals("relockHandOffScriptOnBareLettuce")).findFirst().orElse(null);
+        Micro.Figure handOff = micro("relockHandOffScriptOnBareLettuce").orElse(null);
         if (!Boolean.FALSE.equals(target.met()) || handOff == null || relock == null || other == null) {
             return target;
         }
@@ -585,6 +583,11 @@ final class Report {
                     f.bytesPerOp()));
         }
         line();
+    }
+
+    /** The JMH figure of {@code benchmark} in this run, if it ran. */
+    private Optional<Micro.Figure> micro(String benchmark) {
+        return context.micro.stream().filter(f -> f.benchmark().equals(benchmark)).findFirst();
     }
 
     private static String microWhat(String benchmark) {
