@@ -2,6 +2,8 @@ package dev.relock.internal.engine;
 
 import dev.relock.RelockException;
 import dev.relock.internal.metrics.LockEvents;
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -45,6 +47,9 @@ public abstract class SteppedAcquisition {
     private static final int TRAIL = 32;
     private static final long FIRST_MEND_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_MEND_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    // a timer at least this far away, and at least this far before the wait's deadline, goes on the hashed wheel:
+    // it may fire a tick or two late (100 ms each with Lettuce's default resources), never past the deadline
+    static final long FAR_TIMER_NANOS = TimeUnit.SECONDS.toNanos(1);
     // the outcome of an acquisition whose handling failed with an Error when no other exception can be made
     private static final RelockException OUT_OF_RESOURCES = new RelockException(
             "acquire failed on an internal error (out of memory or stack); see the ERROR logged with it");
@@ -63,6 +68,9 @@ public abstract class SteppedAcquisition {
     // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled,
     // and timers run
     private final ScheduledExecutorService events;
+    // the client's hashed wheel timer (Lettuce's, whose thread ticks anyway for command timeouts): arming or
+    // cancelling a timeout on it wakes no thread, where the event executors' is woken for either; far timers only
+    private final Timer wheel;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // the handlings of events that arrived on an I/O thread, in their order; one runner at a time drains it
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
@@ -89,8 +97,10 @@ public abstract class SteppedAcquisition {
     // set by the first step, guarded by lock: a wait without a deadline, or the deadline (System.nanoTime())
     protected boolean forever;
     protected long deadline;
-    // the timer of the next attempt, when it fires (System.nanoTime()); null when none is armed
+    // the timer of the next attempt, when it fires (System.nanoTime()): on the event executors, or on the wheel
+    // when it is far (farTimer); both null when none is armed, never both set
     private ScheduledFuture<?> timer;
+    private Timeout farTimer;
     private long timerAt;
     // the latest events handled, for giveUpOverdue's diagnosis; only with -Drelock.internal.traceAcquisitions=true
     private final String[] trail = TRACING ? new String[TRAIL] : null;
@@ -100,12 +110,14 @@ public abstract class SteppedAcquisition {
 
     /**
      * @param events the client's event executors, which are not Netty I/O threads
+     * @param wheel the client's hashed wheel timer, for timers at least {@link #FAR_TIMER_NANOS} away
      * @param leaseMillis the lease, the client's default when {@code renewed}
      */
-    protected SteppedAcquisition(EngineClient core, ScheduledExecutorService events, String name, LockKeys keys,
-            LockMode mode, String owner, long leaseMillis, boolean renewed) {
+    protected SteppedAcquisition(EngineClient core, ScheduledExecutorService events, Timer wheel, String name,
+            LockKeys keys, LockMode mode, String owner, long leaseMillis, boolean renewed) {
         this.core = core;
         this.events = events;
+        this.wheel = wheel;
         this.name = name;
         this.keys = keys;
         this.mode = mode;
@@ -271,8 +283,9 @@ public abstract class SteppedAcquisition {
     /** The state, for a diagnosis. Lock held. */
     private String describeHeld() {
         return "decided=" + decided + ", settled=" + settled + ", timer="
-                + (timer == null ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
-                        + " ms" + (timer.isDone() ? " (fired)" : "")) + ", " + describe() + trail();
+                + (!hasTimer() ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
+                        + " ms" + (farTimer != null ? " (wheel" + (farTimer.isExpired() ? ", fired)" : ")")
+                                : timer.isDone() ? " (fired)" : "")) + ", " + describe() + trail();
     }
 
     /**
@@ -488,7 +501,10 @@ public abstract class SteppedAcquisition {
 
     /**
      * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
-     * callback is not a step: it calls one, and checks there that it is still wanted.
+     * callback is not a step: it calls one, and checks there that it is still wanted. It runs on the event executors.
+     * A timer {@link #FAR_TIMER_NANOS} or more away, and as far before the wait's deadline, is kept on the wheel
+     * until it fires (it may fire late by the wheel's ticks); any other, the deadline's own among them, on the event
+     * executors, on time. Lock held.
      *
      * @return false if the executors are shut down (the client is closing): nothing is armed
      */
@@ -497,12 +513,28 @@ public abstract class SteppedAcquisition {
             trace("arm in " + (at - System.nanoTime()) / 1_000_000 + " ms");
         }
         cancelTimer();
+        long delay = Math.max(0, at - System.nanoTime());
         try {
-            timer = events.schedule(onFire, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (delay >= FAR_TIMER_NANOS && (forever || deadline - at >= FAR_TIMER_NANOS)) {
+                farTimer = wheel.newTimeout(fired -> fireOnEvents(onFire), delay, TimeUnit.NANOSECONDS);
+            } else {
+                timer = events.schedule(onFire, delay, TimeUnit.NANOSECONDS);
+            }
             timerAt = at;
             return true;
-        } catch (RejectedExecutionException e) {
+        } catch (RejectedExecutionException | IllegalStateException e) {
+            // the wheel refuses once stopped, with the client's resources
             return false;
+        }
+    }
+
+    /** A far timer fired, on the wheel's thread, which must not wait for this acquisition's lock. */
+    private void fireOnEvents(Runnable onFire) {
+        try {
+            events.execute(onFire);
+        } catch (RejectedExecutionException e) {
+            // the client is closing: its step finds the client closed and ends the acquisition
+            onFire.run();
         }
     }
 
@@ -529,18 +561,23 @@ public abstract class SteppedAcquisition {
 
     /** Cancels the armed timer, if any. Lock held. */
     protected final void cancelTimer() {
-        if (timer != null) {
+        if (timer != null || farTimer != null) {
             if (TRACING) {
                 trace("cancel timer");
             }
-            timer.cancel(false);
+            if (timer != null) {
+                timer.cancel(false);
+            } else {
+                farTimer.cancel();
+            }
             timer = null;
+            farTimer = null;
         }
     }
 
     /** Whether a timer is armed and has not fired ({@link #timerFired} not called since). Lock held. */
     protected final boolean hasTimer() {
-        return timer != null;
+        return timer != null || farTimer != null;
     }
 
     /** When the armed timer fires. Lock held, {@link #hasTimer}. */
@@ -551,6 +588,7 @@ public abstract class SteppedAcquisition {
     /** The armed timer fired and is wanted. Lock held. */
     protected final void timerFired() {
         timer = null;
+        farTimer = null;
     }
 
     /** Whether the outcome is decided. Lock held. */

@@ -124,7 +124,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     RedlockAcquisition(RedlockEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
-        super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
+        super(client.core, client.timer(), client.wheel(), name, keys, mode, owner, leaseMillis, renewed);
         this.client = client;
         this.member = RedlockEngine.member(mode, owner);
         this.grantTokens = new long[client.nodeCount()];

@@ -37,6 +37,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.util.Timer;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -709,6 +710,11 @@ public final class RedlockEngine implements Engine {
     /** The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps. */
     ScheduledExecutorService timer() {
         return resources.eventExecutorGroup();
+    }
+
+    /** The hashed wheel timer of the clients' resources: for far timers of waits (arming one wakes no thread). */
+    Timer wheel() {
+        return resources.timer();
     }
 
     void acquisitionStarted(RedlockAcquisition acquisition) {

@@ -133,7 +133,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
      */
     Acquisition(SingleServerEngine client, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
-        super(client.core, client.timer(), name, keys, mode, owner, leaseMillis, renewed);
+        super(client.core, client.timer(), client.wheel(), name, keys, mode, owner, leaseMillis, renewed);
         this.client = client;
         this.scripts = ModeScripts.of(mode);
         this.extraArgs = extraArgs;

@@ -55,6 +55,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.netty.util.Timer;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -742,6 +743,11 @@ public final class SingleServerEngine implements Engine {
      */
     ScheduledExecutorService timer() {
         return redisClient.getResources().eventExecutorGroup();
+    }
+
+    /** The Lettuce client's hashed wheel timer, which its command timeouts use too: for far timers of waits. */
+    Timer wheel() {
+        return redisClient.getResources().timer();
     }
 
     /** A new id for one acquisition attempt; a grant on release names the attempt it answers. */

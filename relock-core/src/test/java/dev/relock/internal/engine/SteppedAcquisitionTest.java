@@ -9,6 +9,7 @@ import dev.relock.RelockSettings;
 import dev.relock.StderrCapture;
 import dev.relock.internal.metrics.LockEvents;
 import io.netty.channel.DefaultEventLoop;
+import io.netty.util.HashedWheelTimer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +17,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -313,13 +316,91 @@ class SteppedAcquisitionTest {
         }
     }
 
+    /**
+     * A timer a second or more away, and as far before the wait's deadline, waits on the hashed wheel, where arming
+     * and cancelling it wake no thread, and still fires on the event executors. A timer at the deadline itself waits
+     * on the event executors, so the wheel's ticks never make a wait end late.
+     */
+    @Test
+    void aFarTimerWaitsOnTheWheelAndFiresOnTheEventExecutorsAndTheDeadlineNeverWaitsOnTheWheel() throws Exception {
+        // what the event executors were given to run, and after what delay (ms)
+        List<Long> delays = new CopyOnWriteArrayList<>();
+        ScheduledThreadPoolExecutor events = new ScheduledThreadPoolExecutor(1, work -> new Thread(work, "events")) {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+                delays.add(unit.toMillis(delay));
+                return super.schedule(command, delay, unit);
+            }
+        };
+        HashedWheelTimer wheel = new HashedWheelTimer(10, TimeUnit.MILLISECONDS);
+        try {
+            long far = TimeUnit.MILLISECONDS.toNanos(1_200);
+            String[] firedOn = new String[1];
+            // without a deadline: on the wheel until it fires, then one task with no delay on the event executors
+            long start = System.nanoTime();
+            assertThat(new TimedAcquisition(events, wheel, far, firedOn).run(0, true, true)).isNull();
+            assertThat(System.nanoTime() - start).as("ns until the far timer fired")
+                    .isGreaterThanOrEqualTo(far).isLessThan(TimeUnit.SECONDS.toNanos(15));
+            assertThat(firedOn[0]).isEqualTo("events");
+            assertThat(delays).as("delays (ms) of what the event executors were given").containsExactly(0L);
+            // the deadline's timer, as far away: on the event executors from the start, on time
+            delays.clear();
+            firedOn[0] = null;
+            assertThat(new TimedAcquisition(events, wheel, far, firedOn).run(far, false, true)).isNull();
+            assertThat(firedOn[0]).isEqualTo("events");
+            assertThat(delays).as("delays (ms) of what the event executors were given").hasSize(1)
+                    .allSatisfy(delay -> assertThat(delay).isGreaterThan(1_000L));
+        } finally {
+            wheel.stop();
+            events.shutdownNow();
+        }
+    }
+
+    /** Arms one timer, {@code inNanos} from its start, whose firing ends the wait; notes the thread it fired on. */
+    private static final class TimedAcquisition extends TestAcquisition {
+        private final long inNanos;
+        private final String[] firedOn;
+
+        TimedAcquisition(ScheduledExecutorService events, HashedWheelTimer wheel, long inNanos, String[] firedOn) {
+            super(events, wheel, "timed");
+            this.inNanos = inNanos;
+            this.firedOn = firedOn;
+        }
+
+        @Override
+        protected void begin(long waitNanos) {
+            armTimer(() -> step(() -> {
+                firedOn[0] = Thread.currentThread().getName();
+                timerFired();
+                finish(null, null);
+            }), System.nanoTime() + inNanos);
+        }
+
+        @Override
+        protected boolean awaitsEvent() {
+            return hasTimer();
+        }
+
+        @Override
+        protected void recover(long at) {
+            throw new AssertionError("not stranded");
+        }
+    }
+
     /** An acquisition whose steps the test writes, on a client that talks to no Redis. */
     private abstract static class TestAcquisition extends SteppedAcquisition {
 
+        // for the tests that arm no timer a second away: never started
+        private static final HashedWheelTimer WHEEL = new HashedWheelTimer();
+
         TestAcquisition(ScheduledExecutorService events, String name) {
+            this(events, WHEEL, name);
+        }
+
+        TestAcquisition(ScheduledExecutorService events, HashedWheelTimer wheel, String name) {
             super(new EngineClient(new RelockSettings("test", Duration.ofSeconds(30), Duration.ofSeconds(1),
                     Duration.ofMillis(50)), new ClientIdentity(EngineClient.newClientId(), "localhost", 1, "", ""),
-                    List.of(), client -> null), events, name, LockKeys.of("test", name),
+                    List.of(), client -> null), events, wheel, name, LockKeys.of("test", name),
                     LockMode.WRITE, "owner", 30_000, true);
         }
 
