@@ -47,9 +47,6 @@ public abstract class SteppedAcquisition {
     private static final int TRAIL = 32;
     private static final long FIRST_MEND_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_MEND_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
-    // a timer at least this far away, and at least this far before the wait's deadline, goes on the hashed wheel:
-    // it may fire a tick or two late (100 ms each with Lettuce's default resources), never past the deadline
-    static final long FAR_TIMER_NANOS = TimeUnit.SECONDS.toNanos(1);
     // the outcome of an acquisition whose handling failed with an Error when no other exception can be made
     private static final RelockException OUT_OF_RESOURCES = new RelockException(
             "acquire failed on an internal error (out of memory or stack); see the ERROR logged with it");
@@ -68,8 +65,7 @@ public abstract class SteppedAcquisition {
     // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled,
     // and timers run
     private final ScheduledExecutorService events;
-    // the client's hashed wheel timer (Lettuce's, whose thread ticks anyway for command timeouts): arming or
-    // cancelling a timeout on it wakes no thread, where the event executors' is woken for either; far timers only
+    // the client's hashed wheel timer, for far timers only (WheelTimers)
     private final Timer wheel;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
     // the handlings of events that arrived on an I/O thread, in their order; one runner at a time drains it
@@ -110,7 +106,7 @@ public abstract class SteppedAcquisition {
 
     /**
      * @param events the client's event executors, which are not Netty I/O threads
-     * @param wheel the client's hashed wheel timer, for timers at least {@link #FAR_TIMER_NANOS} away
+     * @param wheel the client's hashed wheel timer, for far timers ({@link WheelTimers})
      * @param leaseMillis the lease, the client's default when {@code renewed}
      */
     protected SteppedAcquisition(EngineClient core, ScheduledExecutorService events, Timer wheel, String name,
@@ -502,9 +498,9 @@ public abstract class SteppedAcquisition {
     /**
      * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
      * callback is not a step: it calls one, and checks there that it is still wanted. It runs on the event executors.
-     * A timer {@link #FAR_TIMER_NANOS} or more away, and as far before the wait's deadline, is kept on the wheel
-     * until it fires (it may fire late by the wheel's ticks); any other, the deadline's own among them, on the event
-     * executors, on time. Lock held.
+     * A timer {@link WheelTimers#FAR_NANOS} or more away, and as far before the wait's deadline, waits on the wheel
+     * (it may fire late by the wheel's ticks); any other, the deadline's own among them, on the event executors, on
+     * time. Lock held.
      *
      * @return false if the executors are shut down (the client is closing): nothing is armed
      */
@@ -515,8 +511,8 @@ public abstract class SteppedAcquisition {
         cancelTimer();
         long delay = Math.max(0, at - System.nanoTime());
         try {
-            if (delay >= FAR_TIMER_NANOS && (forever || deadline - at >= FAR_TIMER_NANOS)) {
-                farTimer = wheel.newTimeout(fired -> fireOnEvents(onFire), delay, TimeUnit.NANOSECONDS);
+            if (delay >= WheelTimers.FAR_NANOS && (forever || deadline - at >= WheelTimers.FAR_NANOS)) {
+                farTimer = WheelTimers.onWheel(wheel, events, onFire, delay);
             } else {
                 timer = events.schedule(onFire, delay, TimeUnit.NANOSECONDS);
             }
@@ -528,15 +524,6 @@ public abstract class SteppedAcquisition {
         }
     }
 
-    /** A far timer fired, on the wheel's thread, which must not wait for this acquisition's lock. */
-    private void fireOnEvents(Runnable onFire) {
-        try {
-            events.execute(onFire);
-        } catch (RejectedExecutionException e) {
-            // the client is closing: its step finds the client closed and ends the acquisition
-            onFire.run();
-        }
-    }
 
     /**
      * The start of every attempt's step: fails the acquisition if the client was closed meanwhile, else

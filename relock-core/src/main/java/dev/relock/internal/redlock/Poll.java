@@ -1,5 +1,8 @@
 package dev.relock.internal.redlock;
 
+import dev.relock.internal.engine.WheelTimers;
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -79,23 +82,30 @@ final class Poll<T> {
 
     /**
      * Completes when the poll is decided or {@code timeoutNanos} passed, whichever comes first;
-     * never exceptionally. No thread waits for it: the timeout is a task on {@code timer}.
+     * never exceptionally. No thread waits for it: the timeout is a task on {@code timer}, which waits on
+     * {@code wheel} when it is far ({@link WheelTimers}), as Lettuce's own command timeouts do.
      */
-    CompletableFuture<Void> decidedWithin(long timeoutNanos, ScheduledExecutorService timer) {
+    CompletableFuture<Void> decidedWithin(long timeoutNanos, ScheduledExecutorService timer, Timer wheel) {
         CompletableFuture<Void> within = new CompletableFuture<>();
         decided.thenRun(() -> within.complete(null));
         if (within.isDone()) {
             return within;
         }
+        Runnable ranOut = () -> {
+            if (!decided.isDone()) {
+                waitRanOut = true;
+            }
+            within.complete(null);
+        };
         try {
-            ScheduledFuture<?> timeout = timer.schedule(() -> {
-                if (!decided.isDone()) {
-                    waitRanOut = true;
-                }
-                within.complete(null);
-            }, timeoutNanos, TimeUnit.NANOSECONDS);
-            within.thenRun(() -> timeout.cancel(false));
-        } catch (RejectedExecutionException e) {
+            if (timeoutNanos >= WheelTimers.FAR_NANOS) {
+                Timeout timeout = WheelTimers.onWheel(wheel, timer, ranOut, timeoutNanos);
+                within.thenRun(timeout::cancel);
+            } else {
+                ScheduledFuture<?> timeout = timer.schedule(ranOut, timeoutNanos, TimeUnit.NANOSECONDS);
+                within.thenRun(() -> timeout.cancel(false));
+            }
+        } catch (RejectedExecutionException | IllegalStateException e) {
             // the timer shuts down only with the client: nothing more will be counted
             within.complete(null);
         }

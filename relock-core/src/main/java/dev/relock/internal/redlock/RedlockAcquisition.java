@@ -332,7 +332,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // in order on each node: it changes the token of the hold this attempt took, and of no later one
         Poll<Long> fenced = client.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
                 new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token), attemptId);
-        fenced.decidedWithin(client.timeoutNanos(), client.timer())
+        fenced.decidedWithin(client.timeoutNanos(), client.timer(), client.wheel())
                 .thenRun(() -> onFenced(fenced, token, validUntil));
     }
 
@@ -443,7 +443,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         inFlight = true;
         attempted = true;
-        poll.decidedWithin(client.timeoutNanos(), client.timer()).thenRun(() -> onVoted(poll, sent));
+        poll.decidedWithin(client.timeoutNanos(), client.timer(), client.wheel()).thenRun(() -> onVoted(poll, sent));
     }
 
     /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
