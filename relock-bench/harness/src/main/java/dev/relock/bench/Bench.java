@@ -26,6 +26,10 @@ import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockTyp
  */
 final class Bench {
 
+    /** A warm-up of S3p or S5 ({@link #warmUp}) runs until this many acquisitions, or for {@link #MAX_WARM_UP}. */
+    static final long WARM_UP_ACQUISITIONS = 20_000;
+    static final Duration MAX_WARM_UP = Duration.ofSeconds(15);
+
     final BenchConfig config;
     /** The one private server; null on a Bench over Redlock's nodes ({@link #overNodes}). */
     final RedisServer server;
@@ -167,6 +171,25 @@ final class Bench {
         return scenario;
     }
 
+    /**
+     * The warm-up of a scenario whose clients are its own (S3p, S5, their Redlock runs): rounds of the configured
+     * warm-up until {@link #WARM_UP_ACQUISITIONS} acquisitions, at most {@link #MAX_WARM_UP}, so that the JIT has
+     * compiled each subject's contended path before it is measured (at a few hundred acquisitions a second, one
+     * second of warm-up runs it too seldom for that). The same for every subject.
+     */
+    private void warmUp(WarmUpRound round) throws Exception {
+        long until = System.nanoTime() + MAX_WARM_UP.toNanos();
+        long acquisitions = 0;
+        do {
+            acquisitions += round.run().ops;
+        } while (!config.quick() && acquisitions < WARM_UP_ACQUISITIONS && System.nanoTime() - until < 0);
+    }
+
+    /** One round of a warm-up. */
+    private interface WarmUpRound {
+        Results.Run run() throws Exception;
+    }
+
     /** S3p: eight clients, one thread each, on one name; one subject at a time (8 clients each). */
     Results.Scenario contentionEightClients(String id, String titlePrefix, int clientsPerSubject)
             throws InterruptedException {
@@ -187,7 +210,7 @@ final class Bench {
                     locks.add(client.lock("s3p:one"));
                 }
                 Progress.say("  %s: warm-up", subject.label());
-                Loops.contention(locks, config.warmUp(), stats);
+                warmUp(() -> Loops.contention(locks, config.warmUp(), stats));
                 for (int r = 0; r < config.repeats(); r++) {
                     Results.Run run = Loops.contention(locks, config.measure(), stats);
                     runs.runs.add(run);
@@ -225,7 +248,7 @@ final class Bench {
                 for (Subject.Client client : clients) {
                     locks.add(client.readWriteLock("s5:one"));
                 }
-                Loops.readWrite(locks, config.warmUp(), stats);
+                warmUp(() -> Loops.readWrite(locks, config.warmUp(), stats));
                 for (int r = 0; r < config.repeats(); r++) {
                     Results.Run run = Loops.readWrite(locks, config.measure(), stats);
                     runs.runs.add(run);

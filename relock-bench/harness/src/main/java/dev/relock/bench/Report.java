@@ -152,7 +152,10 @@ final class Report {
                 + context.springDataRedis + " (LettuceConnectionFactory), SPIN and PUB_SUB, defaults |");
         line("| floor | Lettuce " + context.lettuce + ": `SET key token NX PX 30000`, compare-and-delete script,"
                 + " one shared connection; no reentrancy, renewal, queue or fencing |");
-        line("| method | per scenario and subject: warm-up " + seconds(config.warmUp()) + ", then "
+        line("| method | per scenario and subject: warm-up " + seconds(config.warmUp())
+                + (config.quick() ? "" : String.format(" (S3p, S5 and their Redlock runs, whose clients are their own:"
+                        + " rounds of it until %,d acquisitions, at most %s)", Bench.WARM_UP_ACQUISITIONS,
+                        seconds(Bench.MAX_WARM_UP))) + ", then "
                 + config.repeats() + " measured run(s) of " + seconds(config.measure())
                 + " each; subjects take turns run by run; the tables give the median run and the min–max of"
                 + " the runs; latency percentiles come from HdrHistogram over all runs |");
