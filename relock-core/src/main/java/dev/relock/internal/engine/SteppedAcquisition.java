@@ -498,20 +498,25 @@ public abstract class SteppedAcquisition {
     /**
      * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
      * callback is not a step: it calls one, and checks there that it is still wanted. It runs on the event executors.
-     * A timer {@link WheelTimers#FAR_NANOS} or more away, and as far before the wait's deadline, waits on the wheel
-     * (it may fire late by the wheel's ticks); any other, the deadline's own among them, on the event executors, on
-     * time. Lock held.
+     * A timer that {@code mayBeLate} (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or
+     * more away and as far before the wait's deadline, waits on the wheel and may fire a tick or two late; any other
+     * (the deadline's own, a turn or a check that fairness counts on, a spreading jitter) waits on the event executors,
+     * on time. Lock held.
      *
-     * @return false if the executors are shut down (the client is closing): nothing is armed
+     * @return false if the client is closed or its executors are shut down: nothing is armed
      */
-    protected final boolean armTimer(Runnable onFire, long at) {
+    protected final boolean armTimer(Runnable onFire, long at, boolean mayBeLate) {
         if (TRACING) {
-            trace("arm in " + (at - System.nanoTime()) / 1_000_000 + " ms");
+            trace("arm in " + (at - System.nanoTime()) / 1_000_000 + " ms" + (mayBeLate ? ", may be late" : ""));
         }
         cancelTimer();
+        if (core.isClosed()) {
+            // close() may have failed the waiting acquisitions already, and shuts the timers down: none would fire
+            return false;
+        }
         long delay = Math.max(0, at - System.nanoTime());
         try {
-            if (delay >= WheelTimers.FAR_NANOS && (forever || deadline - at >= WheelTimers.FAR_NANOS)) {
+            if (mayBeLate && delay >= WheelTimers.FAR_NANOS && (forever || deadline - at >= WheelTimers.FAR_NANOS)) {
                 farTimer = WheelTimers.onWheel(wheel, events, onFire, delay);
             } else {
                 timer = events.schedule(onFire, delay, TimeUnit.NANOSECONDS);

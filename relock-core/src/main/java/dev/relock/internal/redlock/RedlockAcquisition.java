@@ -233,11 +233,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 forgetSignal();
                 signal = client.signals().expect(keys.lock());
                 long at = System.nanoTime() + client.turnNanos() + jitter;
-                waitUntil(forever || at - deadline < 0 ? at : deadline, true);
+                waitUntil(forever || at - deadline < 0 ? at : deadline, true, false);
             } else {
                 // nobody's turn: everybody waiting heard the same release, so spread the next attempts
                 long at = System.nanoTime() + jitter;
-                waitUntil(forever || at - deadline < 0 ? at : deadline, false);
+                waitUntil(forever || at - deadline < 0 ? at : deadline, false, false);
             }
         });
     }
@@ -349,7 +349,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         } else if (grants >= client.majority()) {
             settleGrants();
         } else {
-            waitUntil(firstGrantAt + grantWaitNanos(), false);
+            waitUntil(firstGrantAt + grantWaitNanos(), false, false);
         }
     }
 
@@ -477,7 +477,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             takeTurnOrGrants();
         } else if (holderOfMajority(poll.answers())) {
             splits = 0;
-            waitUntil(System.nanoTime() + retryNanos(poll), true);
+            waitUntil(System.nanoTime() + retryNanos(poll), true, true);
         } else {
             split();
         }
@@ -510,7 +510,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long cap = Math.min(MAX_SPLIT_BACKOFF_NANOS, FIRST_SPLIT_BACKOFF_NANOS << Math.min(splits++, 5));
         // a release still on its way to some nodes also looks like a split: its announcement,
         // when it names this writer, ends the back-off
-        waitUntil(System.nanoTime() + ThreadLocalRandom.current().nextLong(cap), true);
+        waitUntil(System.nanoTime() + ThreadLocalRandom.current().nextLong(cap), true, false);
         splitting = true;
     }
 
@@ -529,15 +529,16 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 mode == LockMode.READ ? "read lock" : "lock", name,
                 TimeUnit.NANOSECONDS.toMillis(unavailableBackoff), e.getMessage());
         // a release seen on any node, or close(), ends the back-off early
-        waitUntil(System.nanoTime() + unavailableBackoff, true);
+        waitUntil(System.nanoTime() + unavailableBackoff, true, true);
     }
 
     /**
      * Plans the next attempt at {@code at} (System.nanoTime()), or on a release announcement if
      * {@code onSignal}; a wait whose deadline has passed ends (or fails, when the last attempt
-     * found no majority) instead.
+     * found no majority) instead. {@code mayBeLate}: a retry at a holder's lease end or a back-off, which may fire a
+     * little late (see {@link #armTimer}); never a turn, a grant's wait or a jitter.
      */
-    private void waitUntil(long at, boolean onSignal) {
+    private void waitUntil(long at, boolean onSignal, boolean mayBeLate) {
         if (TRACING) {
             trace("waitUntil in " + (at - System.nanoTime()) / 1_000_000 + " ms, onSignal " + onSignal + ", signal "
                     + (signal == null ? "none" : signal.isDone() ? "done" : "pending"));
@@ -549,7 +550,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long when = forever || at - deadline < 0 ? at : deadline;
         splitting = false;
         long wakeGeneration = ++generation;
-        if (!armTimer(() -> onTimer(wakeGeneration), when)) {
+        if (!armTimer(() -> onTimer(wakeGeneration), when, mayBeLate)) {
             // the timer shuts down only with the client
             finish(null, client.core.closedException());
             return;
@@ -653,7 +654,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     @Override
     protected void recover(long at) {
         // ends a wait whose deadline has passed, or arms the next attempt at the earlier of the two
-        waitUntil(at, false);
+        waitUntil(at, false, false);
     }
 
     @Override

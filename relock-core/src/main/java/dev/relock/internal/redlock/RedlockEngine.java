@@ -707,7 +707,10 @@ public final class RedlockEngine implements Engine {
 
     // ---- for the locks and the lease keeper of this client ------------------------------------------
 
-    /** The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps. */
+    /**
+     * The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps; far timers
+     * wait on {@link #wheel} and run here when they fire.
+     */
     ScheduledExecutorService timer() {
         return resources.eventExecutorGroup();
     }

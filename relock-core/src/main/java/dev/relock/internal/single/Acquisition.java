@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design notes. The owner joins the queue in Redis. Its next attempt is driven by whichever
  * comes first: a wake-up message naming it (pub/sub thread, through the {@link WaitingRoom}), a
- * timer at the holder's lease end or its own deadline (the client's timer executor), or, when
+ * timer at the holder's lease end or its own deadline (the client's event executors; the far ones
+ * wait on its hashed wheel, see {@link SteppedAcquisition#armTimer}), or, when
  * Redis is unreachable and the wait has no deadline, a back-off timer. It never polls at a fixed
  * rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
  * thread) and the client's close ({@link #failAtClose}). On a Cluster with sharded pub/sub the
@@ -162,7 +163,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 // itself, in case the holder never comes back (+1 ms: just after the lease has run out in Redis)
                 inLine = true;
                 long at = tryBy + TimeUnit.MILLISECONDS.toNanos(1);
-                schedule(forever || at - deadline < 0 ? at : deadline);
+                schedule(forever || at - deadline < 0 ? at : deadline, true);
                 return;
             }
         }
@@ -202,7 +203,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 hasCheckBy = true;
             }
             if (inFlight == null && hasTimer() && by - timerAt() < 0) {
-                schedule(by);
+                schedule(by, false);
             }
         });
     }
@@ -540,7 +541,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         } else {
             // +1 ms: try just after the holder's lease has run out in Redis
             long retryAt = now + TimeUnit.MILLISECONDS.toNanos(retryMillis + 1);
-            schedule(forever || retryAt - deadline < 0 ? retryAt : deadline);
+            schedule(forever || retryAt - deadline < 0 ? retryAt : deadline, true);
         }
     }
 
@@ -605,7 +606,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
                         mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
                 long at = System.nanoTime() + backoff;
-                schedule(forever || at - deadline < 0 ? at : deadline);
+                schedule(forever || at - deadline < 0 ? at : deadline, true);
                 return;
             }
         }
@@ -627,11 +628,15 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         finish(hold, null);
     }
 
-    /** Plans the next attempt at {@code at} (System.nanoTime()), or earlier if a check is due. */
-    private void schedule(long at) {
-        long when = hasCheckBy && checkBy - at < 0 ? checkBy : at;
+    /**
+     * Plans the next attempt at {@code at} (System.nanoTime()), or earlier if a check is due; {@code mayBeLate}: a
+     * retry at a holder's lease end or a back-off, which may fire a little late (see {@link #armTimer}).
+     */
+    private void schedule(long at, boolean mayBeLate) {
+        boolean checkDue = hasCheckBy && checkBy - at < 0;
+        long when = checkDue ? checkBy : at;
         long generation = ++timerGeneration;
-        if (!armTimer(() -> onTimer(generation), when)) {
+        if (!armTimer(() -> onTimer(generation), when, mayBeLate && !checkDue)) {
             // the timer executor shuts down only with the client
             withdraw(false);
             finish(null, client.core.closedException());
@@ -717,7 +722,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             finish(null, null);
             return;
         }
-        schedule(forever || at - deadline < 0 ? at : deadline);
+        schedule(forever || at - deadline < 0 ? at : deadline, false);
     }
 
     @Override

@@ -739,7 +739,8 @@ public final class SingleServerEngine implements Engine {
 
     /**
      * Runs the timers of waiting acquisitions: the Lettuce client's event executors, so waiting
-     * costs no thread of its own. Tasks must not block.
+     * costs no thread of its own (far timers wait on {@link #wheel} and run here when they fire).
+     * Tasks must not block.
      */
     ScheduledExecutorService timer() {
         return redisClient.getResources().eventExecutorGroup();
