@@ -15,6 +15,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
@@ -22,7 +23,8 @@ import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockTyp
 /**
  * Runs the scenarios against one private server and keeps their results. Within S1, S2 and S3 the
  * subjects take turns run by run (warm-up each, then repeat 1 of every subject, repeat 2 of every
- * subject, ...), so a burst of load from elsewhere hurts all of them alike instead of one.
+ * subject, ...), so a burst of load from elsewhere hurts all of them alike instead of one. S3p and S5 give each
+ * subject clients of its own and run one subject at a time, but relock and its scripts on bare Lettuce in turns.
  */
 final class Bench {
 
@@ -195,36 +197,24 @@ final class Bench {
             throws InterruptedException {
         Results.Scenario scenario = new Results.Scenario(id, titlePrefix + clientsPerSubject
                 + " clients (one thread each, as separate processes would be) on one lock");
-        for (Subject subject : subjects) {
-            if (!subject.waits()) {
-                continue;
-            }
-            flushAll.run();
-            Results.SubjectRuns runs = new Results.SubjectRuns(subject);
-            scenario.subjects.add(runs);
-            List<Subject.Client> clients = new ArrayList<>();
-            try {
-                clients.addAll(connectInParallel(subject, clientsPerSubject));
-                List<Lock> locks = new ArrayList<>();
-                for (Subject.Client client : clients) {
-                    locks.add(client.lock("s3p:one"));
-                }
-                Progress.say("  %s: warm-up", subject.label());
-                warmUp(() -> Loops.contention(locks, config.warmUp(), stats));
-                for (int r = 0; r < config.repeats(); r++) {
-                    Results.Run run = Loops.contention(locks, config.measure(), stats);
-                    runs.runs.add(run);
-                    Progress.say("  %s: %,.0f acq/s, handoff p50 %.0f µs, fairness %.2f%s", subject.label(),
-                            run.opsPerSecond(), run.handoff.getValueAtPercentile(50) / 1e3, run.fairness(),
-                            run.exclusive() ? "" : "  MUTUAL EXCLUSION VIOLATED");
-                }
-            } catch (Exception | LinkageError e) {
-                runs.error = describe(e);
-                Progress.say("  %s: failed: %s", subject.label(), runs.error);
-            } finally {
-                closeInParallel(clients);
-            }
-        }
+        ownClients(scenario, clientsPerSubject, subject -> subject.waits() ? subject.label() : null,
+                new Contended<Lock>() {
+                    @Override
+                    public Lock lockOf(Subject.Client client) {
+                        return client.lock("s3p:one");
+                    }
+
+                    @Override
+                    public Results.Run run(List<Lock> locks, Duration duration) throws Exception {
+                        return Loops.contention(locks, duration, stats);
+                    }
+
+                    @Override
+                    public String describe(Results.Run run) {
+                        return String.format("%,.0f acq/s, handoff p50 %.0f µs, fairness %.2f", run.opsPerSecond(),
+                                run.handoff.getValueAtPercentile(50) / 1e3, run.fairness());
+                    }
+                });
         scenarios.add(scenario);
         return scenario;
     }
@@ -233,39 +223,109 @@ final class Bench {
     Results.Scenario readWrite(int clientsPerSubject) throws InterruptedException {
         Results.Scenario scenario = new Results.Scenario("S5",
                 "read-write lock, " + clientsPerSubject + " clients (one thread each), 90 % reads");
-        for (Subject subject : subjects) {
-            String label = subject.readWriteLabel();
-            if (label == null) {
-                continue;
+        ownClients(scenario, clientsPerSubject, Subject::readWriteLabel, new Contended<ReadWriteLock>() {
+            @Override
+            public ReadWriteLock lockOf(Subject.Client client) {
+                return client.readWriteLock("s5:one");
             }
-            flushAll.run();
-            Results.SubjectRuns runs = new Results.SubjectRuns(subject, label);
-            scenario.subjects.add(runs);
-            List<Subject.Client> clients = new ArrayList<>();
-            try {
-                clients.addAll(connectInParallel(subject, clientsPerSubject));
-                List<ReadWriteLock> locks = new ArrayList<>();
-                for (Subject.Client client : clients) {
-                    locks.add(client.readWriteLock("s5:one"));
-                }
-                warmUp(() -> Loops.readWrite(locks, config.warmUp(), stats));
-                for (int r = 0; r < config.repeats(); r++) {
-                    Results.Run run = Loops.readWrite(locks, config.measure(), stats);
-                    runs.runs.add(run);
-                    Progress.say("  %s: %,.0f acq/s (%.0f %% writes), p50 %.0f µs, fairness %.2f%s", label,
-                            run.opsPerSecond(), 100.0 * run.writes / Math.max(1, run.ops),
-                            run.latency.getValueAtPercentile(50) / 1e3, run.fairness(),
-                            run.exclusive() ? "" : "  MUTUAL EXCLUSION VIOLATED");
-                }
-            } catch (Exception | LinkageError e) {
-                runs.error = describe(e);
-                Progress.say("  %s: failed: %s", label, runs.error);
-            } finally {
-                closeInParallel(clients);
+
+            @Override
+            public Results.Run run(List<ReadWriteLock> locks, Duration duration) throws Exception {
+                return Loops.readWrite(locks, duration, stats);
             }
-        }
+
+            @Override
+            public String describe(Results.Run run) {
+                return String.format("%,.0f acq/s (%.0f %% writes), p50 %.0f µs, fairness %.2f", run.opsPerSecond(),
+                        100.0 * run.writes / Math.max(1, run.ops), run.latency.getValueAtPercentile(50) / 1e3,
+                        run.fairness());
+            }
+        });
         scenarios.add(scenario);
         return scenario;
+    }
+
+    /** What S3p and S5 do with the locks of a subject's clients. */
+    private interface Contended<L> {
+        L lockOf(Subject.Client client);
+
+        Results.Run run(List<L> locks, Duration duration) throws Exception;
+
+        String describe(Results.Run run);
+    }
+
+    /**
+     * Runs a scenario whose every subject (those {@code label} names) has {@code clientsPerSubject} clients of its
+     * own, one subject at a time, except that relock and its own scripts on bare Lettuce, the floor of its protocol,
+     * are connected together and take turns run by run: the ratio between the two is not the machine's drift over the
+     * minutes between them.
+     */
+    private <L> void ownClients(Results.Scenario scenario, int clientsPerSubject, Function<Subject, String> label,
+            Contended<L> contended) {
+        List<Subject> taking = subjects.stream().filter(subject -> label.apply(subject) != null).toList();
+        Subject floor = taking.stream().filter(subject -> subject.family().equals("diagnostic")).findFirst()
+                .orElse(null);
+        boolean floorRun = false;
+        for (Subject subject : taking) {
+            if (subject == floor) {
+                continue;
+            }
+            boolean paired = subject.family().equals("relock") && floor != null && !floorRun;
+            floorRun |= paired;
+            inTurns(scenario, paired ? List.of(subject, floor) : List.of(subject), clientsPerSubject, label, contended);
+        }
+        if (floor != null && !floorRun) {
+            inTurns(scenario, List.of(floor), clientsPerSubject, label, contended);
+        }
+    }
+
+    /** The subjects of {@code group}, each with clients of its own, warmed up one after the other, then in turns. */
+    private <L> void inTurns(Results.Scenario scenario, List<Subject> group, int clientsPerSubject,
+            Function<Subject, String> label, Contended<L> contended) {
+        flushAll.run();
+        List<Results.SubjectRuns> runs = new ArrayList<>();
+        List<List<L>> locks = new ArrayList<>();
+        List<Subject.Client> clients = new ArrayList<>();
+        try {
+            for (Subject subject : group) {
+                Results.SubjectRuns each = new Results.SubjectRuns(subject, label.apply(subject));
+                scenario.subjects.add(each);
+                try {
+                    List<Subject.Client> own = connectInParallel(subject, clientsPerSubject);
+                    clients.addAll(own);
+                    List<L> mine = new ArrayList<>();
+                    for (Subject.Client client : own) {
+                        mine.add(contended.lockOf(client));
+                    }
+                    Progress.say("  %s: warm-up", each.label);
+                    warmUp(() -> contended.run(mine, config.warmUp()));
+                    runs.add(each);
+                    locks.add(mine);
+                } catch (Exception | LinkageError e) {
+                    each.error = describe(e);
+                    Progress.say("  %s: failed: %s", each.label, each.error);
+                }
+            }
+            for (int r = 0; r < config.repeats(); r++) {
+                for (int s = 0; s < runs.size(); s++) {
+                    Results.SubjectRuns each = runs.get(s);
+                    if (each.error != null) {
+                        continue;
+                    }
+                    try {
+                        Results.Run run = contended.run(locks.get(s), config.measure());
+                        each.runs.add(run);
+                        Progress.say("  %s: %s%s", each.label, contended.describe(run),
+                                run.exclusive() ? "" : "  MUTUAL EXCLUSION VIOLATED");
+                    } catch (Exception | LinkageError e) {
+                        each.error = describe(e);
+                        Progress.say("  %s: failed: %s", each.label, each.error);
+                    }
+                }
+            }
+        } finally {
+            closeInParallel(clients);
+        }
     }
 
     /** Connects {@code count} clients at once (Redisson takes a while per client to fill its pool). */

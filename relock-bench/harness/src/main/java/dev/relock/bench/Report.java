@@ -157,7 +157,9 @@ final class Report {
                         + " rounds of it until %,d acquisitions, at most %s)", Bench.WARM_UP_ACQUISITIONS,
                         seconds(Bench.MAX_WARM_UP))) + ", then "
                 + config.repeats() + " measured run(s) of " + seconds(config.measure())
-                + " each; subjects take turns run by run; the tables give the median run and the min–max of"
+                + " each; in S1–S3 subjects take turns run by run; in S3p and S5, where each subject has clients of"
+                + " its own, one subject at a time, except relock and its scripts on bare Lettuce, which take turns;"
+                + " the tables give the median run and the min–max of"
                 + " the runs; latency percentiles come from HdrHistogram over all runs |");
         line("| wall time | " + String.format("%.0f s", context.wallSeconds) + " |");
         line();
