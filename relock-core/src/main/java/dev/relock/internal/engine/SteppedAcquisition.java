@@ -529,7 +529,6 @@ public abstract class SteppedAcquisition {
         }
     }
 
-
     /**
      * The start of every attempt's step: fails the acquisition if the client was closed meanwhile, else
      * cancels the armed timer. Lock held.
