@@ -80,6 +80,11 @@ final class Poll<T> {
         return decided;
     }
 
+    /** Completes once every node's reply is in or failed; never exceptionally. */
+    CompletableFuture<Void> counted() {
+        return counted;
+    }
+
     /**
      * Completes when the poll is decided or {@code timeoutNanos} passed, whichever comes first;
      * never exceptionally. No thread waits for it: the timeout is a task on {@code timer}, which waits on

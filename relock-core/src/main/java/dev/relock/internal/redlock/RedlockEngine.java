@@ -679,7 +679,9 @@ public final class RedlockEngine implements Engine {
                 () -> nodes.forEach(node -> releases.add(node.delete(record).handle((deleted, error) -> null))));
         for (Hold hold : holds.all()) {
             Poll<Long> poll = sendRelease(hold);
-            releases.add(poll.decided());
+            // every node's reply, not a majority's: the connections close next, and a release still queued for a
+            // slower node would be dropped with them, leaving the lock there until its lease ran out
+            releases.add(poll.counted());
             hold.released();
             holds.remove(hold);
         }
