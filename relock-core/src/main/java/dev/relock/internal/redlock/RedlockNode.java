@@ -119,7 +119,7 @@ final class RedlockNode implements AutoCloseable {
         this.connection = commands;
         this.pubSub = wakeUps;
         events.nodeConnected(address, commands);
-        this.calls = new RedisCalls(commands.async(), timeout, address,
+        this.calls = new RedisCalls(commands, commands.async(), timeout, address,
                 redisClient.getResources().eventExecutorGroup(),
                 redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
     }

@@ -53,11 +53,14 @@ public final class LuaScript {
     private final String name;
     private final String body;
     private final String sha;
+    // sha in ASCII, encoded once: shared with every EVALSHA, which only copies it, never changes it
+    private final byte[] shaBytes;
 
     private LuaScript(String name, String body) {
         this.name = name;
         this.body = body;
         this.sha = sha1(body);
+        this.shaBytes = sha.getBytes(StandardCharsets.US_ASCII);
     }
 
     /** The resource's file name, for messages. */
@@ -73,6 +76,11 @@ public final class LuaScript {
     /** The SHA-1 of {@link #body()} in lower-case hex, as {@code EVALSHA} wants it. */
     public String sha() {
         return sha;
+    }
+
+    /** {@link #sha()} as the bytes {@code EVALSHA} sends; shared, so never to be changed. */
+    public byte[] shaBytes() {
+        return shaBytes;
     }
 
     private static LuaScript load(String file) {

@@ -105,8 +105,9 @@ final class ClusterGuardLinks {
                         connection.closeAsync();
                         throw new IllegalStateException("the replication guard's connections are closed");
                     }
-                    return new Link(connection, new RedisCalls(connection.async(), settings.commandTimeout(),
-                            address + " (Redis Cluster master)", cluster.getResources().eventExecutorGroup(),
+                    return new Link(connection, new RedisCalls(connection, connection.async(),
+                            settings.commandTimeout(), address + " (Redis Cluster master)",
+                            cluster.getResources().eventExecutorGroup(),
                             nodes.getOptions().getTimeoutOptions().isTimeoutCommands()));
                 });
         opened.whenComplete((link, error) -> {

@@ -3,6 +3,7 @@ package dev.relock.internal.single;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.ReplicationGuard;
+import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -10,11 +11,27 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.internal.ExceptionFactory;
 import io.lettuce.core.output.ArrayOutput;
+import io.lettuce.core.output.BooleanOutput;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.NestedMultiOutput;
+import io.lettuce.core.output.ObjectOutput;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.output.ValueOutput;
+import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.CommandWrapper;
+import io.lettuce.core.protocol.CompleteableCommand;
+import io.lettuce.core.protocol.DecoratedCommand;
 import io.lettuce.core.protocol.ProtocolKeyword;
+import io.lettuce.core.protocol.RedisCommand;
+import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +46,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +73,15 @@ public final class RedisCalls {
     /** How long to wait before sending a script again after TRYAGAIN (a slot in migration). */
     static final long TRY_AGAIN_MILLIS = 20;
 
+    // "0" to "9" in ASCII, the key counts of EVALSHA; shared, never changed
+    private static final byte[][] KEY_COUNTS = new byte[10][];
+
+    static {
+        for (int count = 0; count < KEY_COUNTS.length; count++) {
+            KEY_COUNTS[count] = new byte[] {(byte) ('0' + count)};
+        }
+    }
+
     /** WAITAOF (Redis 7.2) is not among Lettuce's commands (6.8). */
     private static final ProtocolKeyword WAITAOF = new ProtocolKeyword() {
         private final byte[] bytes = "WAITAOF".getBytes(StandardCharsets.US_ASCII);
@@ -70,6 +97,7 @@ public final class RedisCalls {
         }
     };
 
+    private final StatefulConnection<String, String> connection;
     private final RedisClusterAsyncCommands<String, String> commands;
     private final long timeoutNanos;
     private final String address;
@@ -81,8 +109,9 @@ public final class RedisCalls {
      *     after TRYAGAIN
      * @param lettuceTimesOut whether Lettuce itself fails every command after {@code timeout}
      */
-    public RedisCalls(RedisClusterAsyncCommands<String, String> commands, Duration timeout, String address,
-            ScheduledExecutorService timer, boolean lettuceTimesOut) {
+    public RedisCalls(StatefulConnection<String, String> connection, RedisClusterAsyncCommands<String, String> commands,
+            Duration timeout, String address, ScheduledExecutorService timer, boolean lettuceTimesOut) {
+        this.connection = connection;
         this.commands = commands;
         this.timeoutNanos = timeout.toNanos();
         this.address = address;
@@ -139,21 +168,34 @@ public final class RedisCalls {
      */
     public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         ScriptCall<T> reply = new ScriptCall<>(System.nanoTime() + timeoutNanos, script, type, keys, args);
-        reply.send();
+        try {
+            connection.dispatch(reply);
+        } catch (RuntimeException e) {
+            // refused before it was queued (closed, or disconnected with REJECT_COMMANDS)
+            reply.answered(null, e);
+        }
         return reply;
     }
 
     /**
-     * The reply of one {@link #run}, which also hears the EVALSHA's outcome: one object for both, as every lock and
-     * release sends one of these.
+     * One {@link #run}: the EVALSHA that Lettuce writes, completes, times out and cancels, and the future of the
+     * call's outcome, which a NOSCRIPT fallback or a resend after TRYAGAIN completes instead. One object for all of
+     * it, as {@link io.lettuce.core.protocol.AsyncCommand} is for a command of Lettuce's API, with no dependent
+     * stage: every lock and release sends one of these. What Lettuce asks to run on completion (its timeout's
+     * cancel) waits in {@link #onDone}, not in a stage of its own.
      */
-    private final class ScriptCall<T> extends CompletableFuture<T> implements BiConsumer<T, Throwable> {
+    private final class ScriptCall<T> extends CompletableFuture<T>
+            implements RedisCommand<String, String, T>, CompleteableCommand<T>, DecoratedCommand<String, String, T> {
 
         private final long retryUntil;
         private final LuaScript script;
         private final ScriptOutputType type;
         private final String[] keys;
         private final String[] args;
+        // the first EVALSHA, the one this object is to Lettuce; resends and the fallback are commands of Lettuce's API
+        private final Command<String, String, T> evalsha;
+        // to run once this future completes, in the order given; null once it has run. Guarded by this
+        private BiConsumer<? super T, ? super Throwable> onDone;
 
         ScriptCall(long retryUntil, LuaScript script, ScriptOutputType type, String[] keys, String[] args) {
             this.retryUntil = retryUntil;
@@ -161,36 +203,69 @@ public final class RedisCalls {
             this.type = type;
             this.keys = keys;
             this.args = args;
+            // the digest and the key count as bytes, which Lettuce copies: as a String and a number it would encode
+            // them through new strings and arrays for every call
+            CommandArgs<String, String> command = new CommandArgs<>(Utf8Codec.INSTANCE).add(script.shaBytes());
+            if (keys.length < KEY_COUNTS.length) {
+                command.add(KEY_COUNTS[keys.length]);
+            } else {
+                command.add(keys.length);
+            }
+            command.addKeys(keys).addValues(args);
+            this.evalsha = new Command<>(CommandType.EVALSHA, output(type), command);
         }
 
-        void send() {
-            commands.<T>evalsha(script.sha(), type, keys, args).whenComplete(this);
+        @Override
+        public boolean complete(T value) {
+            return done(value, null);
+        }
+
+        /** Lettuce read the EVALSHA's reply, on the I/O thread. */
+        @Override
+        public void complete() {
+            evalsha.complete();
+            CommandOutput<String, String, T> output = evalsha.getOutput();
+            if (output.hasError()) {
+                answered(null, ExceptionFactory.createExecutionException(output.getError()));
+            } else {
+                answered(output.get(), null);
+            }
         }
 
         /**
-         * An EVALSHA's outcome: on the I/O thread that read it, on the sender's thread if it was refused before it was
-         * sent, and on the timer's thread for a resend after TRYAGAIN that was.
+         * Lettuce failed the EVALSHA (a timeout, a lost connection, a refusal), or {@link #runTimed}'s limit passed:
+         * the call fails, unless it is one to send again.
          */
         @Override
-        public void accept(T value, Throwable error) {
+        public boolean completeExceptionally(Throwable error) {
+            evalsha.completeExceptionally(error);
+            return answered(null, error);
+        }
+
+        /**
+         * An outcome of a command of this call: on the I/O thread that read it, on the sender's thread if it was
+         * refused before it was sent, and on the timer's thread for a resend after TRYAGAIN that was.
+         */
+        boolean answered(T value, Throwable error) {
             if (error == null) {
-                complete(value);
-            } else if (unwrap(error) instanceof RedisNoScriptException) {
+                return done(value, null);
+            }
+            if (unwrap(error) instanceof RedisNoScriptException) {
                 // this future's monitor orders this against the caller's giving up in await()
                 synchronized (this) {
                     if (!isDone()) {
                         commands.<T>eval(script.body(), type, keys, args).whenComplete((evaluated, failed) -> {
                             if (failed == null) {
-                                complete(evaluated);
+                                done(evaluated, null);
                             } else if (!retryLater(failed)) {
-                                completeExceptionally(unwrap(failed));
+                                done(null, unwrap(failed));
                             }
                         });
                     }
                 }
-            } else if (!retryLater(error)) {
-                completeExceptionally(unwrap(error));
+                return false;
             }
+            return !retryLater(error) && done(null, unwrap(error));
         }
 
         /** Schedules the script again if Redis said TRYAGAIN (or ASK) and there is time left; false otherwise. */
@@ -205,12 +280,131 @@ public final class RedisCalls {
             timer.schedule(() -> {
                 synchronized (this) {
                     if (!isDone()) {
-                        send();
+                        commands.<T>evalsha(script.sha(), type, keys, args).whenComplete(this::answered);
                     }
                 }
             }, TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
             return true;
         }
+
+        /** Completes this future, and runs what waits in {@link #onDone} if that completed it. */
+        private boolean done(T value, Throwable error) {
+            boolean completed = error == null ? super.complete(value) : super.completeExceptionally(error);
+            if (completed) {
+                ranOnDone(value, error);
+            }
+            return completed;
+        }
+
+        private void ranOnDone(T value, Throwable error) {
+            BiConsumer<? super T, ? super Throwable> actions;
+            synchronized (this) {
+                actions = onDone;
+                onDone = null;
+            }
+            if (actions != null) {
+                try {
+                    actions.accept(value, error);
+                } catch (RuntimeException e) {
+                    // as a whenComplete stage would, the failure stays with what failed, not with this call
+                    log.warn("what runs when a script's reply is in failed", e);
+                }
+            }
+        }
+
+        @Override
+        public void onComplete(BiConsumer<? super T, Throwable> action) {
+            synchronized (this) {
+                if (!isDone()) {
+                    @SuppressWarnings("unchecked")
+                    BiConsumer<T, Throwable> before = (BiConsumer<T, Throwable>) onDone;
+                    onDone = before == null ? action : before.andThen(action);
+                    return;
+                }
+            }
+            whenComplete(action);
+        }
+
+        @Override
+        public void onComplete(Consumer<? super T> action) {
+            thenAccept(action);
+        }
+
+        /** Lettuce cancels the command (its connection closed or reset with the command unanswered). */
+        @Override
+        public void cancel() {
+            cancel(true);
+        }
+
+        /** The caller gave up ({@link #abandon}), or Lettuce cancelled: Lettuce writes it no more if it has not. */
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            evalsha.cancel();
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            if (cancelled) {
+                ranOnDone(null, new CancellationException());
+            }
+            return cancelled;
+        }
+
+        @Override
+        public CommandOutput<String, String, T> getOutput() {
+            return evalsha.getOutput();
+        }
+
+        @Override
+        public void setOutput(CommandOutput<String, String, T> output) {
+            evalsha.setOutput(output);
+        }
+
+        @Override
+        public CommandArgs<String, String> getArgs() {
+            return evalsha.getArgs();
+        }
+
+        @Override
+        public ProtocolKeyword getType() {
+            return evalsha.getType();
+        }
+
+        @Override
+        public void encode(ByteBuf buffer) {
+            evalsha.encode(buffer);
+        }
+
+        @Override
+        public RedisCommand<String, String, T> getDelegate() {
+            return evalsha;
+        }
+
+        /** As Lettuce's own commands: equal to every wrapper of the same command. */
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof RedisCommand<?, ?, ?> command && CommandWrapper.unwrap(command) == evalsha;
+        }
+
+        @Override
+        public int hashCode() {
+            return evalsha.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return "EVALSHA " + script + " " + super.toString();
+        }
+    }
+
+    /** The output Lettuce's own EVALSHA of {@code type} decodes into. */
+    @SuppressWarnings("unchecked")
+    private static <T> CommandOutput<String, String, T> output(ScriptOutputType type) {
+        return (CommandOutput<String, String, T>) switch (type) {
+            case BOOLEAN -> new BooleanOutput<>(Utf8Codec.INSTANCE);
+            case INTEGER -> new IntegerOutput<>(Utf8Codec.INSTANCE);
+            case STATUS -> new StatusOutput<>(Utf8Codec.INSTANCE);
+            case MULTI -> new NestedMultiOutput<>(Utf8Codec.INSTANCE);
+            case VALUE -> new ValueOutput<>(Utf8Codec.INSTANCE);
+            case OBJECT -> new ObjectOutput<>(Utf8Codec.INSTANCE);
+        };
     }
 
     /**

@@ -185,7 +185,7 @@ public final class SingleServerEngine implements Engine {
             commands.setTimeout(settings.commandTimeout());
             wakeUps.setTimeout(settings.commandTimeout());
             wakeUps.addListener(waitingRoom);
-            this.calls = callsOn(async, redisClient, settings, address);
+            this.calls = callsOn(commands, async, redisClient, settings, address);
             // ---- how wake-ups travel, decided once: sharded pub/sub on a Cluster that has it, so no
             // wake-up is broadcast to every node; otherwise plain pub/sub on this client's own channel
             // (one node: nothing to gain; on Cluster every node forwards PUBLISH to every other)
@@ -203,7 +203,7 @@ public final class SingleServerEngine implements Engine {
                 forGuard = ((RedisClient) redisClient).connect(Utf8Codec.INSTANCE);
                 forGuard.setTimeout(settings.commandTimeout());
                 this.guardedCalls = CompletableFuture.completedFuture(
-                        callsOn(forGuard.async(), redisClient, settings, address));
+                        callsOn(forGuard, forGuard.async(), redisClient, settings, address));
             } else {
                 this.guardedCalls = CompletableFuture.completedFuture(calls);
             }
@@ -265,11 +265,12 @@ public final class SingleServerEngine implements Engine {
         return features;
     }
 
-    private static RedisCalls callsOn(RedisClusterAsyncCommands<String, String> commands,
-            AbstractRedisClient redisClient, RelockSettings settings, String address) {
+    private static RedisCalls callsOn(StatefulConnection<String, String> connection,
+            RedisClusterAsyncCommands<String, String> commands, AbstractRedisClient redisClient, RelockSettings settings,
+            String address) {
         // with timeout options (set on the clients relock creates) Lettuce fails every command
         // after the connection's timeout, set to the command timeout
-        return new RedisCalls(commands, settings.commandTimeout(), address,
+        return new RedisCalls(connection, commands, settings.commandTimeout(), address,
                 redisClient.getResources().eventExecutorGroup(),
                 redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
     }

@@ -1,0 +1,102 @@
+package dev.relock.internal.single;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.relock.RedisUnavailableException;
+import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.Utf8Codec;
+import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.RedisServer;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.netty.util.HashedWheelTimer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A script call of {@link RedisCalls#run} is itself the command Lettuce writes: what Lettuce hangs on it (the
+ * command's timeout) is let go when the reply comes, by EVALSHA or by the EVAL that follows NOSCRIPT, and a call
+ * Lettuce times out fails.
+ */
+class RedisCallsTest {
+
+    private static final String OWNER = "calls-test-client:1";
+    private static final String WAKE_ROUTE = "calls-test:wake:";
+
+    @Test
+    void aRepliedCallLetsGoOfLettucesTimeoutByEvalshaAndByEvalAfterNoscript() throws Exception {
+        HashedWheelTimer wheel = new HashedWheelTimer(10, TimeUnit.MILLISECONDS);
+        ClientResources resources = ClientResources.builder().timer(wheel).build();
+        try (RedisServer redis = RedisServer.start()) {
+            RedisClient client = RedisClient.create(resources, redis.uri());
+            // an hour: a timeout the call does not cancel stays pending on the wheel for the whole test
+            client.setOptions(ClientOptions.builder()
+                    .timeoutOptions(TimeoutOptions.enabled(Duration.ofHours(1))).build());
+            try (StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE)) {
+                RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
+                        resources.eventExecutorGroup(), true);
+                String[] keys = LockKeys.of("calls-test", "calls:test").all();
+
+                for (int i = 0; i < 500; i++) {
+                    lockAndUnlock(calls, keys);
+                }
+                await().atMost(Duration.ofSeconds(20)).until(() -> wheel.pendingTimeouts() < 10);
+
+                // every EVALSHA now answers NOSCRIPT; the call runs the script by EVAL and replies with its outcome
+                connection.sync().scriptFlush();
+                lockAndUnlock(calls, keys);
+                connection.sync().scriptFlush();
+                lockAndUnlock(calls, keys);
+                await().atMost(Duration.ofSeconds(20)).until(() -> wheel.pendingTimeouts() < 10);
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        } finally {
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aCallLettuceTimesOutFailsAndTheCallerLearnsThatRedisDidNotAnswer() throws Exception {
+        try (RedisServer redis = RedisServer.start()) {
+            RedisClient client = RedisClient.create(redis.uri());
+            client.setOptions(ClientOptions.builder()
+                    .timeoutOptions(TimeoutOptions.enabled(Duration.ofMillis(300))).build());
+            try (StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE);
+                    StatefulRedisConnection<String, String> pauser = client.connect(Utf8Codec.INSTANCE)) {
+                RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
+                        client.getResources().eventExecutorGroup(), true);
+                String[] keys = LockKeys.of("calls-test", "calls:paused").all();
+                // Redis runs no client's command for 3 s: Lettuce's 300 ms pass first
+                pauser.sync().clientPause(3_000);
+                CompletableFuture<List<Long>> reply = calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
+                        OWNER, "30000", "0", "0", "1000", WAKE_ROUTE);
+
+                assertThatThrownBy(() -> calls.await(reply, "acquire", "calls:paused"))
+                        .isInstanceOf(RedisUnavailableException.class)
+                        .hasMessageContaining("did not answer");
+                assertThat(reply).isCompletedExceptionally();
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        }
+    }
+
+    private static void lockAndUnlock(RedisCalls calls, String[] keys) {
+        List<Long> taken = calls.await(calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
+                OWNER, "30000", "0", "0", "1000", WAKE_ROUTE), "acquire", "calls:test");
+        assertThat(taken.get(0)).isEqualTo(1L);
+        Long holdsLeft = calls.await(calls.run(LuaScript.RELEASE, ScriptOutputType.INTEGER, keys,
+                OWNER, "all", "1000", WAKE_ROUTE, Long.toString(taken.get(1))), "release", "calls:test");
+        assertThat(holdsLeft).isZero();
+    }
+}
