@@ -494,8 +494,12 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         touched = true;
         attemptId = client.nextAttemptId();
         // a queued writer's or reader's attempt offers to take a grant on release, for this attempt's id
-        String[] args = scripts.acquireArgs(owner, client.leaseText(leaseMillis), 0, waitMillis, client.graceMillis(),
-                client.wakeRoute(keys), takesGrants && queued ? new String[] {Long.toString(attemptId)} : extraArgs);
+        String lease = client.leaseText(leaseMillis);
+        String[] args = takesGrants && queued
+                ? scripts.acquireArgs(owner, lease, 0, waitMillis, client.graceMillis(), client.wakeRoute(keys),
+                        Long.toString(attemptId))
+                : scripts.acquireArgs(owner, lease, 0, waitMillis, client.graceMillis(), client.wakeRoute(keys),
+                        extraArgs);
         grantWaiting = false;
         grantHandled();
         long sent = System.nanoTime();

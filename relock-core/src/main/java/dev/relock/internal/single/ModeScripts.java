@@ -51,11 +51,28 @@ enum ModeScripts {
      */
     String[] acquireArgs(String owner, String lease, int holds, long waitMillis, String grace, String route,
             String... more) {
+        int leading = this == PERMITS ? 5 : 6;
+        String[] args = acquireArgs(leading + more.length, owner, lease, holds, waitMillis, grace, route);
+        System.arraycopy(more, 0, args, leading, more.length);
+        return args;
+    }
+
+    /** As {@link #acquireArgs(String, String, int, long, String, String, String...)} with one more argument. */
+    String[] acquireArgs(String owner, String lease, int holds, long waitMillis, String grace, String route,
+            String more) {
+        String[] args = acquireArgs((this == PERMITS ? 5 : 6) + 1, owner, lease, holds, waitMillis, grace, route);
+        args[args.length - 1] = more;
+        return args;
+    }
+
+    /** An array of {@code length} with the leading arguments in place. */
+    private String[] acquireArgs(int length, String owner, String lease, int holds, long waitMillis, String grace,
+            String route) {
         // "0": a fresh acquisition's holds, and a first attempt's wait
         String wait = waitMillis == 0 ? "0"
                 : waitMillis == WAIT_FOREVER_MILLIS ? WAIT_FOREVER : Long.toString(waitMillis);
         int leading = this == PERMITS ? 5 : 6;
-        String[] args = new String[leading + more.length];
+        String[] args = new String[length];
         args[0] = owner;
         args[1] = lease;
         if (this != PERMITS) {
@@ -64,7 +81,6 @@ enum ModeScripts {
         args[leading - 3] = wait;
         args[leading - 2] = grace;
         args[leading - 1] = route;
-        System.arraycopy(more, 0, args, leading, more.length);
         return args;
     }
 

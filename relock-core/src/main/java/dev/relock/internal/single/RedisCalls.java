@@ -28,14 +28,14 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.CommandWrapper;
 import io.lettuce.core.protocol.CompleteableCommand;
-import io.lettuce.core.protocol.DecoratedCommand;
 import io.lettuce.core.protocol.ProtocolKeyword;
 import io.lettuce.core.protocol.RedisCommand;
-import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -45,6 +45,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -168,34 +169,22 @@ public final class RedisCalls {
      */
     public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         ScriptCall<T> reply = new ScriptCall<>(System.nanoTime() + timeoutNanos, script, type, keys, args);
-        try {
-            connection.dispatch(reply);
-        } catch (RuntimeException e) {
-            // refused before it was queued (closed, or disconnected with REJECT_COMMANDS)
-            reply.answered(null, e);
-        }
+        reply.send();
         return reply;
     }
 
     /**
-     * One {@link #run}: the EVALSHA that Lettuce writes, completes, times out and cancels, and the future of the
-     * call's outcome, which a NOSCRIPT fallback or a resend after TRYAGAIN completes instead. One object for all of
-     * it, as {@link io.lettuce.core.protocol.AsyncCommand} is for a command of Lettuce's API, with no dependent
-     * stage: every lock and release sends one of these. What Lettuce asks to run on completion (its timeout's
-     * cancel) waits in {@link #onDone}, not in a stage of its own.
+     * The outcome of one {@link #run}, which hears its EVALSHA's outcome, and that of the EVAL after NOSCRIPT or of
+     * the resends after TRYAGAIN. Given up ({@link #abandon}), it still lets the EVALSHA run: Lettuce writes it, and
+     * sends it again after a reconnect, as any command.
      */
-    private final class ScriptCall<T> extends CompletableFuture<T>
-            implements RedisCommand<String, String, T>, CompleteableCommand<T>, DecoratedCommand<String, String, T> {
+    private final class ScriptCall<T> extends CompletableFuture<T> {
 
         private final long retryUntil;
         private final LuaScript script;
         private final ScriptOutputType type;
         private final String[] keys;
         private final String[] args;
-        // the first EVALSHA, the one this object is to Lettuce; resends and the fallback are commands of Lettuce's API
-        private final Command<String, String, T> evalsha;
-        // to run once this future completes, in the order given; null once it has run. Guarded by this
-        private BiConsumer<? super T, ? super Throwable> onDone;
 
         ScriptCall(long retryUntil, LuaScript script, ScriptOutputType type, String[] keys, String[] args) {
             this.retryUntil = retryUntil;
@@ -203,69 +192,41 @@ public final class RedisCalls {
             this.type = type;
             this.keys = keys;
             this.args = args;
-            // the digest and the key count as bytes, which Lettuce copies: as a String and a number it would encode
-            // them through new strings and arrays for every call
-            CommandArgs<String, String> command = new CommandArgs<>(Utf8Codec.INSTANCE).add(script.shaBytes());
-            if (keys.length < KEY_COUNTS.length) {
-                command.add(KEY_COUNTS[keys.length]);
-            } else {
-                command.add(keys.length);
+        }
+
+        void send() {
+            Evalsha<T> evalsha = new Evalsha<>(this, script, output(type), keys, args);
+            try {
+                connection.dispatch(evalsha);
+            } catch (RuntimeException e) {
+                evalsha.completeExceptionally(e);
             }
-            command.addKeys(keys).addValues(args);
-            this.evalsha = new Command<>(CommandType.EVALSHA, output(type), command);
-        }
-
-        @Override
-        public boolean complete(T value) {
-            return done(value, null);
-        }
-
-        /** Lettuce read the EVALSHA's reply, on the I/O thread. */
-        @Override
-        public void complete() {
-            evalsha.complete();
-            CommandOutput<String, String, T> output = evalsha.getOutput();
-            if (output.hasError()) {
-                answered(null, ExceptionFactory.createExecutionException(output.getError()));
-            } else {
-                answered(output.get(), null);
-            }
-        }
-
-        /**
-         * Lettuce failed the EVALSHA (a timeout, a lost connection, a refusal), or {@link #runTimed}'s limit passed:
-         * the call fails, unless it is one to send again.
-         */
-        @Override
-        public boolean completeExceptionally(Throwable error) {
-            evalsha.completeExceptionally(error);
-            return answered(null, error);
         }
 
         /**
          * An outcome of a command of this call: on the I/O thread that read it, on the sender's thread if it was
-         * refused before it was sent, and on the timer's thread for a resend after TRYAGAIN that was.
+         * refused before it was sent, on an event executor for one Lettuce timed out, and on the timer's thread for a
+         * resend after TRYAGAIN that was refused.
          */
-        boolean answered(T value, Throwable error) {
+        void answered(T value, Throwable error) {
             if (error == null) {
-                return done(value, null);
-            }
-            if (unwrap(error) instanceof RedisNoScriptException) {
+                complete(value);
+            } else if (unwrap(error) instanceof RedisNoScriptException) {
                 // this future's monitor orders this against the caller's giving up in await()
                 synchronized (this) {
                     if (!isDone()) {
                         commands.<T>eval(script.body(), type, keys, args).whenComplete((evaluated, failed) -> {
                             if (failed == null) {
-                                done(evaluated, null);
+                                complete(evaluated);
                             } else if (!retryLater(failed)) {
-                                done(null, unwrap(failed));
+                                completeExceptionally(unwrap(failed));
                             }
                         });
                     }
                 }
-                return false;
+            } else if (!retryLater(error)) {
+                completeExceptionally(unwrap(error));
             }
-            return !retryLater(error) && done(null, unwrap(error));
         }
 
         /** Schedules the script again if Redis said TRYAGAIN (or ASK) and there is time left; false otherwise. */
@@ -280,117 +241,147 @@ public final class RedisCalls {
             timer.schedule(() -> {
                 synchronized (this) {
                     if (!isDone()) {
-                        commands.<T>evalsha(script.sha(), type, keys, args).whenComplete(this::answered);
+                        send();
                     }
                 }
             }, TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
             return true;
         }
+    }
 
-        /** Completes this future, and runs what waits in {@link #onDone} if that completed it. */
-        private boolean done(T value, Throwable error) {
-            boolean completed = error == null ? super.complete(value) : super.completeExceptionally(error);
-            if (completed) {
-                ranOnDone(value, error);
+    /**
+     * The EVALSHA of a {@link ScriptCall}, which Lettuce writes, completes, times out and cancels: it does for the call
+     * what an {@link io.lettuce.core.protocol.AsyncCommand} does for a command of Lettuce's API, with no future and no
+     * completion stage of its own, as every lock and release sends one. It ends once, at the first end Lettuce reports
+     * (one reported later, such as its timeout firing as the reply is read, changes nothing); it then runs what Lettuce
+     * asked to run at its end (the cancel of its timeout) and hands its outcome to the call.
+     */
+    private static final class Evalsha<T> extends Command<String, String, T> implements CompleteableCommand<T> {
+
+        @SuppressWarnings("rawtypes")
+        private static final AtomicIntegerFieldUpdater<Evalsha> ENDED =
+                AtomicIntegerFieldUpdater.newUpdater(Evalsha.class, "ended");
+
+        private final ScriptCall<T> call;
+        // 1 once Lettuce reported the end
+        private volatile int ended;
+        // what Lettuce asked to run at the end, in its order: the first here, any more (tracing) in moreOnEnd.
+        // Guarded by this; taken, and run, by the thread that ended it
+        private BiConsumer<? super T, Throwable> onEnd;
+        private List<BiConsumer<? super T, Throwable>> moreOnEnd;
+
+        Evalsha(ScriptCall<T> call, LuaScript script, CommandOutput<String, String, T> output, String[] keys,
+                String[] args) {
+            super(CommandType.EVALSHA, output, new CommandArgs<>(Utf8Codec.INSTANCE));
+            this.call = call;
+            // the digest and the key count as bytes, which Lettuce copies: as a String and a number it would encode
+            // them through new strings and arrays every time
+            this.args.add(script.shaBytes());
+            if (keys.length < KEY_COUNTS.length) {
+                this.args.add(KEY_COUNTS[keys.length]);
+            } else {
+                this.args.add(keys.length);
             }
-            return completed;
+            this.args.addKeys(keys).addValues(args);
         }
 
-        private void ranOnDone(T value, Throwable error) {
-            BiConsumer<? super T, ? super Throwable> actions;
-            synchronized (this) {
-                actions = onDone;
-                onDone = null;
+        /** Lettuce read the reply, on the I/O thread. */
+        @Override
+        public void complete() {
+            if (ENDED.compareAndSet(this, 0, 1)) {
+                super.complete();
+                ended(output.hasError() ? null : output.get(),
+                        output.hasError() ? ExceptionFactory.createExecutionException(output.getError()) : null);
             }
-            if (actions != null) {
-                try {
-                    actions.accept(value, error);
-                } catch (RuntimeException e) {
-                    // as a whenComplete stage would, the failure stays with what failed, not with this call
-                    log.warn("what runs when a script's reply is in failed", e);
-                }
+        }
+
+        /** Lettuce failed it: a timeout, a lost connection, a refusal. */
+        @Override
+        public boolean completeExceptionally(Throwable error) {
+            if (!ENDED.compareAndSet(this, 0, 1)) {
+                return false;
+            }
+            super.completeExceptionally(error);
+            ended(null, error);
+            return true;
+        }
+
+        /** Lettuce cancelled it: its connection was closed or reset with it unanswered. */
+        @Override
+        public void cancel() {
+            if (ENDED.compareAndSet(this, 0, 1)) {
+                super.cancel();
+                ended(null, new CancellationException("Lettuce cancelled the command"));
+            }
+        }
+
+        private void ended(T value, Throwable error) {
+            BiConsumer<? super T, Throwable> first;
+            List<BiConsumer<? super T, Throwable>> more;
+            synchronized (this) {
+                first = onEnd;
+                more = moreOnEnd;
+                onEnd = null;
+                moreOnEnd = null;
+            }
+            if (first != null) {
+                runOnEnd(first, value, error);
+            }
+            if (more != null) {
+                more.forEach(action -> runOnEnd(action, value, error));
+            }
+            call.answered(value, error);
+        }
+
+        private void runOnEnd(BiConsumer<? super T, Throwable> action, T value, Throwable error) {
+            try {
+                action.accept(value, error);
+            } catch (RuntimeException e) {
+                // as in a completion stage, a failure of one stays with it
+                log.warn("what Lettuce runs at the end of an EVALSHA failed", e);
             }
         }
 
         @Override
         public void onComplete(BiConsumer<? super T, Throwable> action) {
             synchronized (this) {
-                if (!isDone()) {
-                    @SuppressWarnings("unchecked")
-                    BiConsumer<T, Throwable> before = (BiConsumer<T, Throwable>) onDone;
-                    onDone = before == null ? action : before.andThen(action);
+                if (ended == 0) {
+                    if (onEnd == null) {
+                        onEnd = action;
+                    } else {
+                        if (moreOnEnd == null) {
+                            moreOnEnd = new ArrayList<>(2);
+                        }
+                        moreOnEnd.add(action);
+                    }
                     return;
                 }
             }
-            whenComplete(action);
+            // ended already: its outcome is in place
+            runOnEnd(action, exception == null && !isCancelled() && !output.hasError() ? output.get() : null,
+                    isCancelled() ? new CancellationException("Lettuce cancelled the command")
+                            : exception != null ? exception
+                            : output.hasError() ? ExceptionFactory.createExecutionException(output.getError()) : null);
         }
 
         @Override
         public void onComplete(Consumer<? super T> action) {
-            thenAccept(action);
+            onComplete((value, error) -> {
+                if (error == null) {
+                    action.accept(value);
+                }
+            });
         }
 
-        /** Lettuce cancels the command (its connection closed or reset with the command unanswered). */
-        @Override
-        public void cancel() {
-            cancel(true);
-        }
-
-        /** The caller gave up ({@link #abandon}), or Lettuce cancelled: Lettuce writes it no more if it has not. */
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            evalsha.cancel();
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            if (cancelled) {
-                ranOnDone(null, new CancellationException());
-            }
-            return cancelled;
-        }
-
-        @Override
-        public CommandOutput<String, String, T> getOutput() {
-            return evalsha.getOutput();
-        }
-
-        @Override
-        public void setOutput(CommandOutput<String, String, T> output) {
-            evalsha.setOutput(output);
-        }
-
-        @Override
-        public CommandArgs<String, String> getArgs() {
-            return evalsha.getArgs();
-        }
-
-        @Override
-        public ProtocolKeyword getType() {
-            return evalsha.getType();
-        }
-
-        @Override
-        public void encode(ByteBuf buffer) {
-            evalsha.encode(buffer);
-        }
-
-        @Override
-        public RedisCommand<String, String, T> getDelegate() {
-            return evalsha;
-        }
-
-        /** As Lettuce's own commands: equal to every wrapper of the same command. */
+        /** As Lettuce's own commands: equal to every wrapper of it. */
         @Override
         public boolean equals(Object other) {
-            return other instanceof RedisCommand<?, ?, ?> command && CommandWrapper.unwrap(command) == evalsha;
+            return other instanceof RedisCommand<?, ?, ?> command && CommandWrapper.unwrap(command) == this;
         }
 
         @Override
         public int hashCode() {
-            return evalsha.hashCode();
-        }
-
-        @Override
-        public String toString() {
-            return "EVALSHA " + script + " " + super.toString();
+            return System.identityHashCode(this);
         }
     }
 

@@ -23,9 +23,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A script call of {@link RedisCalls#run} is itself the command Lettuce writes: what Lettuce hangs on it (the
- * command's timeout) is let go when the reply comes, by EVALSHA or by the EVAL that follows NOSCRIPT, and a call
- * Lettuce times out fails.
+ * The EVALSHA of a {@link RedisCalls#run} is a command relock hands Lettuce itself: what Lettuce hangs on it (the
+ * command's timeout) is let go when the reply comes, by EVALSHA or by the EVAL that follows NOSCRIPT; a call
+ * Lettuce times out fails; a call its caller gave up on still runs.
  */
 class RedisCallsTest {
 
@@ -85,6 +85,31 @@ class RedisCallsTest {
                         .isInstanceOf(RedisUnavailableException.class)
                         .hasMessageContaining("did not answer");
                 assertThat(reply).isCompletedExceptionally();
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        }
+    }
+
+    @Test
+    void aCallGivenUpStillRunsAsAnyCommandLettuceWasGiven() throws Exception {
+        try (RedisServer redis = RedisServer.start()) {
+            RedisClient client = RedisClient.create(redis.uri());
+            try (StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE)) {
+                RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
+                        client.getResources().eventExecutorGroup(), true);
+                // given up at once, most before the I/O thread writes them: what relock sends after giving up on a
+                // reply (a withdraw, a release again) assumes the command may have run, and a release given up on
+                // must still free its lock
+                String[][] keys = new String[50][];
+                for (int i = 0; i < keys.length; i++) {
+                    keys[i] = LockKeys.of("calls-test", "calls:given-up-" + i).all();
+                    calls.abandon(calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys[i],
+                            OWNER, "30000", "0", "0", "1000", WAKE_ROUTE));
+                }
+                for (String[] lock : keys) {
+                    await().atMost(Duration.ofSeconds(20)).until(() -> connection.sync().exists(lock[0]) == 1);
+                }
             } finally {
                 client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
