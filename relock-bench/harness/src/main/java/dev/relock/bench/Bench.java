@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -179,17 +180,12 @@ final class Bench {
      * compiled each subject's contended path before it is measured (at a few hundred acquisitions a second, one
      * second of warm-up runs it too seldom for that). The same for every subject.
      */
-    private void warmUp(WarmUpRound round) throws Exception {
+    private void warmUp(Callable<Results.Run> round) throws Exception {
         long until = System.nanoTime() + MAX_WARM_UP.toNanos();
         long acquisitions = 0;
         do {
-            acquisitions += round.run().ops;
+            acquisitions += round.call().ops;
         } while (!config.quick() && acquisitions < WARM_UP_ACQUISITIONS && System.nanoTime() - until < 0);
-    }
-
-    /** One round of a warm-up. */
-    private interface WarmUpRound {
-        Results.Run run() throws Exception;
     }
 
     /** S3p: eight clients, one thread each, on one name; one subject at a time (8 clients each). */

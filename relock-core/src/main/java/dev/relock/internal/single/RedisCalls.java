@@ -209,6 +209,16 @@ public final class RedisCalls {
          * resend after TRYAGAIN that was refused.
          */
         void answered(T value, Throwable error) {
+            try {
+                handle(value, error);
+            } catch (RuntimeException e) {
+                // the fallback or the resend could not be sent (the client's executors stopped): no command is
+                // left to end this call, so it ends here
+                completeExceptionally(e);
+            }
+        }
+
+        private void handle(T value, Throwable error) {
             if (error == null) {
                 complete(value);
             } else if (unwrap(error) instanceof RedisNoScriptException) {
@@ -265,10 +275,11 @@ public final class RedisCalls {
         private final ScriptCall<T> call;
         // 1 once Lettuce reported the end
         private volatile int ended;
-        // what Lettuce asked to run at the end, in its order: the first here, any more (tracing) in moreOnEnd.
-        // Guarded by this; taken, and run, by the thread that ended it
+        // what Lettuce asked to run at the end, in its order: the first here, any more (tracing) in moreOnEnd;
+        // taken, and run, by the thread that ended it, once its outcome is in place (endTaken). Guarded by this
         private BiConsumer<? super T, Throwable> onEnd;
         private List<BiConsumer<? super T, Throwable>> moreOnEnd;
+        private boolean endTaken;
 
         Evalsha(ScriptCall<T> call, LuaScript script, CommandOutput<String, String, T> output, String[] keys,
                 String[] args) {
@@ -323,6 +334,7 @@ public final class RedisCalls {
                 more = moreOnEnd;
                 onEnd = null;
                 moreOnEnd = null;
+                endTaken = true;
             }
             if (first != null) {
                 runOnEnd(first, value, error);
@@ -345,7 +357,7 @@ public final class RedisCalls {
         @Override
         public void onComplete(BiConsumer<? super T, Throwable> action) {
             synchronized (this) {
-                if (ended == 0) {
+                if (!endTaken) {
                     if (onEnd == null) {
                         onEnd = action;
                     } else {
@@ -357,7 +369,7 @@ public final class RedisCalls {
                     return;
                 }
             }
-            // ended already: its outcome is in place
+            // ended, with its outcome in place
             runOnEnd(action, exception == null && !isCancelled() && !output.hasError() ? output.get() : null,
                     isCancelled() ? new CancellationException("Lettuce cancelled the command")
                             : exception != null ? exception
