@@ -301,9 +301,17 @@ public final class RedisCalls {
         public void complete() {
             if (ENDED.compareAndSet(this, 0, 1)) {
                 super.complete();
-                ended(output.hasError() ? null : output.get(),
-                        output.hasError() ? ExceptionFactory.createExecutionException(output.getError()) : null);
+                Throwable failure = failure();
+                ended(failure == null ? output.get() : null, failure);
             }
+        }
+
+        /** Why it failed, once ended: cancelled, failed by Lettuce, or answered with an error; null if it did not. */
+        private Throwable failure() {
+            return isCancelled() ? new CancellationException("Lettuce cancelled the command")
+                    : exception != null ? exception
+                    : output.hasError() ? ExceptionFactory.createExecutionException(output.getError())
+                    : null;
         }
 
         /** Lettuce failed it: a timeout, a lost connection, a refusal. */
@@ -322,7 +330,7 @@ public final class RedisCalls {
         public void cancel() {
             if (ENDED.compareAndSet(this, 0, 1)) {
                 super.cancel();
-                ended(null, new CancellationException("Lettuce cancelled the command"));
+                ended(null, failure());
             }
         }
 
@@ -370,10 +378,8 @@ public final class RedisCalls {
                 }
             }
             // ended, with its outcome in place
-            runOnEnd(action, exception == null && !isCancelled() && !output.hasError() ? output.get() : null,
-                    isCancelled() ? new CancellationException("Lettuce cancelled the command")
-                            : exception != null ? exception
-                            : output.hasError() ? ExceptionFactory.createExecutionException(output.getError()) : null);
+            Throwable failure = failure();
+            runOnEnd(action, failure == null ? output.get() : null, failure);
         }
 
         @Override
