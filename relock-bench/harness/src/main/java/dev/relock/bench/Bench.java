@@ -85,11 +85,14 @@ final class Bench {
         return all;
     }
 
-    /** relock's and Redisson's (3 and 4) Redlock over independent servers: S5's second half. */
+    /**
+     * relock's and Redisson's (3 and 4) Redlock over independent servers, and relock's Redlock scripts on bare
+     * Lettuce: S5's second half.
+     */
     static List<Subject> redlockSubjects(RedissonLine redisson3, RedissonLine redisson4) {
         return List.of(RelockSubject.redlock(Environment.relockVersion()),
                 new RedissonSubject(redisson3, RedissonSubject.Kind.REDLOCK),
-                new RedissonSubject(redisson4, RedissonSubject.Kind.REDLOCK));
+                new RedissonSubject(redisson4, RedissonSubject.Kind.REDLOCK), new RedlockScriptsSubject());
     }
 
     String uri() {
