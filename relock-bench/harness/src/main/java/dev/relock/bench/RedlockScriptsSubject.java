@@ -42,7 +42,8 @@ import java.util.function.Predicate;
  * writer's place; the writer then takes the place the nodes agreed on and waits for release announcements: a grant
  * for its latest attempt from a majority of the nodes that refused it wins as that attempt would have; a turn that
  * names it, a turn's end, or a release that names nobody (after a jitter) starts the next attempt; so does the
- * holder's lease end, or a split's random back-off. The constants are relock's defaults. There is no timeout,
+ * holder's lease end, or a split's random back-off. The copies of one grant that the other nodes announce wake the
+ * granted writer only, as in relock. The constants are relock's defaults. There is no timeout,
  * cancel, renewal, re-entry, clock-drift or validity check, and no failure handling: a node that fails a command
  * stops the run.
  */
@@ -104,6 +105,8 @@ final class RedlockScriptsSubject implements Subject {
         // the owner whose thread is in lock() now -> its lock
         private final Map<String, ScriptLock> waiting = new ConcurrentHashMap<>();
         private final AtomicLong attemptIds = new AtomicLong();
+        // lock key -> the grant its nodes announced last: pub/sub threads
+        private final Map<String, String> lastGrants = new ConcurrentHashMap<>();
         private long owners;
 
         NodesClient(String[] uris) {
@@ -124,12 +127,19 @@ final class RedlockScriptsSubject implements Subject {
             }
         }
 
-        /** Hands a node's announcement to every waiting lock of that key (a lock key ends with '}'). Pub/sub thread. */
+        /**
+         * Hands a node's announcement to every waiting lock of that key (a lock key ends with '}'), except that the
+         * copies of a grant from the other nodes go to the granted writer only, as in relock. Pub/sub thread.
+         */
         private void announced(int node, String message) {
             int end = message.lastIndexOf('}') + 1;
             Announcement announcement = new Announcement(node, message.substring(0, end), message.substring(end));
+            String turn = announcement.turn();
+            int space = turn.indexOf(' ');
+            boolean copy = space > 0 && turn.indexOf(' ', space + 1) > 0
+                    && message.equals(lastGrants.put(announcement.lockKey(), message));
             for (ScriptLock lock : waiting.values()) {
-                if (lock.lockKey.equals(announcement.lockKey())) {
+                if (lock.lockKey.equals(announcement.lockKey()) && (!copy || turn.startsWith(lock.owner + " "))) {
                     lock.inbox.add(announcement);
                     LockSupport.unpark(lock.parked);
                 }

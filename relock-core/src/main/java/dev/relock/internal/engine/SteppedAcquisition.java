@@ -93,11 +93,16 @@ public abstract class SteppedAcquisition {
     // set by the first step, guarded by lock: a wait without a deadline, or the deadline (System.nanoTime())
     protected boolean forever;
     protected long deadline;
-    // the timer of the next attempt, when it fires (System.nanoTime()): on the event executors, or on the wheel
-    // when it is far (farTimer); both null when none is armed, never both set
+    // the timer of the next attempt, when it fires (System.nanoTime()): on the event executors, on the wheel when it
+    // is far (farTimer), or run by the thread waiting in run() (waiterTimer) when one waits there and it is near; all
+    // null when none is armed, at most one set; guarded by lock (the waiter reads waiterTimer and timerAt without it
+    // only to know how long to park)
     private ScheduledFuture<?> timer;
     private Timeout farTimer;
-    private long timerAt;
+    private volatile Runnable waiterTimer;
+    // the waiter took waiterTimer to run it: armed still (hasTimer) until timerFired, cancelTimer or the next arm
+    private volatile boolean waiterTimerTaken;
+    private volatile long timerAt;
     // the latest events handled, for giveUpOverdue's diagnosis; only with -Drelock.internal.traceAcquisitions=true
     private final String[] trail = TRACING ? new String[TRAIL] : null;
     private long trailed;
@@ -156,13 +161,27 @@ public abstract class SteppedAcquisition {
                 if (outcome.isDone()) {
                     return outcome.get();
                 }
-                if (!bounded) {
-                    LockSupport.park(this);
-                } else if (overdueAt - System.nanoTime() > 0) {
-                    LockSupport.parkNanos(this, overdueAt - System.nanoTime());
-                } else {
+                long now = System.nanoTime();
+                Runnable due = takeDueWaiterTimer(now);
+                if (due != null) {
+                    try {
+                        due.run();
+                    } catch (Error e) {
+                        // as in drain(): logged by stepHere, with the outcome decided first
+                    }
+                    continue;
+                }
+                // a near timer armed for this thread to run: it parks until then at most
+                boolean timed = waiterTimer != null && !waiterTimerTaken;
+                long wakeAt = timerAt;
+                if (bounded && overdueAt - now <= 0) {
                     bounded = false;
                     giveUpOverdue();
+                } else if (bounded || timed) {
+                    long until = !timed || (bounded && overdueAt - wakeAt < 0) ? overdueAt : wakeAt;
+                    LockSupport.parkNanos(this, until - now);
+                } else {
+                    LockSupport.park(this);
                 }
                 if (Thread.interrupted()) {
                     if (interruptible && cancel()) {
@@ -181,6 +200,27 @@ public abstract class SteppedAcquisition {
             if (interrupted) {
                 self.interrupt();
             }
+        }
+    }
+
+    /**
+     * The timer armed for the waiter to run ({@link #armTimer}), if it is due at {@code now} and not taken yet; taken
+     * then, to be run without the lock (it calls a step). Waiter only.
+     */
+    private Runnable takeDueWaiterTimer(long now) {
+        if (waiterTimer == null || waiterTimerTaken || timerAt - now > 0) {
+            return null;
+        }
+        lock.lock();
+        try {
+            Runnable due = waiterTimer;
+            if (due == null || waiterTimerTaken || timerAt - now > 0) {
+                return null;
+            }
+            waiterTimerTaken = true;
+            return due;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -281,6 +321,7 @@ public abstract class SteppedAcquisition {
         return "decided=" + decided + ", settled=" + settled + ", timer="
                 + (!hasTimer() ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
                         + " ms" + (farTimer != null ? " (wheel" + (farTimer.isExpired() ? ", fired)" : ")")
+                                : waiterTimer != null ? " (waiter's" + (waiterTimerTaken ? ", fired)" : ")")
                                 : timer.isDone() ? " (fired)" : "")) + ", " + describe() + trail();
     }
 
@@ -500,8 +541,9 @@ public abstract class SteppedAcquisition {
      * callback is not a step: it calls one, and checks there that it is still wanted. It runs on the event executors.
      * A timer that {@code mayBeLate} (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or
      * more away and as far before the wait's deadline, waits on the wheel and may fire a tick or two late; any other
-     * (the deadline's own, a turn or a check that fairness counts on, a spreading jitter) waits on the event executors,
-     * on time. Lock held.
+     * (the deadline's own, a turn or a check that fairness counts on, a spreading jitter) fires on time: run by the
+     * thread that waits in {@link #run} when there is one (it parks until then, and arming or cancelling it wakes no
+     * other thread), else on the event executors. Lock held.
      *
      * @return false if the client is closed or its executors are shut down: nothing is armed
      */
@@ -518,6 +560,17 @@ public abstract class SteppedAcquisition {
         try {
             if (mayBeLate && delay >= WheelTimers.FAR_NANOS && (forever || deadline - at >= WheelTimers.FAR_NANOS)) {
                 farTimer = WheelTimers.onWheel(wheel, events, onFire, delay);
+            } else if ((drains.get() & WAITING) != 0) {
+                // the waiter leaves run() only once the outcome is decided, after which nothing is armed
+                timerAt = at;
+                waiterTimerTaken = false;
+                waiterTimer = onFire;
+                Thread waiting = waiter;
+                if (waiting != Thread.currentThread()) {
+                    // it may be parked until later, or without a deadline
+                    LockSupport.unpark(waiting);
+                }
+                return true;
             } else {
                 timer = events.schedule(onFire, delay, TimeUnit.NANOSECONDS);
             }
@@ -552,23 +605,22 @@ public abstract class SteppedAcquisition {
 
     /** Cancels the armed timer, if any. Lock held. */
     protected final void cancelTimer() {
-        if (timer != null || farTimer != null) {
+        if (hasTimer()) {
             if (TRACING) {
                 trace("cancel timer");
             }
             if (timer != null) {
                 timer.cancel(false);
-            } else {
+            } else if (farTimer != null) {
                 farTimer.cancel();
             }
-            timer = null;
-            farTimer = null;
+            timerFired();
         }
     }
 
     /** Whether a timer is armed and has not fired ({@link #timerFired} not called since). Lock held. */
     protected final boolean hasTimer() {
-        return timer != null || farTimer != null;
+        return timer != null || farTimer != null || waiterTimer != null;
     }
 
     /** When the armed timer fires. Lock held, {@link #hasTimer}. */
@@ -580,6 +632,7 @@ public abstract class SteppedAcquisition {
     protected final void timerFired() {
         timer = null;
         farTimer = null;
+        waiterTimer = null;
     }
 
     /** Whether the outcome is decided. Lock held. */

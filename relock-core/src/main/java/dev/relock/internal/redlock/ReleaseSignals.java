@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The release announcements of every node, routed to the threads waiting for that lock. release.lua
@@ -46,7 +47,19 @@ final class ReleaseSignals {
         }
     }
 
-    private final Map<String, Set<CompletableFuture<String>>> byLockKey = new ConcurrentHashMap<>();
+    /**
+     * The signals taken for one lock key, and the grant its nodes announced last. A release that grants the lock
+     * goes to every node at once and each announces the same grant, '{@code <owner id> <token> <attempt id>}' (a
+     * node grants an attempt once, so another grant has other text): only the first of them completes the signals,
+     * and the copies that follow from the other nodes wake nobody again. The granted writer still counts every
+     * node's grant ({@link Grants}). Lives while a signal of the key is taken.
+     */
+    private static final class Waiting {
+        final Set<CompletableFuture<String>> signals = ConcurrentHashMap.newKeySet();
+        final AtomicReference<String> lastGrant = new AtomicReference<>();
+    }
+
+    private final Map<String, Waiting> byLockKey = new ConcurrentHashMap<>();
     // lock key + owner id of a watching writer -> its watch
     private final Map<String, Watch> turns = new ConcurrentHashMap<>();
 
@@ -75,18 +88,18 @@ final class ReleaseSignals {
 
     CompletableFuture<String> expect(String lockKey) {
         CompletableFuture<String> signal = new CompletableFuture<>();
-        byLockKey.compute(lockKey, (key, signals) -> {
-            Set<CompletableFuture<String>> set = signals == null ? ConcurrentHashMap.newKeySet() : signals;
-            set.add(signal);
-            return set;
+        byLockKey.compute(lockKey, (key, waiting) -> {
+            Waiting taken = waiting == null ? new Waiting() : waiting;
+            taken.signals.add(signal);
+            return taken;
         });
         return signal;
     }
 
     void forget(String lockKey, CompletableFuture<String> signal) {
-        byLockKey.computeIfPresent(lockKey, (key, signals) -> {
-            signals.remove(signal);
-            return signals.isEmpty() ? null : signals;
+        byLockKey.computeIfPresent(lockKey, (key, waiting) -> {
+            waiting.signals.remove(signal);
+            return waiting.signals.isEmpty() ? null : waiting;
         });
     }
 
@@ -113,7 +126,7 @@ final class ReleaseSignals {
      * after a pub/sub connection came back, so each tries again.
      */
     void wakeAll() {
-        byLockKey.values().forEach(signals -> signals.forEach(signal -> signal.complete("")));
+        byLockKey.values().forEach(waiting -> waiting.signals.forEach(signal -> signal.complete("")));
     }
 
     private void announced(int node, String message) {
@@ -121,9 +134,9 @@ final class ReleaseSignals {
         String lockKey = message.substring(0, end);
         int space = message.indexOf(' ', end);
         String turn = space < 0 ? message.substring(end) : message.substring(end, space);
+        int second = space < 0 ? -1 : message.indexOf(' ', space + 1);
         Watch watch = turn.isEmpty() ? null : turns.get(lockKey + turn);
         if (watch != null) {
-            int second = space < 0 ? -1 : message.indexOf(' ', space + 1);
             if (second > 0) {
                 watch.grants.granted(node, Long.parseLong(message, space + 1, second, 10),
                         message.substring(second + 1));
@@ -131,10 +144,10 @@ final class ReleaseSignals {
                 watch.namedAt = System.nanoTime();
             }
         }
-        Set<CompletableFuture<String>> signals = byLockKey.get(lockKey);
-        if (signals != null) {
+        Waiting waiting = byLockKey.get(lockKey);
+        if (waiting != null && (second < 0 || !message.equals(waiting.lastGrant.getAndSet(message)))) {
             String announced = message.substring(end);
-            signals.forEach(signal -> signal.complete(announced));
+            waiting.signals.forEach(signal -> signal.complete(announced));
         }
     }
 }

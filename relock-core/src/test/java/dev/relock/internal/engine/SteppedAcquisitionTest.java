@@ -358,8 +358,61 @@ class SteppedAcquisitionTest {
         }
     }
 
+    /**
+     * A near timer of an acquisition whose caller is blocked in run() is run by that caller, which parks until then:
+     * arming and firing it gives the event executors nothing to do, whichever thread armed it (a step on the executors
+     * wakes the caller to park until the new timer instead).
+     */
+    @Test
+    void aNearTimerOfABlockedCallerIsRunByTheCallerAndGivesTheExecutorsNothingToDo() throws Exception {
+        List<Long> delays = new CopyOnWriteArrayList<>();
+        ScheduledThreadPoolExecutor events = new ScheduledThreadPoolExecutor(1, work -> new Thread(work, "events")) {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+                delays.add(unit.toMillis(delay));
+                return super.schedule(command, delay, unit);
+            }
+        };
+        try {
+            long near = TimeUnit.MILLISECONDS.toNanos(50);
+            String[] firedOn = new String[1];
+            // armed in the caller's own first step
+            long start = System.nanoTime();
+            assertThat(new TimedAcquisition(events, TestAcquisition.WHEEL, near, firedOn).run(0, true, true)).isNull();
+            assertThat(System.nanoTime() - start).as("ns until the timer fired").isGreaterThanOrEqualTo(near);
+            assertThat(firedOn[0]).isEqualTo(Thread.currentThread().getName());
+            // armed in a step on the event executors while the caller is parked without a deadline
+            firedOn[0] = null;
+            SteppedAcquisition armedElsewhere = new TimedAcquisition(events, TestAcquisition.WHEEL, near, firedOn) {
+                @Override
+                protected void begin(long waitNanos) {
+                    events.execute(() -> step(() -> super.begin(waitNanos)));
+                }
+
+                @Override
+                protected boolean awaitsEvent() {
+                    // the task that arms the timer is on its way
+                    return true;
+                }
+            };
+            assertThat(armedElsewhere.run(0, true, true)).isNull();
+            assertThat(firedOn[0]).isEqualTo(Thread.currentThread().getName());
+            // only the task that armed it (execute() schedules with no delay)
+            assertThat(delays).as("delays (ms) of what the event executors were given").containsExactly(0L);
+            delays.clear();
+            // with no caller blocked (asynchronous), the event executors run it
+            firedOn[0] = null;
+            assertThat(new TimedAcquisition(events, TestAcquisition.WHEEL, near, firedOn)
+                    .startAsync(0, true, hold -> hold, null).get(15, TimeUnit.SECONDS)).isNull();
+            assertThat(firedOn[0]).isEqualTo("events");
+            assertThat(delays).hasSize(1);
+        } finally {
+            events.shutdownNow();
+        }
+    }
+
     /** Arms one timer, {@code inNanos} from its start, whose firing ends the wait; notes the thread it fired on. */
-    private static final class TimedAcquisition extends TestAcquisition {
+    private static class TimedAcquisition extends TestAcquisition {
         private final long inNanos;
         private final String[] firedOn;
 
@@ -393,7 +446,7 @@ class SteppedAcquisitionTest {
     private abstract static class TestAcquisition extends SteppedAcquisition {
 
         // for the tests that arm no timer a second away: never started
-        private static final HashedWheelTimer WHEEL = new HashedWheelTimer();
+        static final HashedWheelTimer WHEEL = new HashedWheelTimer();
 
         TestAcquisition(ScheduledExecutorService events, String name) {
             this(events, WHEEL, name);
