@@ -163,18 +163,16 @@ public abstract class SteppedAcquisition {
                 }
                 long now = System.nanoTime();
                 Runnable due = takeDueWaiterTimer(now);
+                // a near timer armed for this thread to run: it parks until then at most
+                boolean timed = waiterTimer != null && !waiterTimerTaken;
+                long wakeAt = timerAt;
                 if (due != null) {
                     try {
                         due.run();
                     } catch (Error e) {
-                        // as in drain(): logged by stepHere, with the outcome decided first
+                        // as in drain(): an Error in a step is logged by stepHere, with the outcome decided first
                     }
-                    continue;
-                }
-                // a near timer armed for this thread to run: it parks until then at most
-                boolean timed = waiterTimer != null && !waiterTimerTaken;
-                long wakeAt = timerAt;
-                if (bounded && overdueAt - now <= 0) {
+                } else if (bounded && overdueAt - now <= 0) {
                     bounded = false;
                     giveUpOverdue();
                 } else if (bounded || timed) {
@@ -538,8 +536,7 @@ public abstract class SteppedAcquisition {
 
     /**
      * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
-     * callback is not a step: it calls one, and checks there that it is still wanted. It runs on the event executors.
-     * A timer that {@code mayBeLate} (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or
+     * callback is not a step: it calls one, and checks there that it is still wanted. A timer that {@code mayBeLate} (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or
      * more away and as far before the wait's deadline, waits on the wheel and may fire a tick or two late; any other
      * (the deadline's own, a turn or a check that fairness counts on, a spreading jitter) fires on time: run by the
      * thread that waits in {@link #run} when there is one (it parks until then, and arming or cancelling it wakes no
