@@ -43,7 +43,22 @@ final class Report {
     }
 
     /** One row of the targets table. */
-    record Target(String scenario, String target, String measured, Boolean met) {}
+    /**
+     * One row of the targets table; {@code atFloor}, for a missed target whose floor was measured in the same run:
+     * whether relock is within 10 % of the floor of its own protocol there (issue 16's alternative to meeting it).
+     */
+    record Target(String scenario, String target, String measured, Boolean met, Boolean atFloor) {
+        Target(String scenario, String target, String measured, Boolean met) {
+            this(scenario, target, measured, met, null);
+        }
+    }
+
+    /** How far from its floor relock may stand in a missed target: within 10 %. */
+    private static final double FLOOR_SLACK = 0.10;
+
+    private static boolean atFloor(double relockToFloor, boolean higherIsBetter) {
+        return higherIsBetter ? relockToFloor >= 1 - FLOOR_SLACK : relockToFloor <= 1 + FLOOR_SLACK;
+    }
 
     /** The id suffix of S5's Redlock scenarios, S1-Redlock and S3p-Redlock. */
     static final String REDLOCK = "-Redlock";
@@ -200,11 +215,12 @@ final class Report {
             Results.SubjectRuns relock = relock(s3p);
             Results.SubjectRuns fastest = bestRLock(s3p, Results.SubjectRuns::median, true);
             targets.add(withProtocolFloor(ratioTarget("S3p acquisitions/s", "≥ 3× Redisson RLock", relock, fastest,
-                    Results.SubjectRuns::median, 3, true, "acq/s"), s3p, relock, fastest, Results.SubjectRuns::median));
+                    Results.SubjectRuns::median, 3, true, "acq/s"), s3p, relock, fastest, Results.SubjectRuns::median,
+                    true));
             Results.SubjectRuns quickest = bestRLock(s3p, x -> x.handoff().getValueAtPercentile(50), false);
             ToDoubleFunction<Results.SubjectRuns> handoffMicros = x -> x.handoff().getValueAtPercentile(50) / 1e3;
             targets.add(withProtocolFloor(ratioTarget("S3p handoff p50", "≤ 0.35× Redisson RLock", relock, quickest,
-                    handoffMicros, 0.35, false, "µs"), s3p, relock, quickest, handoffMicros));
+                    handoffMicros, 0.35, false, "µs"), s3p, relock, quickest, handoffMicros, false));
             targets.add(fairnessTarget("S3p fairness min/max", relock));
         }
         Results.Scenario s5 = scenario("S5");
@@ -214,7 +230,7 @@ final class Report {
                     && x.label.endsWith(" RReadWriteLock"), Results.SubjectRuns::median, true);
             targets.add(withProtocolFloor(ratioTarget("S5 acquisitions/s", "≥ 2× Redisson RReadWriteLock", relock,
                     redisson, Results.SubjectRuns::median, 2, true, "acq/s"), s5, relock, redisson,
-                    Results.SubjectRuns::median));
+                    Results.SubjectRuns::median, true));
         }
         Results.Scenario redlock = scenario("S3p" + REDLOCK);
         if (redlock != null) {
@@ -223,7 +239,7 @@ final class Report {
                     && x.label.endsWith(" RedissonRedLock"), Results.SubjectRuns::median, true);
             targets.add(withProtocolFloor(ratioTarget("Redlock S3p acquisitions/s (5 nodes)", "≥ 1.5× RedissonRedLock",
                     relock, redisson, Results.SubjectRuns::median, 1.5, true, "acq/s"), redlock, relock, redisson,
-                    Results.SubjectRuns::median));
+                    Results.SubjectRuns::median, true));
             targets.add(fairnessTarget("Redlock S3p fairness min/max", relock));
         }
         Micro.Figure pair = micro("relockLockUnlock").orElse(null);
@@ -231,13 +247,15 @@ final class Report {
             targets.add(new Target("allocation per uncontended pair (JMH -prof gc)", "≤ 1 KB", "not measured"
                     + (context.microNote == null ? "" : ": " + context.microNote), null));
         } else {
+            Micro.Figure scripts = micro("relockScriptsOnBareLettuce").orElse(null);
             String floor = micro("floorSetNxCompareAndDelete")
                     .map(f -> String.format("; the floor on Lettuce %,.0f B", f.bytesPerOp())).orElse("")
-                    + micro("relockScriptsOnBareLettuce").map(f -> String.format("; relock's own scripts on bare"
-                            + " Lettuce %,.0f B (relock at %.2f× them)", f.bytesPerOp(),
-                            pair.bytesPerOp() / f.bytesPerOp())).orElse("");
+                    + (scripts == null ? "" : String.format("; relock's own scripts on bare Lettuce %,.0f B (relock at"
+                            + " %.2f× them)", scripts.bytesPerOp(), pair.bytesPerOp() / scripts.bytesPerOp()));
+            boolean met = pair.bytesPerOp() <= 1024;
             targets.add(new Target("allocation per uncontended pair (JMH -prof gc)", "≤ 1 KB",
-                    String.format("%,.0f B%s", pair.bytesPerOp(), floor), pair.bytesPerOp() <= 1024));
+                    String.format("%,.0f B%s", pair.bytesPerOp(), floor), met, met || scripts == null ? null
+                            : atFloor(pair.bytesPerOp() / scripts.bytesPerOp(), false)));
         }
         List<Results.Held> relockHeld = bench.held.stream().filter(h -> h.family.equals("relock")).toList();
         if (!relockHeld.isEmpty()) {
@@ -280,12 +298,18 @@ final class Report {
         line("|---|---|---|---|");
         for (Target t : targets) {
             line("| " + t.scenario() + " | " + t.target() + " | " + t.measured() + " | "
-                    + (t.met() == null ? "—" : t.met() ? "**met**" : "**missed**") + " |");
+                    + (t.met() == null ? "—" : t.met() ? "**met**" : "**missed**"
+                            + (Boolean.TRUE.equals(t.atFloor()) ? ", at its floor" : "")) + " |");
         }
         line();
         long missed = targets.stream().filter(t -> Boolean.FALSE.equals(t.met())).count();
         long met = targets.stream().filter(t -> Boolean.TRUE.equals(t.met())).count();
-        line(met + " met, " + missed + " missed, " + (targets.size() - met - missed) + " not measured.");
+        long atFloor = targets.stream().filter(t -> Boolean.TRUE.equals(t.atFloor())).count();
+        line(met + " met, " + missed + " missed, " + (targets.size() - met - missed) + " not measured. \"At its"
+                + " floor\": relock within " + Math.round(FLOOR_SLACK * 100) + " % of the floor of its own protocol"
+                + " measured in this run (its own scripts from bare Lettuce; for S3, one hand-off round trip), which"
+                + " issue 16 accepts for a target out of the protocol's reach: " + atFloor + " of the " + missed
+                + " missed.");
         line();
     }
 
@@ -299,14 +323,14 @@ final class Report {
         Results.SubjectRuns redisson = bestRLock(scenario, Results.SubjectRuns::median, true);
         targets.add(withProtocolFloor(ratioTarget(name, String.format("≥ %s× Redisson RLock", trim(vsRedisson)),
                 relock, redisson, Results.SubjectRuns::median, vsRedisson, true, "/s"), scenario, relock, redisson,
-                Results.SubjectRuns::median));
+                Results.SubjectRuns::median, true));
         Results.SubjectRuns spring = best(scenario, x -> x.family.equals("spring"), Results.SubjectRuns::median, true);
         targets.add(ratioTarget(name, "≥ 1.0× Spring RLR (its faster mode)", relock, spring,
                 Results.SubjectRuns::median, 1.0, true, "/s"));
         if (serverCpu) {
             targets.add(withProtocolFloor(ratioTarget(scenario.id + " Redis CPU per pair",
                     "≤ 1.3× Spring RLR's (its faster mode)", relock, spring, x -> x.cpuPerOp(true), 1.3, false, "µs"),
-                    scenario, relock, spring, x -> x.cpuPerOp(true)));
+                    scenario, relock, spring, x -> x.cpuPerOp(true), false));
         }
     }
 
@@ -320,10 +344,11 @@ final class Report {
         if (!Boolean.FALSE.equals(target.met()) || handOff == null || relock == null || other == null) {
             return target;
         }
+        double relockToFloor = relock.median() / handOff.opsPerSecond();
         return new Target(target.scenario(), target.target(), target.measured() + String.format(
                 "; one hand-off round trip from bare Lettuce (JMH, no thread woken): %,.0f /s, %.2f× (relock at %.2f×"
-                        + " it)", handOff.opsPerSecond(), handOff.opsPerSecond() / other.median(),
-                relock.median() / handOff.opsPerSecond()), false);
+                        + " it)", handOff.opsPerSecond(), handOff.opsPerSecond() / other.median(), relockToFloor), false,
+                atFloor(relockToFloor, true));
     }
 
     /**
@@ -331,15 +356,16 @@ final class Report {
      * subject): the floor of relock's protocol, against the same peer, and where relock stands to that floor.
      */
     private static Target withProtocolFloor(Target target, Results.Scenario scenario, Results.SubjectRuns relock,
-            Results.SubjectRuns other, ToDoubleFunction<Results.SubjectRuns> figure) {
+            Results.SubjectRuns other, ToDoubleFunction<Results.SubjectRuns> figure, boolean higherIsBetter) {
         Results.SubjectRuns floor = best(scenario, x -> x.family.equals("diagnostic"), figure, true);
         if (!Boolean.FALSE.equals(target.met()) || floor == null || relock == null || other == null) {
             return target;
         }
         double floorFigure = figure.applyAsDouble(floor);
+        double relockToFloor = figure.applyAsDouble(relock) / floorFigure;
         return new Target(target.scenario(), target.target(), target.measured() + String.format(
                 "; relock's own scripts on bare Lettuce: %.2f× (relock at %.2f× them)",
-                floorFigure / figure.applyAsDouble(other), figure.applyAsDouble(relock) / floorFigure), false);
+                floorFigure / figure.applyAsDouble(other), relockToFloor), false, atFloor(relockToFloor, higherIsBetter));
     }
 
     private Target fairnessTarget(String name, Results.SubjectRuns relock) {
