@@ -8,8 +8,6 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 
@@ -72,7 +70,7 @@ final class FloorSubject implements Subject {
     }
 
     /** One lock object per thread: its token is fixed, so the hot path allocates nothing of ours. */
-    private static final class FloorLock implements Lock {
+    private static final class FloorLock implements ScenarioLock {
         private final RedisCommands<String, String> commands;
         private final String key;
         private final String token;
@@ -107,21 +105,6 @@ final class FloorSubject implements Subject {
             if (deleted == null || deleted != 1L) {
                 throw new IllegalMonitorStateException("floor lock " + key + " was not held by this token");
             }
-        }
-
-        @Override
-        public void lockInterruptibly() {
-            lock();
-        }
-
-        @Override
-        public boolean tryLock(long time, TimeUnit unit) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Condition newCondition() {
-            throw new UnsupportedOperationException();
         }
     }
 }

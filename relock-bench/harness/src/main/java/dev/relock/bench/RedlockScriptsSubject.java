@@ -23,7 +23,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
@@ -219,7 +218,7 @@ final class RedlockScriptsSubject implements Subject {
     }
 
     /** One owner's write lock; lock() and unlock() in the owner's thread. */
-    private static final class ScriptLock implements Lock {
+    private static final class ScriptLock implements ScenarioLock {
         private final NodesClient client;
         private final String lockKey;
         private final String[] acquireKeys;
@@ -447,26 +446,6 @@ final class RedlockScriptsSubject implements Subject {
             if (client.awaitVotes(replies, done -> done == 1L) < client.majority) {
                 throw new IllegalMonitorStateException("not held on a majority: " + lockKey);
             }
-        }
-
-        @Override
-        public boolean tryLock() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void lockInterruptibly() {
-            lock();
-        }
-
-        @Override
-        public boolean tryLock(long time, TimeUnit unit) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Condition newCondition() {
-            throw new UnsupportedOperationException();
         }
     }
 }

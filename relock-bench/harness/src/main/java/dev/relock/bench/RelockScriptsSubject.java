@@ -16,7 +16,6 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReadWriteLock;
@@ -158,7 +157,7 @@ final class RelockScriptsSubject implements Subject {
         }
     }
 
-    private static final class ScriptLock implements Lock {
+    private static final class ScriptLock implements ScenarioLock {
         private final ScriptClient client;
         private final String acquire;
         private final String release;
@@ -234,32 +233,12 @@ final class RelockScriptsSubject implements Subject {
         }
 
         @Override
-        public boolean tryLock() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
         public void unlock() {
             Long left = client.commands.evalsha(release, ScriptOutputType.INTEGER, keys,
                     owner, "all", "1000", ROUTE, token);
             if (left == null || left != 0L) {
                 throw new IllegalMonitorStateException("not held: " + keys[0]);
             }
-        }
-
-        @Override
-        public void lockInterruptibly() {
-            lock();
-        }
-
-        @Override
-        public boolean tryLock(long time, TimeUnit unit) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Condition newCondition() {
-            throw new UnsupportedOperationException();
         }
     }
 }

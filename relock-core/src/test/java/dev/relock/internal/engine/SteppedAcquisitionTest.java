@@ -325,13 +325,7 @@ class SteppedAcquisitionTest {
     void aFarTimerWaitsOnTheWheelAndFiresOnTheEventExecutorsAndTheDeadlineNeverWaitsOnTheWheel() throws Exception {
         // what the event executors were given to run, and after what delay (ms)
         List<Long> delays = new CopyOnWriteArrayList<>();
-        ScheduledThreadPoolExecutor events = new ScheduledThreadPoolExecutor(1, work -> new Thread(work, "events")) {
-            @Override
-            public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-                delays.add(unit.toMillis(delay));
-                return super.schedule(command, delay, unit);
-            }
-        };
+        ScheduledThreadPoolExecutor events = recordingDelays(delays);
         HashedWheelTimer wheel = new HashedWheelTimer(10, TimeUnit.MILLISECONDS);
         try {
             long far = TimeUnit.MILLISECONDS.toNanos(1_200);
@@ -366,13 +360,7 @@ class SteppedAcquisitionTest {
     @Test
     void aNearTimerOfABlockedCallerIsRunByTheCallerAndGivesTheExecutorsNothingToDo() throws Exception {
         List<Long> delays = new CopyOnWriteArrayList<>();
-        ScheduledThreadPoolExecutor events = new ScheduledThreadPoolExecutor(1, work -> new Thread(work, "events")) {
-            @Override
-            public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-                delays.add(unit.toMillis(delay));
-                return super.schedule(command, delay, unit);
-            }
-        };
+        ScheduledThreadPoolExecutor events = recordingDelays(delays);
         try {
             long near = TimeUnit.MILLISECONDS.toNanos(50);
             String[] firedOn = new String[1];
@@ -409,6 +397,17 @@ class SteppedAcquisitionTest {
         } finally {
             events.shutdownNow();
         }
+    }
+
+    /** One event executor thread, named "events", that adds the delay (ms) of every task it is given to {@code delays}. */
+    private static ScheduledThreadPoolExecutor recordingDelays(List<Long> delays) {
+        return new ScheduledThreadPoolExecutor(1, work -> new Thread(work, "events")) {
+            @Override
+            public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+                delays.add(unit.toMillis(delay));
+                return super.schedule(command, delay, unit);
+            }
+        };
     }
 
     /** Arms one timer, {@code inNanos} from its start, whose firing ends the wait; notes the thread it fired on. */
