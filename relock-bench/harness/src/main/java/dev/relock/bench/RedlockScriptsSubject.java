@@ -158,8 +158,8 @@ final class RedlockScriptsSubject implements Subject {
          * Sends release.lua with {@code args} to node {@code node} by EVAL once {@code reply}, that node's answer to
          * an attempt, is in, so that it follows the attempt there; only if the answer then passes {@code wanted}.
          */
-        void afterReply(CompletableFuture<List<Object>> reply, int node, Predicate<CompletableFuture<List<Object>>> wanted,
-                String[] keys, String... args) {
+        void afterReply(CompletableFuture<List<Object>> reply, int node,
+                Predicate<CompletableFuture<List<Object>>> wanted, String[] keys, String... args) {
             if (reply.isDone()) {
                 if (wanted.test(reply)) {
                     nodes.get(node).async().eval(RELEASE.body(), ScriptOutputType.INTEGER, keys, args);
@@ -372,7 +372,10 @@ final class RedlockScriptsSubject implements Subject {
             }
         }
 
-        /** Takes the hold by {@code attempt} with the largest of {@code tokens}, written back unless a majority gave it. */
+        /**
+         * Takes the hold by {@code attempt} with the largest of {@code tokens}, written back unless a majority gave
+         * it.
+         */
         private void settle(long[] tokens, String attempt) {
             long token = 0;
             int agreeing = 0;

@@ -536,8 +536,9 @@ public abstract class SteppedAcquisition {
 
     /**
      * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
-     * callback is not a step: it calls one, and checks there that it is still wanted. A timer that {@code mayBeLate} (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or
-     * more away and as far before the wait's deadline, waits on the wheel and may fire a tick or two late; any other
+     * callback is not a step: it calls one, and checks there that it is still wanted. A timer that {@code mayBeLate}
+     * (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or more away and as far before the
+     * wait's deadline, waits on the wheel and may fire a tick or two late; any other
      * (the deadline's own, a turn or a check that fairness counts on, a spreading jitter) fires on time: run by the
      * thread that waits in {@link #run} when there is one (it parks until then, and arming or cancelling it wakes no
      * other thread), else on the event executors. Lock held.

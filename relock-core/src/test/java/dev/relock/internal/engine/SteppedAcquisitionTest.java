@@ -399,7 +399,7 @@ class SteppedAcquisitionTest {
         }
     }
 
-    /** One event executor thread, named "events", that adds the delay (ms) of every task it is given to {@code delays}. */
+    /** One event executor thread, "events", that adds the delay (ms) of each task it is given to {@code delays}. */
     private static ScheduledThreadPoolExecutor recordingDelays(List<Long> delays) {
         return new ScheduledThreadPoolExecutor(1, work -> new Thread(work, "events")) {
             @Override
