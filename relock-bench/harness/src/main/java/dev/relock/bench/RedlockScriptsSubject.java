@@ -38,7 +38,9 @@ import java.util.function.Predicate;
  * majority that can no longer say yes, or when every node answered. Won: the token is the largest of the
  * majority's, written back (fence.lua) unless a majority gave that very token, and where a node refused, the writer
  * stops waiting there. Lost: what the attempt took on the nodes that did not refuse it is undone, keeping the
- * writer's place; the writer then takes the place the nodes agreed on and waits for release announcements: a grant
+ * writer's place; which nodes those are is read from each node's reply once it is in (a node whose reply was still
+ * out at the decision may refuse, then grant on release, and a clean-up sent there regardless would undo that
+ * grant). The writer then takes the place the nodes agreed on and waits for release announcements: a grant
  * for its latest attempt from a majority of the nodes that refused it wins as that attempt would have; a turn that
  * names it, a turn's end, or a release that names nobody (after a jitter) starts the next attempt; so does the
  * holder's lease end, or a split's random back-off. The copies of one grant that the other nodes announce wake the

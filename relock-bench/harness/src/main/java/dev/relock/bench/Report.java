@@ -359,7 +359,7 @@ final class Report {
      */
     private static Target withProtocolFloor(Target target, Results.Scenario scenario, Results.SubjectRuns relock,
             Results.SubjectRuns other, ToDoubleFunction<Results.SubjectRuns> figure, boolean higherIsBetter) {
-        Results.SubjectRuns floor = best(scenario, x -> x.family.equals("diagnostic"), figure, true);
+        Results.SubjectRuns floor = best(scenario, x -> x.family.equals("diagnostic"), figure, higherIsBetter);
         if (!Boolean.FALSE.equals(target.met()) || floor == null || relock == null || other == null) {
             return target;
         }
