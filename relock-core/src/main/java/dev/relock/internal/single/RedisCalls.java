@@ -506,6 +506,9 @@ public final class RedisCalls {
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", e);
                 } catch (ExecutionException e) {
                     throw failure(e.getCause(), operation, lockName);
+                } catch (CancellationException e) {
+                    // a command of Lettuce's own API that Lettuce cancelled fails its future this way
+                    throw failure(e, operation, lockName);
                 }
             }
         } finally {
@@ -543,6 +546,12 @@ public final class RedisCalls {
         if (cause instanceof RedisConnectionException || cause instanceof RedisException) {
             return new RedisUnavailableException(
                     what + ": Redis at " + address + " is unreachable: " + cause.getMessage(), cause);
+        }
+        if (cause instanceof CancellationException) {
+            // Lettuce cancels what is unanswered when its connection is closed (or reset): as after a timeout, the
+            // command may or may not have run
+            return new RedisUnavailableException(what + ": the connection to Redis at " + address
+                    + " was closed with the command unanswered", cause);
         }
         if (cause instanceof IOException) {
             // Lettuce fails the commands in flight with the socket's own error when a connection is reset

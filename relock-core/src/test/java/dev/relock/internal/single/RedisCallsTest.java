@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The EVALSHA of a {@link RedisCalls#run} is a command relock hands Lettuce itself: what Lettuce hangs on it (the
  * command's timeout) is let go when the reply comes, by EVALSHA or by the EVAL that follows NOSCRIPT; a call
- * Lettuce times out fails; a call its caller gave up on still runs.
+ * Lettuce times out, or cancels as its connection closes, fails as Redis unavailable; a call its caller gave up on
+ * still runs.
  */
 class RedisCallsTest {
 
@@ -91,6 +92,38 @@ class RedisCallsTest {
             } finally {
                 client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
                 pausing.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        }
+    }
+
+    @Test
+    void aCallLettuceCancelsAsItsConnectionClosesFailsAsRedisUnavailableOurOwnAndLettucesCommandsAlike()
+            throws Exception {
+        try (RedisServer redis = RedisServer.start()) {
+            RedisClient client = RedisClient.create(redis.uri());
+            try {
+                StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE);
+                RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
+                        client.getResources().eventExecutorGroup(), true);
+                String[] keys = LockKeys.of("calls-test", "calls:cancelled").all();
+                // the server is gone: Lettuce keeps what it is given for after its reconnect, and cancels it when the
+                // connection is closed first; one command relock hands Lettuce itself, one of Lettuce's own API
+                redis.stop();
+                await().atMost(Duration.ofSeconds(20)).until(() -> !connection.isOpen());
+                CompletableFuture<List<Long>> script = calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
+                        OWNER, "30000", "0", "0", "1000", WAKE_ROUTE);
+                CompletableFuture<String> ping = connection.async().ping().toCompletableFuture();
+                connection.close();
+
+                assertThatThrownBy(() -> calls.await(script, "acquire", "calls:cancelled"))
+                        .isInstanceOf(RedisUnavailableException.class)
+                        .hasMessageContaining("acquire of lock 'calls:cancelled'")
+                        .hasMessageContaining("closed with the command unanswered");
+                assertThatThrownBy(() -> calls.await(ping, "ping", null))
+                        .isInstanceOf(RedisUnavailableException.class)
+                        .hasMessageContaining("closed with the command unanswered");
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
         }
     }
