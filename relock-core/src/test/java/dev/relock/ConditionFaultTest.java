@@ -22,6 +22,13 @@ import org.junit.jupiter.api.Test;
  */
 class ConditionFaultTest extends OneServerTestBase {
 
+    /**
+     * How long a client may take to reconnect once the proxy lets it in again. Lettuce's default reconnect delay
+     * doubles with every refused attempt (1 ms, 2 ms, ... up to 30 s), so connections refused for a few seconds on a
+     * loaded machine are tried again only seconds after the refusal ends (a CI run once waited more than 10 s).
+     */
+    private static final Duration RECONNECT = Duration.ofSeconds(30);
+
     @Test
     void aSignalledWaiterWhoseClientDiedDoesNotKeepTheLockFromTheNext() throws Exception {
         try (TcpProxy proxy = TcpProxy.to(redis)) {
@@ -291,7 +298,7 @@ class ConditionFaultTest extends OneServerTestBase {
                         firstAwait.set("threw " + e.getClass().getSimpleName());
                     }
                     // reconnect, then await again (the thread still holds the lock)
-                    await().atMost(HANG).until(() -> proxy.connectionCount() >= 2); // commands and pub/sub
+                    await().atMost(RECONNECT).until(() -> proxy.connectionCount() >= 2); // commands and pub/sub
                     long start = System.nanoTime();
                     boolean signalled = waiting.newCondition().await(8, TimeUnit.SECONDS);
                     return "second await returned " + signalled + " after " + millisSince(start) + " ms";
@@ -308,7 +315,7 @@ class ConditionFaultTest extends OneServerTestBase {
             await().atMost(HANG).until(firstAwait::get, v -> v != null);
             Thread.sleep(700);
             proxy.rejectNew(false);
-            await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
+            await().atMost(RECONNECT).until(() -> signaller.newCondition().waiters().size() == 1);
             List<String> joined = signaller.newCondition().waiters();
             Thread.sleep(3000); // the background leave retries at 50, 100, 200, ... 1600, 2000 ms
             List<String> later = signaller.newCondition().waiters();
