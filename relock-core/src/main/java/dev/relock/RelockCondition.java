@@ -25,9 +25,11 @@ import java.util.concurrent.locks.Condition;
  * entry of a waiter whose client died lapses after one lease and no signal goes to it.
  *
  * <p><b>signal.</b> Only the thread holding the write lock may signal. {@link #signal()} moves the waiter that joined
- * first (FIFO) from the wait set to the end of the lock's queue and tells it; it gets the lock after the signaller
- * releases it and after those who queued for the lock before the signal. {@link #signalAll()} moves every waiter, in
- * the order they joined. One round trip either way.
+ * first (FIFO) from the wait set to the end of the lock's queue in Redis and tells it; it gets the lock after the
+ * signaller releases it and after those queued in Redis before the signal. Threads of the signaller's own client
+ * that wait for the lock are not in that queue (a client's threads wait for a lock another of its threads holds in
+ * that client), and a signalled waiter goes before them, even those that asked before the signal. {@link #signalAll()} moves every waiter, in the
+ * order they joined. One round trip either way.
  *
  * <p><b>Spurious wake-ups</b> may happen, as {@link Condition} allows: an await may return although nobody
  * signalled, when its wait-set entry lapsed (the thread was paused longer than a lease) or Redis lost the wait set
@@ -35,9 +37,13 @@ import java.util.concurrent.locks.Condition;
  *
  * <p><b>Faults.</b> A signal message lost to a reconnect is made up for when the client's channel is subscribed
  * again, and at the next refresh of the entry (lease/3) at the latest; the waiter may then have lost its place in
- * the lock's queue, never the signal. Redis trouble surfaces as {@link RelockException}: from await before the
- * release (the lock is still held), or from the release (as from {@link RelockLock#unlock()}, the lock is not held
- * then, and the wait does not begin).
+ * the lock's queue, never the signal. Once the thread has sent its join, a signal may pick it, so await does not
+ * end without either taking the lock back, the signal (if one came) taken, or leaving the wait set unsignalled: a
+ * join or release whose reply is lost or late (it may have run) is sent again until Redis answers, and the wait
+ * goes on; Redis being unavailable is waited out, as the re-acquisition does. If Redis no longer had the lock at the
+ * join or the release, the thread leaves the wait set and await throws {@link LeaseLostException}, the lock not held;
+ * had a signal picked it first, it takes the lock back and returns instead. A closed client ends its awaits with
+ * {@link IllegalStateException}; its entries lapse after a lease.
  *
  * <p>Not thread-bound beyond what {@link Condition} says: await blocks its thread; virtual threads wait without
  * pinning a carrier. A lock held through a {@link LockHandle} (asynchronous acquisition) has no current thread to
@@ -65,7 +71,8 @@ public interface RelockCondition extends Condition {
      * As {@link Condition#await(long, TimeUnit)}.
      *
      * @throws IllegalMonitorStateException if the current thread does not hold the write lock
-     * @throws LeaseLostException if Redis no longer had the lock when the thread joined the wait set
+     * @throws LeaseLostException if Redis no longer had the lock when the thread joined the wait set or released
+     *     the lock, and no signal had picked it
      */
     @Override
     boolean await(long time, TimeUnit unit) throws InterruptedException;

@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -24,7 +25,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A TCP proxy on {@value #HOST} in front of one {@code host:port}, with faults a test switches on and off: latency
- * (both ways or replies only), a partition (black hole), lost replies, reset connections and refused new ones.
+ * (both ways or replies only), a partition (black hole), lost replies, reset connections and refused new ones, each
+ * also switched on when a request holding given bytes passes ({@link Connection#onRequestWith}).
  * Only JDK classes; meant for a handful of connections, not for throughput.
  *
  * <pre>{@code
@@ -40,6 +42,8 @@ import java.util.concurrent.locks.LockSupport;
  *     proxy.rejectNew(true);                  // new connections are reset at once
  *     proxy.connections().get(0).replyLatency(Duration.ofMillis(800)); // one connection only (of a client
  *                                             // that has several: commands slow, pub/sub on time)
+ *     Connection commands = proxy.connections().get(0);
+ *     commands.onRequestWith(sha, () -> commands.replyLatency(Duration.ofSeconds(5))); // from one command on
  * }
  * }</pre>
  *
@@ -315,6 +319,19 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    /** A fault to run when a request holding {@code marker} passes ({@link Connection#onRequestWith}). */
+    private record RequestTrigger(byte[] marker, Runnable fault) {
+
+        boolean firesOn(byte[] bytes, int count) {
+            for (int start = 0; start + marker.length <= count; start++) {
+                if (Arrays.equals(bytes, start, start + marker.length, marker, 0, marker.length)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     /** A chunk of bytes due at {@code dueNanos}; a chunk with null bytes marks the end of the stream. */
     private record Chunk(byte[] bytes, long dueNanos) {
     }
@@ -333,8 +350,12 @@ public final class TcpProxy implements AutoCloseable {
         private volatile int loseNextReply = FORWARD;
         // added to the proxy's reply latency for what the server sends on this connection
         private volatile long ownReplyLatencyNanos;
+        // added to the proxy's request latency for what the client sends on this connection
+        private volatile long ownRequestLatencyNanos;
         // this connection alone in a partition; written under gate
         private volatile boolean ownBlackhole;
+        // set by onRequestWith, cleared by the reader toward the server when it first reads the marker
+        private volatile RequestTrigger trigger;
 
         private Connection(Socket client, Socket upstream, long sequence) {
             this.client = client;
@@ -350,6 +371,35 @@ public final class TcpProxy implements AutoCloseable {
          */
         public void replyLatency(Duration delay) {
             ownReplyLatencyNanos = nonNegativeNanos(delay, "reply latency");
+        }
+
+        /**
+         * Delays what the client sends on this connection only by {@code delay} more than the proxy's request latency
+         * ({@link TcpProxy#latency}). Applies to bytes read from now on; {@link Duration#ZERO} turns it off.
+         *
+         * @throws IllegalArgumentException if negative
+         */
+        public void requestLatency(Duration delay) {
+            ownRequestLatencyNanos = nonNegativeNanos(delay, "request latency");
+        }
+
+        /**
+         * Runs {@code fault} once, on the proxy's reader thread, when the client next sends bytes that contain
+         * {@code marker} (US-ASCII; within one read of at most 16 KiB, so keep it short), before those bytes are
+         * stamped and passed on: a fault switched on there ({@link #requestLatency}, {@link #replyLatency},
+         * {@link #loseNextReplyAndReset}, ...) applies to that request and to what follows it, and a reply latency to
+         * every reply the server sends after it read that request. For faults aimed at one command of a client, such
+         * as an {@code EVALSHA} of one script: its digest is the marker. A later call replaces an unfired one.
+         *
+         * @throws IllegalArgumentException if the marker is empty
+         */
+        public void onRequestWith(String marker, Runnable fault) {
+            Objects.requireNonNull(marker, "marker");
+            Objects.requireNonNull(fault, "fault");
+            if (marker.isEmpty()) {
+                throw new IllegalArgumentException("the marker of a request fault must not be empty");
+            }
+            trigger = new RequestTrigger(marker.getBytes(StandardCharsets.US_ASCII), fault);
         }
 
         /** {@link TcpProxy#blackhole()} on this connection only: its bytes are held both ways until {@link #heal()}. */
@@ -409,6 +459,11 @@ public final class TcpProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream()) {
                 int count;
                 while ((count = in.read(buffer)) >= 0) {
+                    RequestTrigger armed = trigger;
+                    if (!toClient && armed != null && armed.firesOn(buffer, count)) {
+                        trigger = null;
+                        armed.fault().run();
+                    }
                     queue.add(new Chunk(Arrays.copyOf(buffer, count), dueFromNow(toClient)));
                 }
                 queue.add(new Chunk(null, dueFromNow(toClient)));
@@ -420,7 +475,8 @@ public final class TcpProxy implements AutoCloseable {
 
         /** When bytes read now are due on the other side: now plus the latency of their direction. */
         private long dueFromNow(boolean toClient) {
-            return System.nanoTime() + (toClient ? replyLatencyNanos + ownReplyLatencyNanos : requestLatencyNanos);
+            return System.nanoTime()
+                    + (toClient ? replyLatencyNanos + ownReplyLatencyNanos : requestLatencyNanos + ownRequestLatencyNanos);
         }
 
         private void write(BlockingQueue<Chunk> queue, Socket to, boolean toClient) {

@@ -13,10 +13,11 @@ import io.lettuce.core.ScriptOutputType;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A condition of a write lock on one Redis (see {@link RelockCondition}; the wait set in Redis is described in
@@ -28,9 +29,15 @@ import java.util.function.Supplier;
  * lease/3), its deadline or an interrupt; a deadline or interrupt leaves the wait set unless a signal came first.
  * Then it acquires the lock as any waiter, uninterruptibly (a signalled waiter finds its place in the lock's queue),
  * and re-enters it up to its earlier hold count.
+ *
+ * <p>Invariant: from the join on, a signal may pick the owner, so the await returns holding the lock (the signal
+ * honoured) or throws with its entry taken out of the wait set unsignalled ('leave' answered 1), never otherwise. A
+ * join or release whose outcome is unknown is sent again until Redis answers (both leave what one run leaves): the
+ * thread does not act on a state of Redis it does not know. Nothing of an await is left to the background.
  */
 final class RedisCondition implements RelockCondition {
 
+    private static final Logger log = LoggerFactory.getLogger(RedisCondition.class);
 
     private final SingleServerEngine client;
     private final String lockName;
@@ -137,77 +144,82 @@ final class RedisCondition implements RelockCondition {
         client.conditionWaits().enter(waiter);
         try {
             long joinSent = System.nanoTime();
+            // From the join on, the owner may be in the wait set, so a signal may pick it: the await then returns
+            // holding the lock (the signal taken), or throws with its entry out of the wait set unsignalled. It never
+            // ends otherwise, or the signal would be lost (j.u.c.'s AbstractQueuedSynchronizer: a signal consumed by
+            // a waiter is honoured or passed on)
+            boolean joinInDoubt = false;
             long joined;
             try {
                 joined = script("join", owner, Long.toString(stayMillis), awaitId);
-            } catch (RelockException e) {
-                leaveLater(owner, awaitId, stayMillis); // its reply may have been lost after it joined
-                throw e;
+            } catch (RedisUnavailableException e) {
+                // its reply lost, maybe after it joined: sent again until Redis answers (a join run twice joins once)
+                joinInDoubt = true;
+                joined = answered(() -> script("join", owner, Long.toString(stayMillis), awaitId));
             }
             if (joined < 0) {
                 client.reportLost(hold, "Redis no longer had it when the thread awaited condition '" + name + "'");
-                throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
-            }
-            // every hold goes: the last local hold releases all of the owner's holds in Redis
-            while (hold.holds() > 1) {
-                hold.drop();
-            }
-            try {
-                client.release(hold, 0, false);
-            } catch (RuntimeException e) {
-                leaveLater(owner, awaitId, stayMillis);
-                throw e;
-            }
-            listening = true;
-            if (client.listenForWakeUps(keys.lock(), waiter, joinSent)) {
-                waiter.recheck = true; // the lock's shard channel was confirmed after the join
-            }
-            long nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
-            long retryNanos = 0;
-            while (true) {
-                if (waiter.signalled) {
-                    outcome = "signalled";
-                    break;
+                // only a join in doubt can have joined: while this thread held the lock, as it did then
+                if (!joinInDoubt || leftTheWaitSet(owner, awaitId)) {
+                    throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
                 }
-                if (client.core.isClosed()) {
-                    throw client.core.closedException();
+                // the lease ran out after the first join, and another holder signalled it: honoured below
+                giveUpLost(hold);
+                outcome = "signalled";
+            } else if (released(hold, owner, awaitId)) {
+                listening = true;
+                if (client.listenForWakeUps(keys.lock(), waiter, joinSent)) {
+                    waiter.recheck = true; // the lock's shard channel was confirmed after the join
                 }
-                long now = System.nanoTime();
-                if (waiter.recheck || now - nextStay >= 0) {
-                    waiter.recheck = false;
-                    try {
-                        if (script("stay", owner, Long.toString(stayMillis), awaitId) == 0) {
-                            outcome = "signalled"; // or its entry lapsed: a spurious wake-up
-                            break;
-                        }
-                        retryNanos = 0;
-                        nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
-                    } catch (RelockException e) {
-                        retryNanos = RetryBackoff.after(retryNanos);
-                        nextStay = System.nanoTime() + retryNanos;
-                    }
-                    continue;
-                }
-                long left = forever ? Long.MAX_VALUE : waitNanos - (now - start);
-                if (left <= 0) {
-                    outcome = leftTheWaitSet(owner, awaitId) ? "timeout" : "signalled";
-                    break;
-                }
-                LockSupport.parkNanos(this, Math.min(left, nextStay - now));
-                if (Thread.interrupted()) {
-                    if (!interruptible) {
-                        restoreInterrupt = true;
-                    } else if (leftTheWaitSet(owner, awaitId)) {
-                        interrupted = true;
-                        outcome = "interrupted";
-                        break;
-                    } else {
-                        // signalled first: return normally, interrupted, as Condition allows
-                        restoreInterrupt = true;
+                long nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
+                long retryNanos = 0;
+                while (true) {
+                    if (waiter.signalled) {
                         outcome = "signalled";
                         break;
                     }
+                    if (client.core.isClosed()) {
+                        throw client.core.closedException();
+                    }
+                    long now = System.nanoTime();
+                    if (waiter.recheck || now - nextStay >= 0) {
+                        waiter.recheck = false;
+                        try {
+                            if (script("stay", owner, Long.toString(stayMillis), awaitId) == 0) {
+                                outcome = "signalled"; // or its entry lapsed: a spurious wake-up
+                                break;
+                            }
+                            retryNanos = 0;
+                            nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
+                        } catch (RelockException e) {
+                            retryNanos = RetryBackoff.after(retryNanos);
+                            nextStay = System.nanoTime() + retryNanos;
+                        }
+                        continue;
+                    }
+                    long left = forever ? Long.MAX_VALUE : waitNanos - (now - start);
+                    if (left <= 0) {
+                        outcome = leftTheWaitSet(owner, awaitId) ? "timeout" : "signalled";
+                        break;
+                    }
+                    LockSupport.parkNanos(this, Math.min(left, nextStay - now));
+                    if (Thread.interrupted()) {
+                        if (!interruptible) {
+                            restoreInterrupt = true;
+                        } else if (leftTheWaitSet(owner, awaitId)) {
+                            interrupted = true;
+                            outcome = "interrupted";
+                            break;
+                        } else {
+                            // signalled first: return normally, interrupted, as Condition allows
+                            restoreInterrupt = true;
+                            outcome = "signalled";
+                            break;
+                        }
+                    }
                 }
+            } else {
+                outcome = "signalled"; // Redis no longer had the lock at release, and a signal came first
             }
         } finally {
             client.conditionWaits().leave(waiter);
@@ -252,6 +264,66 @@ final class RedisCondition implements RelockCondition {
     }
 
     /**
+     * Gives up every hold of the lock after the owner joined the wait set; whether the wait goes on. When the
+     * release's outcome is unknown (no reply in time: it may have run, and a signal may have picked the owner since),
+     * it is sent again until Redis answers: either way the owner holds nothing then, and waits as if the first had
+     * been answered. When Redis no longer had the lock, the owner leaves the wait set and the lease lost is thrown;
+     * false if a signal had picked it first, which the await then honours.
+     *
+     * @throws LeaseLostException if Redis no longer had the lock and the owner left the wait set unsignalled
+     */
+    private boolean released(Hold hold, String owner, String awaitId) {
+        // every hold goes: the last local hold releases all of the owner's holds in Redis
+        while (hold.holds() > 1) {
+            hold.drop();
+        }
+        try {
+            client.release(hold, 0, false);
+            return true;
+        } catch (RedisUnavailableException e) {
+            answered(() -> client.releaseAgain(hold));
+            return true;
+        } catch (LeaseLostException e) {
+            if (leftTheWaitSet(owner, awaitId)) {
+                throw e;
+            }
+            return false;
+        } catch (RuntimeException e) {
+            // refused, or the client closed (its entries lapse): no entry is left of a thread that does not wait
+            if (!client.core.isClosed() && !leftTheWaitSet(owner, awaitId)) {
+                log.warn("condition '{}' of lock '{}': a signal reached an await that failed ({}); the next await or "
+                        + "waiter of the condition may wait for another signal", name, lockName, e.toString());
+            }
+            throw e;
+        }
+    }
+
+    /** Ends the holds of a lease found lost here, as unlocking each would: the lock is taken afresh next. */
+    private void giveUpLost(Hold hold) {
+        while (hold.holds() > 1) {
+            hold.drop();
+        }
+        try {
+            client.release(hold, 0, false);
+        } catch (LeaseLostException expected) {
+            // the hold was lost: released here, and cleaned up in Redis by owner
+        }
+    }
+
+    /**
+     * {@code call}'s result once Redis answered it ({@link #untilRedisAnswers}).
+     *
+     * @throws IllegalStateException if the client closed meanwhile
+     */
+    private <T> T answered(Supplier<T> call) {
+        T result = untilRedisAnswers(call);
+        if (result == null) {
+            throw client.core.closedException();
+        }
+        return result;
+    }
+
+    /**
      * Whether the await {@code awaitId} ended unsignalled (its entry taken out now, or before by a 'leave' whose
      * reply was lost, or lapsed); false when a signal had taken it out first. Redis unavailable is waited out (the
      * lock must be taken again next, which needs Redis too): an entry left behind would take the next signal from a
@@ -288,34 +360,6 @@ final class RedisCondition implements RelockCondition {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /**
-     * Takes the owner out of the wait set in the background, after an await that failed before it began (its join
-     * may have been applied although its reply was lost), retrying while Redis is unavailable until the entry would
-     * have lapsed by itself; the failing thread does not wait for it.
-     */
-    private void leaveLater(String owner, String awaitId, long stayMillis) {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stayMillis);
-        leaveLater(owner, awaitId, until, RetryBackoff.FIRST_NANOS);
-    }
-
-    // only that await's entry goes: a later await of the same thread keeps its own
-    private void leaveLater(String owner, String awaitId, long untilNanos, long retryNanos) {
-        if (client.core.isClosed() || System.nanoTime() - untilNanos >= 0) {
-            return;
-        }
-        client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER, scriptKeys, "leave", owner, awaitId)
-                .whenComplete((left, error) -> {
-                    if (error != null) {
-                        try {
-                            client.timer().schedule(() -> leaveLater(owner, awaitId, untilNanos,
-                                    RetryBackoff.after(retryNanos)), retryNanos, TimeUnit.NANOSECONDS);
-                        } catch (RejectedExecutionException closing) {
-                            // the client is shutting down: the entry lapses after a lease
-                        }
-                    }
-                });
     }
 
     // ---- signal -------------------------------------------------------------------------------

@@ -1177,6 +1177,21 @@ public final class SingleServerEngine implements Engine {
         }
     }
 
+    /**
+     * Sends the owner's release of every hold of {@code hold}'s lock again, after a release of its last hold whose
+     * outcome is unknown (it threw {@link RedisUnavailableException}: it may have run), and waits for the reply: the
+     * holds it left, or -1 when Redis no longer had the lock (the first ran, or the lease had run out). Over the
+     * connection the first took, after it; from the owner's thread, never an I/O thread.
+     *
+     * @throws RedisUnavailableException if this one gets no reply either
+     */
+    Long releaseAgain(Hold hold) {
+        core.ensureOpen();
+        Object reply = calls.await(sendRelease(hold, ModeScripts.of(hold.mode).release, ScriptOutputType.INTEGER,
+                releaseArgs(hold, "all")), "release", hold.lockName);
+        return (Long) reply;
+    }
+
     /** Gives up a hold nobody will see, without waiting: from any thread, I/O threads included. */
     void releaseUnseen(Hold hold) {
         hold.beginRelease();
