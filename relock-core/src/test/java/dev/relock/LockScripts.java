@@ -64,6 +64,16 @@ final class LockScripts {
                 owner, kind, Long.toString(delayMillis), CHANNEL_PREFIX, Long.toString(token));
     }
 
+    /**
+     * renew.lua for one hold of {@code owner}, of {@code kind} ("w" or "r"), to {@code leaseMillis}: as the lease keeper's
+     * renewal or an extension sends it, whenever the test lets it reach Redis.
+     */
+    List<Long> renew(String name, String owner, String kind, long leaseMillis) {
+        String[] all = keys(name);
+        String[] keys = "w".equals(kind) ? new String[] {all[0]} : new String[] {all[0], all[4]};
+        return redis.eval(LuaScript.RENEW.body(), ScriptOutputType.MULTI, keys, owner, Long.toString(leaseMillis), kind);
+    }
+
     /** The five keys of lock {@code name}, in the order the scripts take them. */
     static String[] keys(String name) {
         String base = "relock:{" + name + "}";

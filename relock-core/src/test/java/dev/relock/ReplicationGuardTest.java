@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.ReplicationGuard.OnShortfall;
+import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.protocol.CommandArgs;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -17,6 +21,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -215,6 +220,61 @@ class ReplicationGuardTest extends SentinelTestBase {
             assertThat(others.tryLock()).as("another client once the thread released every hold").isTrue();
             others.unlock();
         });
+    }
+
+    /**
+     * With the guard, a release goes over the guard's connection and renewals over the shared one, so a renewal the
+     * lease keeper sent before a release-after can reach Redis after it. It must leave the lease the release-after cut
+     * (release-after.lua marks the hold, renew.lua does not lengthen a marked one), and the holder hears of no loss.
+     */
+    @Test
+    void aRenewalHeldUpOnTheSharedConnectionPastAReleaseAfterLeavesTheLeaseItCut() throws Exception {
+        // renewed every 3 s; a delay far shorter than the lease a late renewal would restore
+        Duration lease = Duration.ofSeconds(9);
+        Duration delay = Duration.ofSeconds(3);
+        String name = "cut-under-guard";
+        RedisServer master = group.master();
+        // no NOSCRIPT round trip for the renewal held up
+        master.execute("SCRIPT", "LOAD", LuaScript.RENEW.body());
+        CountDownLatch renewalSent = new CountDownLatch(1);
+        AtomicBoolean watching = new AtomicBoolean();
+        try (TcpProxy proxy = TcpProxy.to(master)) {
+            RedisClient callers = RedisClient.create(proxy.uri());
+            callers.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            // after the acquisition, the only command that names the lock before releaseAfter is a renewal
+            callers.addListener(new CommandListener() {
+                @Override
+                public void commandStarted(CommandStartedEvent event) {
+                    CommandArgs<?, ?> args = event.getCommand().getArgs();
+                    if (watching.get() && args != null && args.toCommandString().contains("{" + name + "}")) {
+                        renewalSent.countDown();
+                    }
+                }
+            });
+            try (RelockClient client = RelockClient.builder().redisClient(callers).defaultLease(lease)
+                    .replicationGuard(1, GUARD_TIMEOUT).build()) {
+                LockHandle handle = client.lock(name).acquire();
+                List<TcpProxy.Connection> connections = proxy.connections();
+                assertThat(connections).as("shared, wake-ups, guard").hasSize(3);
+                TcpProxy.Connection shared = connections.get(0);
+                shared.blackhole();
+                watching.set(true);
+                assertThat(renewalSent.await(lease.toMillis(), TimeUnit.MILLISECONDS)).as("a renewal sent").isTrue();
+
+                handle.releaseAfter(delay);
+                shared.heal();
+                // the held renewal reaches Redis before this ping, on the same connection
+                assertThat(client.ping()).isNotNull();
+
+                long pttl = Long.parseLong(master.execute("PTTL", "relock:{" + name + "}"));
+                assertThat(pttl).as("ms the lock stays taken").isBetween(1L, delay.toMillis());
+                assertThat(handle.state()).isEqualTo(LeaseState.RELEASED);
+                assertThat(handle.whenLost().toCompletableFuture()).as("a loss reported").isNotDone();
+            } finally {
+                callers.shutdown();
+            }
+        }
     }
 
     /** What a test does with a guarded client's held lock while its shared and wake-up connections are stalled. */

@@ -7,6 +7,9 @@ import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.internal.redlock.RedlockEngine;
+import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.RedisServer;
 import io.netty.channel.EventLoop;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
@@ -17,10 +20,12 @@ import org.junit.jupiter.api.Test;
 /**
  * Asynchronous acquisition and delayed release on Redlock over five servers, where they depend on
  * the Redlock engine: a woken acquisition is decided off the I/O threads, and {@code releaseAfter}
- * keeps the lock taken on a majority. What every deployment must do asynchronously is
- * {@code contract/AsyncContract}.
+ * keeps the lock taken on a majority, where no renewal lengthens it again. What every deployment must do
+ * asynchronously is {@code contract/AsyncContract}.
  */
 class RedlockAsyncTest extends RedlockTestBase {
+
+    private static final LuaScript RENEW = LuaScript.load(RedlockEngine.class, "renew.lua");
 
     @Override
     int nodeCount() {
@@ -67,5 +72,50 @@ class RedlockAsyncTest extends RedlockTestBase {
         assertThat(writer.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         writer.unlock();
         await().atMost(HANG).until(() -> nodesHolding("after") == 0);
+    }
+
+    /**
+     * A renewal that reaches a node after the release-after (each node's connection orders them today; the scripts do
+     * not rely on it) leaves the lease it cut there; the same thread's next acquisition is renewed again.
+     */
+    @Test
+    void aRenewalRunAfterAReleaseAfterLeavesTheLeaseItCutOnEachNode() throws Exception {
+        long delay = 2000;
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("after-cut");
+        LockHandle held = lock.acquire();
+        String owner = holderOn(nodes.get(0), "after-cut");
+        held.releaseAfter(Duration.ofMillis(delay));
+        for (RedisServer node : nodes) {
+            String late = renewOn(node, "after-cut", owner);
+            assertThat(pttl(node, "after-cut")).as("ms the lock stays taken on %s", node).isBetween(1L, delay);
+            assertThat(late).as("renew.lua's answer: given up").isEqualTo("[2]");
+        }
+        LockHandle again = lock.acquire();
+        assertThat(renewOn(nodes.get(0), "after-cut", owner)).as("the owner's next hold").isEqualTo("[1]");
+        assertThat(pttl(nodes.get(0), "after-cut")).isGreaterThan(delay);
+        again.close();
+
+        // the same thread's read hold: the same owner
+        RelockLock read = client.readWriteLock("after-cut-read").readLock();
+        read.acquire().releaseAfter(Duration.ofMillis(delay));
+        for (RedisServer node : nodes) {
+            assertThat(renewOn(node, "after-cut-read", "r|" + owner)).as("renew.lua's answer: given up")
+                    .isEqualTo("[2]");
+        }
+        LockHandle readingAgain = read.acquire();
+        assertThat(renewOn(nodes.get(0), "after-cut-read", "r|" + owner)).as("the owner's next read hold")
+                .isEqualTo("[1]");
+        readingAgain.close();
+    }
+
+    /** renew.lua on one node for {@code member}'s hold of {@code name}, asking for 30 s; the reply as text. */
+    private static String renewOn(RedisServer node, String name, String member) {
+        String lock = "relock:{" + name + "}";
+        return node.execute("EVAL", RENEW.body(), "2", lock, lock + ":readers", member, "30000");
+    }
+
+    private static long pttl(RedisServer node, String name) {
+        return Long.parseLong(node.execute("PTTL", "relock:{" + name + "}"));
     }
 }

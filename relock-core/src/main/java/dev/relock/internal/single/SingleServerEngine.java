@@ -114,7 +114,9 @@ public final class SingleServerEngine implements Engine {
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     private final RedisCalls calls;
     // held while a renewal batch or a release is handed to Lettuce (SingleServerRenewal.send, release): orders
-    // them on the connection, so no renewal follows the release of a hold it renews
+    // them on the connection, so no renewal follows the release of a hold it renews. Releases that go over a
+    // replication guard's connection are not ordered with renewals by it: the scripts refuse to lengthen a hold
+    // given up with a delay (renew.lua), and a plain release leaves nothing to renew
     final ReentrantLock dispatch = new ReentrantLock();
     // the writes of the identity record and its delete at close, in that order
     private final ClientRegistry.Writes recordWrites = new ClientRegistry.Writes();
@@ -470,7 +472,8 @@ public final class SingleServerEngine implements Engine {
     /**
      * One renew.lua call for the one hold, over the connection renewals take: an owner-checked extension that only
      * ever lengthens what Redis has, like a renewal, so it and the lease keeper's renewals may reach Redis in any
-     * order. A release sent meanwhile (a handle closed by another thread) makes Redis answer 0, which is then no loss.
+     * order. A release sent meanwhile (a handle closed by another thread) makes Redis answer 0, or
+     * {@link SingleServerRenewal#GIVEN_UP} after a release-after, which is then no loss.
      */
     @Override
     public void extendLease(Hold hold, long leaseMillis) {
@@ -479,7 +482,8 @@ public final class SingleServerEngine implements Engine {
                 ? new String[] {hold.keys.lock()} : new String[] {hold.keys.lock(), hold.keys.leases()};
         String[] args = {hold.owner, Long.toString(leaseMillis), ModeScripts.of(hold.mode).kind};
         long sent = System.nanoTime();
-        // checked and sent under the dispatch lock, as a renewal is: no extension follows a release-after
+        // checked and sent under the dispatch lock, as a renewal is: no extension follows a release-after on this
+        // connection; one that reaches Redis after a release-after on the guard's is refused there (GIVEN_UP)
         CompletableFuture<List<Long>> extension = IoThreads.offIo(timer(), () -> {
             dispatch.lock();
             try {
@@ -493,7 +497,8 @@ public final class SingleServerEngine implements Engine {
             throw Engine.releasedAtExtension(hold);
         }
         List<Long> reply = calls.await(extension, "lease extension", hold.lockName);
-        if (reply.get(0) == 1L) {
+        long answer = reply.get(0);
+        if (answer == SingleServerRenewal.RENEWED) {
             if (hold.leaseExtended(sent, leaseMillis)) {
                 return;
             }
@@ -508,7 +513,7 @@ public final class SingleServerEngine implements Engine {
         if (hold.releasing() || hold.state() == LeaseState.RELEASED) {
             throw Engine.releasedAtExtension(hold);
         }
-        reportLost(hold, "Redis no longer had it at lease extension (key expired, deleted, flushed or forced open)");
+        reportLost(hold, SingleServerRenewal.notRenewed(answer, "lease extension"));
         throw new LeaseLostException(hold.lockName, hold.lostReason());
     }
 
@@ -975,9 +980,10 @@ public final class SingleServerEngine implements Engine {
                             : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
             LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
             ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
-            // a renewal either went out before this release or sees the hold releasing and is not sent: none
-            // follows a release-after, which would lengthen the lease it cut to the delay. Taken in the thread that
-            // sends (never while offIo waits for an executor, whose task might wait for it)
+            // a renewal either went out before this release or sees the hold releasing and is not sent. One that went
+            // out before may still reach Redis after a release-after sent over the guard's connection: renew.lua
+            // leaves the lease it cut to the delay (the hold's mark). Taken in the thread that sends (never while
+            // offIo waits for an executor, whose task might wait for it)
             CompletableFuture<Object> sent;
             try {
                 sent = IoThreads.offIo(timer(), () -> {

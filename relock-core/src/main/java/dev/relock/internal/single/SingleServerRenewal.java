@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What a renewal is on one Redis, for the {@link LeaseKeeper}: a batch is one renew.lua call (the
  * calls of a pass are pipelined on the client's one connection), one per Cluster slot; a reply of 1
- * for a hold confirms its lease from the send time, 0 means Redis no longer has it for the owner: lost.
+ * for a hold confirms its lease from the send time, 0 means Redis no longer has it for the owner: lost;
+ * 2 means its owner gave it up with a delay ({@link #GIVEN_UP}), which is no loss while the hold is being released.
  *
  * <p>Deadlines. A hold's lease starts when the request that last set it (acquisition, re-entry or
  * a renewal Redis confirmed) was <em>sent</em>, so Redis, which starts it on arrival, keeps it at
@@ -38,6 +39,14 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
     private static final Logger log = LoggerFactory.getLogger(SingleServerRenewal.class);
     /** The fixed part of the drift: how late the keeper thread may wake on a loaded machine. */
     static final long DRIFT_FIXED_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /** renew.lua's answer for a hold it lengthened. */
+    static final long RENEWED = 1;
+    /**
+     * renew.lua's answer for a hold its owner gave up with a delay (release-after.lua marked it), left to end then:
+     * a renewal or extension sent before that release and run after it, over another connection (a replication
+     * guard's releases take the guard's), must not lengthen the lease the release cut.
+     */
+    static final long GIVEN_UP = 2;
 
     private final SingleServerEngine client;
     private final RedisCalls calls;
@@ -94,7 +103,8 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
     @Override
     public void send(List<Hold> due, Executor keeperThread) {
         // a hold whose release began since the keeper looked is not renewed: under the engine's dispatch lock, so a
-        // release either follows this batch on the connection or was counted here (see SingleServerEngine.release)
+        // release either follows this batch or was counted here (see SingleServerEngine.release); on the connection
+        // when both share it, else renew.lua answers GIVEN_UP to a renewal that reaches Redis after a release-after
         client.dispatch.lock();
         try {
             List<Hold> batch = new ArrayList<>(due.size());
@@ -145,14 +155,14 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
                         return;
                     }
                     for (int i = 0; i < batch.size(); i++) {
-                        settle(batch.get(i), renewed.get(i) == 1L, sent, leases[i]);
+                        settle(batch.get(i), renewed.get(i), sent, leases[i]);
                     }
                 }, keeperThread);
     }
 
-    /** One hold's reply: {@code renewed} for a 1, to a renewal of {@code leaseMillis} sent at {@code sent}. Keeper thread. */
-    private void settle(Hold hold, boolean renewed, long sent, long leaseMillis) {
-        if (renewed) {
+    /** One hold's answer from renew.lua, to a renewal of {@code leaseMillis} sent at {@code sent}. Keeper thread. */
+    private void settle(Hold hold, long answer, long sent, long leaseMillis) {
+        if (answer == RENEWED) {
             if (hold.state() == LeaseState.LOST) {
                 // in flight at the deadline, through after it: the holder has been told, so
                 // the lock must not stay taken by nobody until this lease ends
@@ -163,8 +173,20 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             }
         } else if (!hold.releasing()) {
             client.events().renewals(false, 1);
-            client.reportLost(hold, "Redis no longer had it at renewal (key expired, deleted, flushed or forced open)");
+            client.reportLost(hold, notRenewed(answer, "renewal"));
         }
+    }
+
+    /**
+     * Why a hold that is not being released was not renewed, by renew.lua's {@code answer} (not {@link #RENEWED}) to
+     * a renewal or extension ({@code at}). {@link #GIVEN_UP} for such a hold: a release-after of the owner's earlier
+     * hold of the lock reached Redis after the acquisition of this one (over another connection) and cut it.
+     */
+    static String notRenewed(long answer, String at) {
+        return answer == GIVEN_UP
+                ? "Redis had it given up with a delay at " + at + " (a releaseAfter of its owner's earlier hold of the"
+                        + " lock reached Redis after this hold's acquisition): it ends with that delay"
+                : "Redis no longer had it at " + at + " (key expired, deleted, flushed or forced open)";
     }
 
     @Override

@@ -6,7 +6,10 @@
 -- State on each node: the keys of common.lua (so inspect.lua reads it too), with
 --   lock    hash  <owner> -> 1 and 'r|'<owner> -> 1 (re-entries are counted in the client, never
 --                 here); '~attempt' -> the id of the writer's latest attempt that got a 1 here,
---                 'a|'<owner> -> a reader's latest such attempt id
+--                 'a|'<owner> -> a reader's latest such attempt id; '~cut' -> the writer's '~attempt'
+--                 when it gave its hold up with a delay, 'c|'<owner> -> a reader's 'a|' then
+--                 (release-after.lua): a hold so marked is never lengthened (renew.lua), and the
+--                 owner's next attempt, with a later id, holds unmarked
 --   fence   string: also raised to the tokens this node is told of (fence.lua, restore.lua)
 --   expiry  hash  only writers wait: its deadline is the writer's mark, which keeps new readers
 --                 out (writer preference) and gives it turns; '~g|next' -> the waiting writer whose

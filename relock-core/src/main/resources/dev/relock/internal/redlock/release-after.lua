@@ -1,7 +1,9 @@
 -- redlock/release-after.lua: gives up one owner's write or read hold of a Redlock lock on ONE
 -- node, but the hold stays taken there until a delay from now and then frees itself (its lease
 -- is set to the delay; the client no longer renews it). Nothing is announced: waiters find the
--- lock free by its lease, as for a holder that went away.
+-- lock free by its lease, as for a holder that went away. The hold is marked as given up ('~cut',
+-- 'c|'<owner>, see acquire.lua), so that no renewal that reaches the node after this call lengthens
+-- the lease it cut (renew.lua).
 -- uses common.lua
 --
 -- KEYS[1] lock, KEYS[2] readers, KEYS[3] expiry, KEYS[4] queue (see acquire.lua)
@@ -24,12 +26,14 @@ if not is_reader(member) then
 end
 if is_reader(member) then
   local owner = owner_of(member)
+  local attempt = redis.call('HGET', lock, 'a|' .. owner) or '0'
   if redis.call('HEXISTS', lock, member) == 0 or not redis.call('ZSCORE', readers, owner)
-      or tonumber(redis.call('HGET', lock, 'a|' .. owner) or '0') > tonumber(ARGV[3]) then
+      or tonumber(attempt) > tonumber(ARGV[3]) then
     return 0
   end
   local now_ms = server_time()
   redis.call('ZADD', readers, now_ms + delay, owner)
+  redis.call('HSET', lock, 'c|' .. owner, attempt)
   if writer then
     -- the owner also writes (a downgrade): the write lease keeps the keys
     extend(lock, readers, delay)
@@ -38,7 +42,9 @@ if is_reader(member) then
   end
   return 1
 end
-if writer ~= member or tonumber(redis.call('HGET', lock, '~attempt') or '0') > tonumber(ARGV[3]) then return 0 end
+local attempt = redis.call('HGET', lock, '~attempt') or '0'
+if writer ~= member or tonumber(attempt) > tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', lock, '~cut', attempt)
 if redis.call('ZCARD', readers) == 0 then
   redis.call('PEXPIRE', lock, delay)
 elseif redis.call('PTTL', lock) < delay then

@@ -104,7 +104,7 @@ if is_reader(member) then
   local ok, holds = pcall(redis.call, 'HGET', lock, member)
   if not ok or not holds then return 0 end
   if kept_from('a|' .. owner) then return 0 end
-  redis.call('HDEL', lock, member, 't|' .. owner, 'a|' .. owner)
+  redis.call('HDEL', lock, member, 't|' .. owner, 'a|' .. owner, 'c|' .. owner)
   redis.call('ZREM', readers, owner)
   -- only a writer waits for readers: tell it once the last one left
   if redis.call('ZCARD', readers) == 0 and redis.call('HEXISTS', lock, '~writer') == 0 then
@@ -136,7 +136,7 @@ if not ok or writer ~= member then
   return 0
 end
 -- the owner's own read hold (a downgrade) stays
-redis.call('HDEL', lock, '~writer', '~token', '~attempt', member)
+redis.call('HDEL', lock, '~writer', '~token', '~attempt', '~cut', member)
 redis.call('HDEL', expiry, member, '~g|' .. member)
 if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   local now_ms, now_us = server_time()

@@ -9,6 +9,8 @@
 --   ARGV[2i] lease in ms
 -- Returns a list with, for each hold:
 --    1 the member holds it here and its lease is now at least the lease asked for;
+--    2 the member holds it here, but gave it up with a delay (release-after.lua marked it): its lease
+--      is left as that call cut it (the client counts this as no confirmation);
 --    0 it does not, and nothing here keeps it from holding it (lease ran out, key deleted, node
 --      restarted empty);
 --   -1 another owner holds it here in a way that excludes the member (or a key of another type).
@@ -25,7 +27,10 @@ for i = 1, #ARGV / 2 do
   elseif is_reader(member) then
     local owner = owner_of(member)
     local ends = tonumber(redis.call('ZSCORE', readers, owner) or '0')
-    if ends > now_ms and redis.call('HEXISTS', lock, member) == 1 then
+    local held = redis.call('HMGET', lock, member, 'c|' .. owner, 'a|' .. owner)
+    if ends > now_ms and held[1] and held[2] == (held[3] or '0') then
+      renewed[i] = 2
+    elseif ends > now_ms and held[1] then
       if ends < now_ms + lease then redis.call('ZADD', readers, now_ms + lease, owner) end
       extend(lock, readers, lease)
       renewed[i] = 1
@@ -35,8 +40,13 @@ for i = 1, #ARGV / 2 do
       renewed[i] = 0
     end
   elseif writer == member then
-    if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
-    renewed[i] = 1
+    local marks = redis.call('HMGET', lock, '~cut', '~attempt')
+    if marks[1] == (marks[2] or '0') then
+      renewed[i] = 2
+    else
+      if redis.call('PTTL', lock) < lease then redis.call('PEXPIRE', lock, lease) end
+      renewed[i] = 1
+    end
   elseif not writer and redis.call('EXISTS', lock) == 0 then
     renewed[i] = 0
   else

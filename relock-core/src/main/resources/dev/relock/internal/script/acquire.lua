@@ -52,7 +52,8 @@ if writer == owner then
     local granted = redis.call('HGET', lock, '~granted')
     local answers = granted and tonumber(granted)
     if answers and (tonumber(ARGV[7] or '') or 0) < answers then return {0, 1} end
-    redis.call('HDEL', lock, '~granted')
+    -- the owner's hold given up with a delay (its mark, '~cut') is taken anew: renewed from here on
+    redis.call('HDEL', lock, '~granted', '~cut')
   end
   redis.call('HSET', lock, owner, held + 1)
   extend(lock, readers, lease)
@@ -66,7 +67,7 @@ local reading = live_readers(lock, readers, now_ms)
 -- upgrade itself before it sends anything, so a read hold of this owner here is one its client gave up
 -- although Redis kept it (the release failed or its reply was lost): nobody reads under it, it goes
 if reading > 0 and redis.call('HEXISTS', lock, 'r|' .. owner) == 1 then
-  redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner)
+  redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner, 'c|' .. owner)
   redis.call('ZREM', readers, owner)
   reading = reading - 1
 end

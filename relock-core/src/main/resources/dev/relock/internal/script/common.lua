@@ -58,14 +58,15 @@ local function expire_with_readers(lock, readers, now_ms)
 end
 
 -- Drops the readers whose lease has ended, with their fields ('a|', the attempt id, is a Redlock
--- node's only, 'g|', a grant's mark, one server's); returns how many live readers are left.
+-- node's only, 'g|', a grant's mark, one server's; 'c|' marks a hold given up with a delay); returns
+-- how many live readers are left.
 local function live_readers(lock, readers, now_ms)
   -- one command when nobody reads, the usual case
   if redis.call('ZCARD', readers) == 0 then return 0 end
   local ended = redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)
   for _, owner in ipairs(ended) do
     redis.call('ZREM', readers, owner)
-    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'a|' .. owner, 'g|' .. owner)
+    redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'a|' .. owner, 'g|' .. owner, 'c|' .. owner)
   end
   return redis.call('ZCARD', readers)
 end

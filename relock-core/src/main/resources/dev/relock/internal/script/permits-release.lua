@@ -17,7 +17,7 @@ local now_ms = server_time()
 live_permits(sem, leases, now_ms)
 local permits = redis.call('HGET', sem, holder)
 if not permits then return -1 end
-redis.call('HDEL', sem, holder)
+redis.call('HDEL', sem, holder, 'c|' .. holder)
 redis.call('HINCRBY', sem, '~used', -tonumber(permits))
 redis.call('ZREM', leases, holder)
 hand_off(sem, queue, expiry, now_ms, tonumber(ARGV[2]), ARGV[3], false)

@@ -22,7 +22,7 @@ redis.call('HDEL', expiry, holder)
 local undone = 0
 local permits = redis.call('HGET', sem, holder)
 if ARGV[2] == '1' and permits then
-  redis.call('HDEL', sem, holder)
+  redis.call('HDEL', sem, holder, 'c|' .. holder)
   redis.call('HINCRBY', sem, '~used', -tonumber(permits))
   redis.call('ZREM', leases, holder)
   undone = 1

@@ -10,7 +10,11 @@
 --                  reader's hold count (re-entries are counted here too); '~granted' -> the
 --                  id of the attempt that a grant on release to the writer answers, while its
 --                  client may not have seen the grant yet (see grant_head); 'g|'<owner> -> the
---                  same for a grant to a reader (see grant_readers), while that reader holds
+--                  same for a grant to a reader (see grant_readers), while that reader holds;
+--                  '~cut' -> the fencing token of the write hold its owner gave up with a delay,
+--                  'c|'<owner> -> that of a reader's (release-after.lua): such a hold stays taken
+--                  until the delay is over and is never lengthened (renew.lua); a hold with
+--                  another token is a later one, unmarked
 --   fence    string (common.lua)
 --   queue    zset  (common.lua) both writers and readers wait here
 --   expiry   hash  (common.lua) '~g|'<member> -> '<server ms> <lease ms> <attempt id>' of a
@@ -20,7 +24,8 @@
 --   readers  zset  (common.lua)
 -- A semaphore named N keeps the same keys under {N}:sem, its leases zset being named 'leases':
 --   lock     hash  '~limit' -> the number of permits (set once; no TTL), '~used' -> permits out,
---                  <holder>  -> permits held by that holder (one holder per acquisition)
+--                  <holder>  -> permits held by that holder (one holder per acquisition),
+--                  'c|'<holder> -> '1' once that holder gave them up with a delay (as 'c|' above)
 --   leases   zset  holder -> server time in ms when its lease ends
 -- A live waiter refreshes its expiry on every attempt; a crashed one is dropped once it expires.
 -- A crashed reader's hold is dropped once its own lease ends, whatever the other readers do.
@@ -62,7 +67,7 @@ end
 local function live_permits(sem, leases, now_ms)
   for _, holder in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
     local permits = tonumber(redis.call('HGET', sem, holder) or '0')
-    redis.call('HDEL', sem, holder)
+    redis.call('HDEL', sem, holder, 'c|' .. holder)
     redis.call('HINCRBY', sem, '~used', -permits)
     redis.call('ZREM', leases, holder)
   end

@@ -35,7 +35,7 @@ if ARGV[2] == 'all' and holds and redis.call('EXISTS', queue) == 0 then
       -- the one reader of a lock no writer holds: nothing else is in its keys
       redis.call('DEL', lock, readers)
     else
-      redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner)
+      redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner, 'c|' .. owner)
       redis.call('ZREM', readers, owner)
     end
     return 0
@@ -50,7 +50,7 @@ if ARGV[2] ~= 'all' then
   redis.call('HSET', lock, 'r|' .. owner, ARGV[2])
   return tonumber(ARGV[2])
 end
-redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner)
+redis.call('HDEL', lock, 'r|' .. owner, 't|' .. owner, 'g|' .. owner, 'c|' .. owner)
 redis.call('ZREM', readers, owner)
 if reading == 1 and redis.call('HEXISTS', lock, '~writer') == 0 then
   local grace = tonumber(ARGV[3])

@@ -61,7 +61,7 @@ if ARGV[2] ~= 'all' then
   redis.call('HSET', lock, owner, ARGV[2])
   return reply(tonumber(ARGV[2]))
 end
-redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
+redis.call('HDEL', lock, owner, '~writer', '~token', '~granted', '~cut')
 local now_ms, now_us = server_time()
 local grace = tonumber(ARGV[3])
 -- readers left here can only be the owner itself, after a downgrade

@@ -26,7 +26,7 @@ local owner = ARGV[1]
 if ARGV[7] then
   local held = redis.call('HMGET', lock, '~writer', '~granted', '~token')
   if held[1] ~= owner or not held[2] or held[3] ~= ARGV[7] then return 0 end
-  redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
+  redis.call('HDEL', lock, owner, '~writer', '~token', '~granted', '~cut')
   local now_ms = server_time()
   hand_off(lock, queue, expiry, now_ms, tonumber(ARGV[4]), ARGV[5], live_readers(lock, readers, now_ms) > 0)
   return 1
@@ -49,11 +49,11 @@ end
 local later = granted and (tonumber(granted) or 0) > tonumber(ARGV[6])
 if not later and (ARGV[3] == '1' or granted) then
   if ARGV[2] == 'w' and writer == owner and redis.call('HGET', lock, owner) == '1' then
-    redis.call('HDEL', lock, owner, '~writer', '~token', '~granted')
+    redis.call('HDEL', lock, owner, '~writer', '~token', '~granted', '~cut')
     writer = false
     undone = 1
   elseif ARGV[2] == 'r' and redis.call('HGET', lock, member) == '1' then
-    redis.call('HDEL', lock, member, 't|' .. owner, 'g|' .. owner)
+    redis.call('HDEL', lock, member, 't|' .. owner, 'g|' .. owner, 'c|' .. owner)
     redis.call('ZREM', readers, owner)
     undone = 1
   end
