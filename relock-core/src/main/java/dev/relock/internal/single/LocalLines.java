@@ -165,6 +165,8 @@ final class LocalLines {
                         continue;
                     }
                     if (line.waiting.isEmpty() && line.handing == 0 && !waitsInRedis.getAsBoolean()) {
+                        // the line made just above, for a waiter in Redis that has left since
+                        dropIfIdle(holder.keys, line);
                         return null;
                     }
                     line.handing++;

@@ -10,6 +10,7 @@ import dev.relock.TestThreads;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
+import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.testredis.RedisServer;
 import java.lang.management.ManagementFactory;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -129,6 +131,26 @@ class LocalLinesTest {
         assertThat(joined).as("the joiner's tryLock").succeedsWithin(HANG).isEqualTo(true);
         assertThat(ended).succeedsWithin(HANG);
         await().atMost(HANG).until(() -> engine.localLines().size() == 0);
+    }
+
+    /**
+     * Review finding: a last release makes a line for a thread of this client that waits in Redis; that thread leaves
+     * before the release looks again. The release hands over nothing, and the line it made must not stay in the map
+     * (one entry for every lock ever released so).
+     */
+    @Test
+    void aHandOverForAWaiterInRedisThatLeftLeavesNoLine() {
+        HoldTable holds = new HoldTable();
+        LocalLines lines = new LocalLines(holds, Runnable::run);
+        Hold holder = new Hold("left", LockKeys.of("relock", "left"), LockMode.WRITE, "client:1", 1,
+                LEASE.toMillis(), false, System.nanoTime());
+        holds.add(holder);
+        // waits in Redis when the release first asks, and has left when it asks again
+        AtomicInteger asked = new AtomicInteger();
+
+        assertThat(lines.beginHandOver(holder, true, () -> asked.getAndIncrement() == 0)).isNull();
+        assertThat(asked).as("asked twice").hasValue(2);
+        assertThat(lines.size()).as("lines left in the map").isZero();
     }
 
     private RelockClient newClient() {
