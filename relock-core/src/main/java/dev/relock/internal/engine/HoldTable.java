@@ -149,21 +149,52 @@ public final class HoldTable {
         return size;
     }
 
-    /** The holds still held (not lost), by name, kind and owner: {@code RelockClient.heldLocks()}. */
+    /**
+     * The holds still held (not lost), by name, kind and owner: {@code RelockClient.heldLocks()}. One writer per lock:
+     * during a hand-over between two owners of this client the table has both the releasing hold and its successor's,
+     * and the view shows the successor, the holder Redis knows (see {@link #superseded}). Each lock's holds are judged
+     * from one read of its entry, so the view sees a hand-over before or after that entry changed, never half of it.
+     */
     public List<HeldLock> heldLocks() {
         long now = System.nanoTime();
         List<HeldLock> held = new ArrayList<>();
-        for (Hold hold : all()) {
-            if (hold.state() != LeaseState.HELD) {
-                continue;
+        for (Object entry : holds.values()) {
+            Hold[] group = entry instanceof Hold one ? new Hold[] {one} : (Hold[]) entry;
+            for (Hold hold : group) {
+                if (hold.state() == LeaseState.HELD && !superseded(hold, group)) {
+                    held.add(viewOf(hold, now));
+                }
             }
-            long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
-            held.add(new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner,
-                    hold.fencingToken, Instant.ofEpochMilli(hold.heldSinceMillis()),
-                    Duration.ofMillis(leftMillis), hold.renewed(), hold.threadName()));
         }
         held.sort(Comparator.comparing(HeldLock::name).thenComparing(HeldLock::kind).thenComparing(HeldLock::owner));
         return held;
+    }
+
+    private static HeldLock viewOf(Hold hold, long now) {
+        long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
+        return new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner, hold.fencingToken,
+                Instant.ofEpochMilli(hold.heldSinceMillis()), Duration.ofMillis(leftMillis), hold.renewed(),
+                hold.threadName());
+    }
+
+    /**
+     * Whether {@code hold}, one of {@code group} (the holds of one lock), is a write hold with a newer write hold in
+     * the group, still held. Redis gives every fresh write hold a higher fencing token than the last, so the newer one
+     * is the holder Redis knows: the release that ended the older one made it the holder in the same script (a
+     * hand-over), or the older one's lease ran out in Redis before this client counted it lost. The older one stays
+     * in the table only until its owner's thread has read the release's reply, or the lease keeper reports it lost.
+     */
+    private static boolean superseded(Hold hold, Hold[] group) {
+        if (hold.mode != LockMode.WRITE) {
+            return false;
+        }
+        for (Hold other : group) {
+            if (other.mode == LockMode.WRITE && other.fencingToken > hold.fencingToken
+                    && other.state() == LeaseState.HELD) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The holds of the map's values, each value being one Hold or a Hold[]. */

@@ -33,8 +33,17 @@ import java.util.function.Function;
  *       without a reply they are woken once Redis answers again ({@code SingleServerEngine.wakeWaitersOnceReachable}).
  *       A waiter's own timer, at the holder's lease end as this client counted it when it joined, or at its deadline,
  *       bounds what is left: then it tries in Redis once, as any waiter does.
+ *   <li>A joiner behind a hold is never missed by the end of that hold. It checks that the hold leads and enters the
+ *       line in one section under the monitor of the hold's own {@link LockKeys} object. Every change that ends the
+ *       hold's lead is a volatile write (releasing, lost, released) followed by a look at the line under that same
+ *       monitor: a release marks the hold releasing inside it ({@link #beginHandOver}); a loss or a release nobody
+ *       sees marks it outside, then wakes the line ({@link #wakeIfUnled}), which looks inside it. So either the
+ *       joiner's section came first and the look finds it in the line, or the look's came first, after the mark,
+ *       and the joiner saw the hold ended and did not join.
+ *   <li>A line is in the map only while it has waiters or a hand-over counted in; the step that leaves it with
+ *       neither takes it out ({@link #dropIfIdle}), under its monitor.
  *   <li>Lock order: an acquisition's lock, then the monitor of a hold's {@link LockKeys} (the handshake between a
- *       joiner and the hold's release; not the hold's own monitor, which {@code releaseLost} keeps while it waits for
+ *       joiner and the hold's end; not the hold's own monitor, which {@code releaseLost} keeps while it waits for
  *       an executor), then a line's monitor. A releaser takes the keys' monitor (to mark the hold releasing and take
  *       the line) without any acquisition's lock, and names a successor after letting both monitors go. Waking a line
  *       never runs in another acquisition's step: it goes to the executor.
@@ -156,6 +165,8 @@ final class LocalLines {
                         continue;
                     }
                     if (line.waiting.isEmpty() && line.handing == 0 && !waitsInRedis.getAsBoolean()) {
+                        // the line made just above, for a waiter in Redis that has left since
+                        dropIfIdle(holder.keys, line);
                         return null;
                     }
                     line.handing++;
@@ -224,22 +235,26 @@ final class LocalLines {
     }
 
     /**
-     * A write hold of this client ended without naming a successor (lost, released with a delay, or refused): the
-     * waiters of its line try in Redis unless another hold or hand-over leads it. Any thread.
+     * A write hold of this client ended without naming a successor (lost, released unseen, with a delay, or refused),
+     * or a hand-over ended: the waiters of its line try in Redis unless another hold or hand-over leads it.
+     * {@code keys} is the ended hold's own object, whose monitor its joiners took (see the class notes). Any thread;
+     * no line's monitor held.
      */
     void wakeIfUnled(LockKeys keys) {
-        Line line = lines.get(keys);
-        if (line == null) {
-            return;
-        }
         List<Acquisition> woken;
-        synchronized (line) {
-            if (line.removed || line.handing > 0 || line.waiting.isEmpty() || led(keys)) {
+        synchronized (keys) {
+            Line line = lines.get(keys);
+            if (line == null) {
                 return;
             }
-            woken = List.copyOf(line.waiting);
-            line.waiting.clear();
-            dropIfIdle(keys, line);
+            synchronized (line) {
+                if (line.removed || line.handing > 0 || line.waiting.isEmpty() || led(keys)) {
+                    return;
+                }
+                woken = List.copyOf(line.waiting);
+                line.waiting.clear();
+                dropIfIdle(keys, line);
+            }
         }
         // never in the step of the caller (a successor's), whose lock is held: each wake is a step of its own
         try {
@@ -247,6 +262,16 @@ final class LocalLines {
         } catch (RejectedExecutionException e) {
             // the executor shuts down only with the client, which ends every waiter
         }
+    }
+
+    /** How many lines are in the map: locks with a waiter here or a hand-over in flight. */
+    int size() {
+        return lines.size();
+    }
+
+    /** The lock's line, or null when nobody waits in it and no hand-over is in flight. */
+    Line line(LockKeys keys) {
+        return lines.get(keys);
     }
 
     private boolean led(LockKeys keys) {

@@ -1,7 +1,9 @@
 package dev.relock.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
+import dev.relock.HeldLock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -151,5 +153,33 @@ class HoldTableTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Review finding: during a hand-over between two owners of one client the table has both the releasing hold and
+     * the successor's, which Redis made the holder in that release with a higher fencing token. The operator view
+     * lists one writer: the successor. Before the successor's hold is in, and after the releasing one is out, it
+     * lists the one there is; a reader of the same lock is listed beside it.
+     */
+    @Test
+    void heldLocksListsOneWriterDuringAHandOverTheSuccessor() {
+        HoldTable table = new HoldTable();
+        LockKeys keys = LockKeys.of("p", "handed");
+        Hold releasing = new Hold("handed", keys, LockMode.WRITE, "c:1", 7, 30_000, true, System.nanoTime());
+        table.add(releasing);
+        table.add(hold(LockKeys.of("p", "read"), LockMode.READ, "c:3"));
+        releasing.beginRelease();
+        assertThat(table.heldLocks()).extracting(HeldLock::name, HeldLock::owner)
+                .containsExactly(tuple("handed", "c:1"), tuple("name", "c:3"));
+
+        Hold successor = new Hold("handed", keys, LockMode.WRITE, "c:2", 8, 30_000, true, System.nanoTime());
+        table.add(successor);
+        assertThat(table.heldLocks()).extracting(HeldLock::name, HeldLock::owner, HeldLock::fencingToken)
+                .containsExactly(tuple("handed", "c:2", 8L), tuple("name", "c:3", 1L));
+
+        table.remove(releasing);
+        releasing.released();
+        assertThat(table.heldLocks()).extracting(HeldLock::name, HeldLock::owner)
+                .containsExactly(tuple("handed", "c:2"), tuple("name", "c:3"));
     }
 }
