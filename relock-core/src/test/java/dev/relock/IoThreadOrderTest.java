@@ -9,6 +9,7 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Transports;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,12 +21,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The order of commands on one connection when some are sent from a Netty I/O thread. Lettuce writes a command
  * sent on its connection's event loop at once, ahead of the commands other threads queued on that loop, so relock
  * never sends from an I/O thread: these tests run a caller's callback on the one I/O thread of a caller's Lettuce
- * client while a command of relock's waits behind it, and check that what relock sends from there comes after.
+ * client while a command of relock's waits behind it, and check that what relock sends from there comes after; and
+ * that what a caller calls there hands its work to the client's event executors without waiting for them.
  */
 class IoThreadOrderTest extends OneServerTestBase {
 
@@ -100,5 +104,56 @@ class IoThreadOrderTest extends OneServerTestBase {
         held.unlock();
         // woken by the release's message and answered by Redis, both on I/O threads: handled elsewhere
         assertThat(completedOnIo.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+    }
+
+    /**
+     * A cancel on an I/O thread (a Reactor cancel, a WebFlux disconnect) is the acquisition's next event, queued: it
+     * returns while every event executor of the client is busy, where it used to hold that I/O thread, and every
+     * reply on it, until one was free. Once they are, the waiter leaves the queue and nothing is held, also when the
+     * holder released meanwhile and the lock was handed over to the waiter, before or after the cancel.
+     */
+    @ParameterizedTest(name = "released meanwhile: {0}")
+    @ValueSource(booleans = {false, true})
+    void aCancelOnAnIoThreadReturnsWithoutWaitingForTheEventExecutors(boolean releasedMeanwhile) throws Exception {
+        String name = "cancelled-while-executors-busy";
+        RelockLock lock = onOneIoThread().lock(name);
+        RelockLock holder = newClient().lock(name);
+        holder.lock();
+        CompletableFuture<Optional<LockHandle>> waiting =
+                lock.tryAcquireAsync(Duration.ofMinutes(1)).toCompletableFuture();
+        await().atMost(HANG).until(() -> queue(name).size() == 1);
+
+        CountDownLatch busy = new CountDownLatch(resources.computationThreadPoolSize());
+        CountDownLatch free = new CountDownLatch(1);
+        for (EventExecutor executor : resources.eventExecutorGroup()) {
+            executor.execute(() -> {
+                busy.countDown();
+                try {
+                    free.await(3 * HANG.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        CompletableFuture<Boolean> cancelled = new CompletableFuture<>();
+        try {
+            assertThat(busy.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("every event executor busy").isTrue();
+            if (releasedMeanwhile) {
+                // handed over to the waiter in Redis; its wake-up waits for an executor, as the cancel will
+                holder.unlock();
+            }
+            theIoThread().execute(() -> cancelled.complete(waiting.cancel(false)));
+            assertThat(cancelled.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        } finally {
+            free.countDown();
+        }
+
+        assertThat(waiting).isCancelled();
+        await().atMost(HANG).until(() -> queue(name).isEmpty());
+        if (!releasedMeanwhile) {
+            // a waiter still queued would be handed the lock by this release
+            holder.unlock();
+        }
+        await().atMost(HANG).until(() -> !lock.isLocked());
     }
 }

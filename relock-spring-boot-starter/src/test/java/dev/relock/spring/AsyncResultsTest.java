@@ -10,9 +10,16 @@ import dev.relock.LockInfo;
 import dev.relock.RelockClient;
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.boot.RelockContextTestBase;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,10 +47,51 @@ class AsyncResultsTest extends RelockContextTestBase {
     public static class Shipping {
 
         private final AtomicInteger bodiesRun = new AtomicInteger();
+        // the Netty threads (I/O threads, Lettuce event executors) that slow bodies ran on, and how many returned
+        private final List<String> slowBodiesOnNetty = new CopyOnWriteArrayList<>();
+        private final AtomicInteger slowBodiesReturned = new AtomicInteger();
 
         /** How many calls ran a method body (not a fallback, not a skip); a method, as the bean is a proxy. */
         public int bodiesRun() {
             return bodiesRun.get();
+        }
+
+        /** The names of the Netty threads that bodies of {@link #packSlowly} and {@link #labelSlowly} ran on. */
+        public List<String> slowBodiesOnNetty() {
+            return slowBodiesOnNetty;
+        }
+
+        /** How many bodies of {@link #packSlowly} and {@link #labelSlowly} returned (were not interrupted). */
+        public int slowBodiesReturned() {
+            return slowBodiesReturned.get();
+        }
+
+        /** Blocks before it returns its Mono, as a body that reads a file or calls JDBC first. */
+        @DistributedLock(name = "'order:' + #id")
+        public Mono<String> packSlowly(String id, CountDownLatch entered, CountDownLatch mayReturn)
+                throws InterruptedException {
+            slowBody(entered, mayReturn);
+            return Mono.just("packed " + id);
+        }
+
+        /** As {@link #packSlowly}, for a Flux. */
+        @DistributedLock(name = "'order:' + #id")
+        public Flux<String> labelSlowly(String id, CountDownLatch entered, CountDownLatch mayReturn)
+                throws InterruptedException {
+            slowBody(entered, mayReturn);
+            return Flux.just("label of " + id);
+        }
+
+        private void slowBody(CountDownLatch entered, CountDownLatch mayReturn) throws InterruptedException {
+            bodiesRun.incrementAndGet();
+            if (ThreadExecutorMap.currentExecutor() != null) {
+                slowBodiesOnNetty.add(Thread.currentThread().getName());
+            }
+            entered.countDown();
+            if (!mayReturn.await(3 * HANG.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("never allowed to return");
+            }
+            slowBodiesReturned.incrementAndGet();
         }
 
         @DistributedLock(name = "'order:' + #id")
@@ -293,6 +341,73 @@ class AsyncResultsTest extends RelockContextTestBase {
             }
             assertThat(isHeld("order:7")).as("held after the holder released").isFalse();
             assertThat(shipping.bodiesRun()).isZero();
+        });
+    }
+
+    /**
+     * The bodies of Mono and Flux methods run off the client's Netty threads: ones that block before they return
+     * their publishers hold up no reply, timer or hand-over of the client. Its two event executors here (a Lettuce
+     * RedisClient bean with two, the fewest Lettuce allows) are where an asynchronous acquisition completes, and
+     * where the bodies used to run.
+     */
+    @Test
+    void bodiesThatBlockBeforeReturningTheirPublishersDelayNoOtherLockOfTheClient() {
+        ClientResources twoEventExecutors = DefaultClientResources.builder().computationThreadPoolSize(2).build();
+        RedisClient lettuce = RedisClient.create(twoEventExecutors, redis.uri());
+        try {
+            runner.withBean(Shipping.class)
+                    .withBean(RedisClient.class, () -> lettuce, definition -> definition.setDestroyMethodName(""))
+                    .run(context -> {
+                        Shipping shipping = context.getBean(Shipping.class);
+                        RelockClient client = context.getBean(RelockClient.class);
+                        CountDownLatch entered = new CountDownLatch(2);
+                        CountDownLatch mayReturn = new CountDownLatch(1);
+                        CompletableFuture<String> packed = shipping.packSlowly("10", entered, mayReturn).toFuture();
+                        CompletableFuture<List<String>> labelled =
+                                shipping.labelSlowly("11", entered, mayReturn).collectList().toFuture();
+                        try {
+                            assertThat(entered.await(HANG.toMillis(), TimeUnit.MILLISECONDS))
+                                    .as("both bodies running at once").isTrue();
+                            assertThat(shipping.slowBodiesOnNetty()).as("the Netty threads the bodies ran on")
+                                    .isEmpty();
+                            // completes on an event executor (no caller waits in it to handle its reply); started
+                            // on a thread of its own, as it may need one before it returns its future
+                            CompletableFuture.supplyAsync(() -> client.lock("unrelated")
+                                            .tryAcquireAsync(Duration.ZERO).toCompletableFuture().join())
+                                    .get(HANG.toMillis(), TimeUnit.MILLISECONDS).orElseThrow().close();
+                        } finally {
+                            mayReturn.countDown();
+                        }
+                        assertThat(packed.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).isEqualTo("packed 10");
+                        assertThat(labelled.get(HANG.toMillis(), TimeUnit.MILLISECONDS)).containsExactly("label of 11");
+                    });
+        } finally {
+            lettuce.shutdown();
+            twoEventExecutors.shutdown();
+        }
+    }
+
+    /**
+     * Off the client's threads, the lock is still held exactly while the body runs: a cancel that comes while the
+     * method has not returned its publisher releases the lock once it has, and does not interrupt it.
+     */
+    @Test
+    void aCancelWhileTheBodyRunsReleasesTheLockOnceTheBodyReturned() {
+        runner.withBean(Shipping.class).run(context -> {
+            Shipping shipping = context.getBean(Shipping.class);
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch mayReturn = new CountDownLatch(1);
+            Disposable packing = shipping.packSlowly("12", entered, mayReturn).subscribe();
+            try {
+                assertThat(entered.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                packing.dispose();
+                await("held while the body runs").during(Duration.ofMillis(300)).atMost(HANG)
+                        .until(() -> isHeld("order:12"));
+            } finally {
+                mayReturn.countDown();
+            }
+            soon("released once the body returned").until(() -> !isHeld("order:12"));
+            assertThat(shipping.slowBodiesReturned()).as("bodies that returned, not interrupted").isEqualTo(1);
         });
     }
 

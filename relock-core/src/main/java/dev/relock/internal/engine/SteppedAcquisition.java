@@ -32,9 +32,10 @@ import org.slf4j.LoggerFactory;
  * a breach, a bug, is logged and mended ({@link #stranded}). Only {@link #decide} decides it, at most once, and
  * {@link #isDecided} tells whether it has been. No handling runs on a Netty I/O thread, where a command it
  * sends would overtake those other threads queued on that loop ({@link IoThreads}): an event that arrives on one
- * (a reply, a pub/sub message, a caller's callback) goes to the {@link #inbox}, whose events are handled in their
- * order by one runner at a time: the thread blocked in {@link #run} while one is (it waits anyway, and is spared
- * a hand-over to another thread and back), else the event executors; the outcome completes there too.
+ * (a reply, a pub/sub message, a caller's callback or cancel) goes to the {@link #inbox}, whose events are handled
+ * in their order by one runner at a time: the thread blocked in {@link #run} while one is (it waits anyway, and is
+ * spared a hand-over to another thread and back), else the event executors; the outcome completes there too. On an
+ * I/O thread nothing waits for a handling, a cancel's included, but a caller who chose to block there in {@link #run}.
  *
  * <p>Public because both engines' acquisitions, each in a package of its own, extend it.
  */
@@ -88,6 +89,8 @@ public abstract class SteppedAcquisition {
     // all guarded by lock
     private boolean decided;
     private boolean settled;
+    // a cancel decided the outcome (null), not an attempt, a timer or a failure before it
+    private boolean cancelled;
     private Hold acquired;
     private RuntimeException failure;
     // set by the first step, guarded by lock: a wait without a deadline, or the deadline (System.nanoTime())
@@ -152,6 +155,8 @@ public abstract class SteppedAcquisition {
         // an outcome decided on another thread (a timer's step, a drain of the executors) wakes this one (settle())
         blocked = self;
         boolean interrupted = false;
+        // an interrupt asked to cancel: once the outcome is in, whether the cancel came first says how to end
+        boolean cancelAsked = false;
         try {
             start(waitNanos, forever);
             while (true) {
@@ -159,6 +164,12 @@ public abstract class SteppedAcquisition {
                     drain(WAITER_ASKED);
                 }
                 if (outcome.isDone()) {
+                    if (cancelAsked && decidedByCancel()) {
+                        // the interrupt is reported by the exception, not kept as the thread's status
+                        interrupted = false;
+                        throw new InterruptedException("acquiring " + mode.description + " '" + name + "'");
+                    }
+                    // not interrupted, or the outcome came before the cancel: take it
                     return outcome.get();
                 }
                 long now = System.nanoTime();
@@ -182,11 +193,12 @@ public abstract class SteppedAcquisition {
                     LockSupport.park(this);
                 }
                 if (Thread.interrupted()) {
-                    if (interruptible && cancel()) {
-                        throw new InterruptedException("acquiring " + mode.description + " '" + name + "'");
-                    }
-                    // not interruptible, or the outcome is already there: take it
                     interrupted = true;
+                    if (interruptible && !cancelAsked) {
+                        // handled here at once, or on an I/O thread queued: the outcome follows either way
+                        cancelAsked = true;
+                        cancel();
+                    }
                 }
             }
         } catch (ExecutionException e) {
@@ -393,25 +405,32 @@ public abstract class SteppedAcquisition {
     }
 
     /**
-     * Gives up: undoes what is in flight and decides the outcome as null. On a Netty I/O thread the handling runs
-     * on the event executors while this thread waits for it ({@link IoThreads#offIo}).
-     *
-     * @return false if the outcome was already decided
+     * Gives up, unless the outcome is decided already: undoes what is in flight and decides the outcome as null. A
+     * cancel is an event like any other, one {@link #step}: handled before this returns, or, called on a Netty I/O
+     * thread (a Reactor cancel, a disconnect, a caller's callback), put in the {@link #inbox} behind the events that
+     * came before it, and this returns at once; it never waits there for an executor, which would stall that loop
+     * and every connection on it. So this cannot tell whether it came first; the outcome does: null if it did, else
+     * the hold or failure decided before it. Neither way is a hold lost: {@link #startAsync}'s future, whose
+     * completion is what cancels, releases a hold that comes after it, and {@link #run} returns one that came first
+     * (it throws InterruptedException only when its cancel did).
      */
-    public final boolean cancel() {
-        return IoThreads.offIo(events, this::cancelStep);
-    }
-
-    /** The handling of {@link #cancel}, as one {@link #step}, in a thread that is not an I/O thread. */
-    private boolean cancelStep() {
-        boolean[] cancelled = {false};
+    public final void cancel() {
         step(() -> {
             if (!decided) {
                 giveUp();
-                cancelled[0] = true;
+                cancelled = true;
             }
         });
-        return cancelled[0];
+    }
+
+    /** Whether the outcome, decided, was decided by a {@link #cancel}. */
+    private boolean decidedByCancel() {
+        lock.lock();
+        try {
+            return cancelled;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The caller gave up: undo what is in flight and {@link #decide} null. Lock held, not decided. */

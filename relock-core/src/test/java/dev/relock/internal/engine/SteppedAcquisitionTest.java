@@ -12,10 +12,13 @@ import io.netty.channel.DefaultEventLoop;
 import io.netty.util.HashedWheelTimer;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -257,6 +260,78 @@ class SteppedAcquisitionTest {
             replyLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
             events.shutdownNow();
         }
+    }
+
+    /**
+     * A cancel on an I/O thread is queued as the acquisition's next event, so an interrupt of a caller blocked in run()
+     * there waits for the outcome, not for the cancel: it throws InterruptedException when the cancel came first, and
+     * returns the hold, the interrupt kept, when a reply that came before it decided.
+     */
+    @Test
+    void anInterruptOfACallerBlockedOnAnIoThreadEndsAsTheEventThatCameFirst() throws Exception {
+        ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor(work -> new Thread(work, "events"));
+        DefaultEventLoop callerLoop = new DefaultEventLoop();
+        DefaultEventLoop replyLoop = new DefaultEventLoop();
+        try {
+            SteppedAcquisition cancelledFirst = new RepliedAcquisition(events, "cancelled-first") {
+                @Override
+                protected void begin(long waitNanos) {
+                    // the reply never comes: only the cancel decides
+                }
+            };
+            assertThat(interruptedOnLoop(callerLoop, cancelledFirst, events, () -> null))
+                    .isEqualTo("InterruptedException, interrupt status false");
+
+            SteppedAcquisition repliedFirst = new RepliedAcquisition(events, "replied-first") {
+                @Override
+                protected void begin(long waitNanos) {}
+            };
+            Hold[] replied = {null};
+            assertThat(interruptedOnLoop(callerLoop, repliedFirst, events, () -> replyLoop.submit(() ->
+                    repliedFirst.step(() -> repliedFirst.finish(replied[0] = hold(repliedFirst), null))).sync()))
+                    .isEqualTo("a hold, interrupt status true");
+            assertThat(replied[0]).isNotNull();
+        } finally {
+            callerLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            replyLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            events.shutdownNow();
+        }
+    }
+
+    /**
+     * Runs {@code acquisition} on {@code loop} and interrupts it there while the one thread of {@code events} is busy,
+     * after {@code beforeInterrupt} (which may queue events): how run() ended, once {@code events} is free again.
+     */
+    private static String interruptedOnLoop(DefaultEventLoop loop, SteppedAcquisition acquisition,
+            ScheduledExecutorService events, Callable<?> beforeInterrupt) throws Exception {
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch free = new CountDownLatch(1);
+        events.execute(() -> {
+            busy.countDown();
+            try {
+                free.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CompletableFuture<Thread> caller = new CompletableFuture<>();
+        Future<String> ended = loop.submit(() -> {
+            caller.complete(Thread.currentThread());
+            try {
+                Hold hold = acquisition.run(TimeUnit.SECONDS.toNanos(20), false, true);
+                return (hold != null ? "a hold" : "null") + ", interrupt status " + Thread.interrupted();
+            } catch (InterruptedException e) {
+                return "InterruptedException, interrupt status " + Thread.interrupted();
+            }
+        });
+        try {
+            assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();
+            beforeInterrupt.call();
+            caller.get(10, TimeUnit.SECONDS).interrupt();
+        } finally {
+            free.countDown();
+        }
+        return ended.get(15, TimeUnit.SECONDS);
     }
 
     /** An observer that throws (a user's ObservationHandler) neither keeps the hold from the caller nor the outcome. */

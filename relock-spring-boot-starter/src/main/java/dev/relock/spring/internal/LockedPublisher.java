@@ -10,12 +10,24 @@ import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * A call of a {@code @DistributedLock} method that returns a Mono, a Flux or a Publisher: the Mono or Flux returned
  * in its place takes the lock when subscribed (relock-reactor, a hold owned by a handle), then calls the method and
  * subscribes what it returns, and releases the lock when that ends: completes, fails or is cancelled. Nothing of the
  * method runs without the lock: not even the code that builds its publisher.
+ *
+ * <p>Threads. The acquisition completes on a thread of the relock client (a Lettuce event executor), whose timers,
+ * replies and hand-overs wait while anything runs there. So the handle is handed to {@code usingWhen} on
+ * {@link Schedulers#boundedElastic()}, Reactor's scheduler for work that may block ({@link HandleHandOff}), and the
+ * method is called, and its publisher subscribed, there (and so is the fallback of a lock not acquired): a method
+ * may block before it returns its publisher (a file read, a JDBC call) without stalling the client. The hop comes
+ * before {@code usingWhen}, not inside it (a {@code subscribeOn} of the method's publisher would let a cancel
+ * release the lock while the method still runs, and interrupt it), so the lock is held exactly as long as without
+ * it: a cancel while the method runs releases it once the method has returned (its publisher is then cancelled),
+ * and a cancel before the hop releases it without calling the method. The publisher's signals come from wherever
+ * it emits them.
  *
  * <p>Only loaded for such methods ({@link LockedMethod.Result#MONO}, {@link LockedMethod.Result#FLUX}), so an
  * application without Reactor never loads it. Stateless; each subscription keeps its own state.
@@ -30,7 +42,7 @@ final class LockedPublisher {
         if (locked.result() == LockedMethod.Result.MONO) {
             return Mono.defer(() -> {
                 AtomicBoolean acquired = new AtomicBoolean();
-                return ReactiveLocks.holding(acquisition(locked, lock).doOnNext(held -> acquired.set(true)),
+                return ReactiveLocks.holding(acquisition(locked, lock, acquired),
                                 held -> Mono.from(proceed(invocation)))
                         .switchIfEmpty(Mono.defer(() -> acquired.get() ? Mono.empty()
                                 : Mono.from(notAcquired(locked, lockName, target, args))));
@@ -38,7 +50,7 @@ final class LockedPublisher {
         }
         return Flux.defer(() -> {
             AtomicBoolean acquired = new AtomicBoolean();
-            return ReactiveLocks.holdingMany(acquisition(locked, lock).doOnNext(held -> acquired.set(true)),
+            return ReactiveLocks.holdingMany(acquisition(locked, lock, acquired),
                             held -> proceed(invocation))
                     .switchIfEmpty(Flux.defer(() -> acquired.get() ? Flux.empty()
                             : notAcquired(locked, lockName, target, args)));
@@ -50,17 +62,22 @@ final class LockedPublisher {
         return result == LockedMethod.Result.MONO ? Mono.empty() : Flux.empty();
     }
 
-    private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock) {
-        return locked.lease() == null
+    /**
+     * The acquisition, noting in {@code acquired} that it acquired, its handle signalled where the method may be
+     * called ({@link HandleHandOff}, right before {@code usingWhen}).
+     */
+    private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock, AtomicBoolean acquired) {
+        Mono<LockHandle> acquiring = locked.lease() == null
                 ? ReactiveLocks.tryAcquire(lock, locked.waitFor())
                 : ReactiveLocks.tryAcquire(lock, locked.waitFor(), locked.lease());
+        return HandleHandOff.onBoundedElastic(acquiring.doOnNext(held -> acquired.set(true)));
     }
 
     /**
      * Calls the method (on through the advisors after this one) and returns its publisher; once per subscription,
      * each on a clone of the invocation, since a proxy's invocation proceeds only once through the chain. It runs
-     * on the thread that completed the acquisition, so the invocation is exposed there, as AspectJ advices after
-     * this one expect ({@link ExposeInvocationInterceptor}).
+     * on a thread of {@link Schedulers#boundedElastic()}, so the invocation is exposed there, as AspectJ advices
+     * after this one expect ({@link ExposeInvocationInterceptor}).
      */
     @SuppressWarnings("unchecked")
     private static Publisher<Object> proceed(MethodInvocation invocation) {
