@@ -1,12 +1,17 @@
 package dev.relock.faults;
 
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * One row of the campaign: the lock servers, a fault, how often it is injected, and what docs/guarantees.md claims of it.
+ * One row of the campaign: a workload (what the workers do) and a fault (what is done to them or their servers): the
+ * lock servers, the fault, how often it is injected, and what docs/guarantees.md claims of it.
  *
  * @param name the row's name in docs/RELIABILITY.md
+ * @param workload what the workers do
  * @param claim what the fault table of docs/guarantees.md says of this fault, in short
  * @param safe whether docs/guarantees.md calls exclusion kept under it: then the verdict needs 0 untold
  *     overlaps; in every scenario it needs 0 stale fenced writes accepted
@@ -17,19 +22,27 @@ import java.util.function.Supplier;
  * @param injectedBy the class and method that inject the fault ({@code "OneServer#flushAll"}), for the report's link
  * @param lengthFactor how many times the campaign's seconds per scenario this one runs (1 for most): where each fault
  *     leaves the lock unavailable for seconds, a longer run still injects it often and collects 10,000 sections
+ * @param quick whether {@code --quick} (CI's smoke test) runs it
  * @param <S> the kind of lock servers
  */
-record Scenario<S extends LockServers>(String name, String claim, boolean safe, long periodMillis,
-        Supplier<S> servers, Fault<S> fault, String injectedBy, int lengthFactor) {
+record Scenario<S extends LockServers>(String name, Workload workload, String claim, boolean safe, long periodMillis,
+        Supplier<S> servers, Fault<S> fault, String injectedBy, int lengthFactor, boolean quick) {
 
+    /** A scenario of the single-threaded exclusive lock, run by {@code --quick} too. */
     Scenario(String name, String claim, boolean safe, long periodMillis, Supplier<S> servers, Fault<S> fault,
             String injectedBy) {
-        this(name, claim, safe, periodMillis, servers, fault, injectedBy, 1);
+        this(name, Workload.EXCLUSIVE, claim, safe, periodMillis, servers, fault, injectedBy, 1, true);
     }
 
     /** This scenario, run {@code factor} times the campaign's seconds per scenario. */
     Scenario<S> lasting(int factor) {
-        return new Scenario<>(name, claim, safe, periodMillis, servers, fault, injectedBy, factor);
+        return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, factor, quick);
+    }
+
+    /** This scenario's servers and fault under another workload, named after both; {@code quick} as given. */
+    Scenario<S> with(Workload other, boolean inQuickRun) {
+        return new Scenario<>(other.label + ": " + name, other, claim, safe, periodMillis, servers, fault, injectedBy,
+                lengthFactor, inQuickRun);
     }
 
     /** One injection, on the campaign's thread; may block while the fault lasts. */
@@ -45,8 +58,47 @@ record Scenario<S extends LockServers>(String name, String claim, boolean safe, 
         return "relock-faults/src/main/java/dev/relock/faults/" + type + ".java";
     }
 
-    /** The scenarios of this campaign, in report order. */
+    /**
+     * The faults each workload beside the first meets in a full run, by scenario name; the first of each is its
+     * baseline, the second the fault {@code --quick} runs too. The latch has no holder to freeze.
+     */
+    private static final Map<Workload, List<String>> FAULTS_BY_WORKLOAD = faultsByWorkload();
+
+    private static Map<Workload, List<String>> faultsByWorkload() {
+        String baseline = "none (baseline)";
+        String kill = "client kill -9";
+        String freeze = "holder SIGSTOP past the lease";
+        String replyLost = "reply lost, connection reset or closed";
+        String late = "replies late past commandTimeout";
+        String restart = "Redis restart without persistence";
+        String failover = "Sentinel planned failover";
+        Map<Workload, List<String>> faults = new EnumMap<>(Workload.class);
+        for (Workload workload : List.of(Workload.EXCLUSIVE_THREADS, Workload.READ_WRITE, Workload.SEMAPHORE,
+                Workload.MULTI_LOCK)) {
+            faults.put(workload, List.of(baseline, kill, freeze, replyLost, late, restart, failover));
+        }
+        // the condition's and the latch's promises are about messages across reconnects: a lost reply, a reset
+        faults.put(Workload.CONDITION, List.of(baseline, replyLost, kill, freeze, late, restart, failover));
+        faults.put(Workload.LATCH, List.of(baseline, replyLost, kill, late, restart, failover));
+        return faults;
+    }
+
+    /** The scenarios of this campaign, in report order: the exclusive lock's, then each other workload's. */
     static List<Scenario<?>> all() {
+        List<Scenario<?>> exclusive = exclusiveLock();
+        List<Scenario<?>> all = new ArrayList<>(exclusive);
+        FAULTS_BY_WORKLOAD.forEach((workload, names) -> {
+            for (String name : names) {
+                Scenario<?> base = exclusive.stream().filter(s -> s.name().equals(name)).findFirst().orElseThrow(
+                        () -> new IllegalStateException("no exclusive-lock scenario named '" + name + "'"));
+                all.add(base.with(workload, names.indexOf(name) < 2));
+            }
+        });
+        return List.copyOf(all);
+    }
+
+    /** The scenarios of the single-threaded exclusive lock, every fault the campaign has. */
+    private static List<Scenario<?>> exclusiveLock() {
         return List.of(
                 new Scenario<>("none (baseline)", "exclusive; fencing tokens rise", true, 0,
                         OneServer::plain, (servers, run) -> "", "Campaign"),
