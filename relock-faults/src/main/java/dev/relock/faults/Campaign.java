@@ -18,8 +18,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <p>Options: {@code --quick} ({@value #QUICK_SECONDS} s per scenario, the scenarios marked quick: what CI runs),
  * {@code --seconds N} per scenario (default
  * 120), {@code --seed S} (printed either way; replays the schedule of victims and intervals),
- * {@code --only TEXT} (scenarios whose name contains it), {@code --out FILE} (the report; default
- * docs/RELIABILITY.md), {@code --work DIR} (histories and worker logs; default a temporary directory).
+ * {@code --only TEXT} (scenarios whose name contains it; their rows replace theirs in the report, the other rows stay, each
+ * with the commit it was measured at: {@link RowFile}), {@code --out FILE} (the report; default docs/RELIABILITY.md),
+ * {@code --work DIR} (histories and worker logs; default a temporary directory).
  * Every server is the fixture's, on free loopback ports; every process killed or paused is one this
  * campaign started.
  */
@@ -69,22 +70,53 @@ public final class Campaign {
         if (work == null) {
             work = Files.createTempDirectory("relock-faults-");
         }
-        System.out.printf("fault campaign: seed %d, %d s per scenario, histories in %s%n", seed, seconds, work);
+        String commit = commit();
+        System.out.printf("fault campaign at %s: seed %d, %d s per scenario, histories in %s%n", commit, seed, seconds,
+                work);
         List<ReliabilityReport.Row> rows = new ArrayList<>();
-        Random random = new Random(seed);
         for (Scenario<?> scenario : Scenario.all()) {
             if (!scenario.name().contains(only) || (quick && !scenario.quick())) {
                 continue;
             }
             Path dir = Files.createDirectories(work.resolve(scenario.name().replaceAll("[^A-Za-z0-9]+", "-")));
-            Run run = new Run(scenario, dir, seconds * scenario.lengthFactor(), new Random(random.nextLong()));
+            // each scenario's schedule from the seed and its name alone, so that --only replays it as the full run had it
+            Random schedule = new Random(seed ^ scenario.name().hashCode());
+            Run run = new Run(scenario, dir, seconds * scenario.lengthFactor(), schedule);
             Findings findings = run.execute();
             System.out.printf("%-40s %s%n", scenario.name(), findings.summary());
-            rows.add(new ReliabilityReport.Row(scenario, run.servers.describe(), findings));
+            rows.add(new ReliabilityReport.Row(scenario, run.servers.describe(), findings,
+                    new ReliabilityReport.Measurement(commit, seed, seconds * scenario.lengthFactor())));
         }
-        ReliabilityReport.write(out, rows, seed, seconds);
-        System.out.println("wrote " + out);
+        // a run of some scenarios keeps the other rows of the report, each with the commit it was measured at
+        Path rowFile = RowFile.beside(out);
+        List<ReliabilityReport.Row> reported = only.isEmpty() && !quick ? rows
+                : RowFile.merge(RowFile.read(rowFile), rows);
+        RowFile.write(rowFile, reported);
+        ReliabilityReport.write(out, reported);
+        System.out.println("wrote " + out + " (" + reported.size() + " rows, " + rows.size() + " measured now)");
         return rows;
+    }
+
+    /**
+     * The commit the campaign runs at, {@code git rev-parse --short HEAD}, with {@code +changes} when relock-core's or
+     * the campaign's sources differ from it; "unknown" outside a git work tree.
+     */
+    static String commit() throws InterruptedException {
+        try {
+            String head = git("rev-parse", "--short=7", "HEAD").trim();
+            String changes = git("status", "--porcelain", "--", "relock-core/src/main", "relock-faults/src/main");
+            return head.isEmpty() ? "unknown" : head + (changes.isBlank() ? "" : "+changes");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static String git(String... arguments) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("git"));
+        command.addAll(List.of(arguments));
+        Process git = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String output = new String(git.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        return git.waitFor() == 0 ? output : "";
     }
 
     /**
@@ -163,7 +195,7 @@ public final class Campaign {
         }
 
         /**
-         * Returns once every worker has logged an event (its first request, or an error connecting), or after
+         * Returns once every worker has logged STARTED (connected, its seconds running), or after
          * {@link #WORKER_START}: a fault before that would hit servers nobody uses yet. Reads the histories every
          * 50 ms; nothing else tells this JVM that a worker is up.
          */

@@ -5,6 +5,8 @@ package dev.relock.faults;
  * name the affected worker, if any, in their detail.
  */
 enum EventKind {
+    /** A worker is connected (its client, the resource Redis, the SQL table) and begins; its seconds count from here. */
+    STARTED,
     /** A worker starts waiting for the lock. */
     REQUEST,
     /** lock() returned: the worker's critical section begins. */

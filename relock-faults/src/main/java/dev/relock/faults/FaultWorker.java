@@ -102,8 +102,9 @@ public final class FaultWorker {
 
     private void run(Map<String, String> options) throws Exception {
         Workload workload = Workload.valueOf(options.get("--workload"));
-        long end = System.nanoTime() + Duration.ofSeconds(Long.parseLong(options.get("--seconds"))).toNanos();
-        RelockClient connected = connect(options, end);
+        Duration runFor = Duration.ofSeconds(Long.parseLong(options.get("--seconds")));
+        // connecting may take seconds on a loaded host: the run counts from STARTED, as the campaign counts it
+        RelockClient connected = connect(options, System.nanoTime() + runFor.toNanos());
         if (connected == null) {
             return;
         }
@@ -111,12 +112,18 @@ public final class FaultWorker {
         try (StatefulRedisConnection<String, String> resource = resourceClient.connect();
                 RelockClient client = connected) {
             RedisFence fence = RedisFence.on(resource);
+            List<Connection> sql = new ArrayList<>();
+            for (int n = 1; n <= workload.threads; n++) {
+                sql.add(DriverManager.getConnection(options.get("--sql")));
+            }
+            history.append(EventKind.STARTED, 0, workload.name());
+            long end = System.nanoTime() + runFor.toNanos();
             List<Thread> threads = new ArrayList<>();
             List<Throwable> failures = new ArrayList<>();
             for (int n = 1; n <= workload.threads; n++) {
                 String threadId = workload.threads == 1 ? id : id + "." + n;
                 WorkerThread context = new WorkerThread(threadId, n, history, client, resource.sync(), fence,
-                        DriverManager.getConnection(options.get("--sql")), holders, end, new Random());
+                        sql.get(n - 1), holders, end, new Random());
                 Thread thread = new Thread(() -> runThread(workload, context, failures), threadId);
                 thread.start();
                 threads.add(thread);

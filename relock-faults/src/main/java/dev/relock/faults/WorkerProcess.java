@@ -44,9 +44,14 @@ final class WorkerProcess {
         return new WorkerProcess(id, history, process);
     }
 
-    /** Whether the worker has logged anything yet. */
+    /** Whether the worker has logged STARTED: it is connected and its run's seconds count. */
     boolean hasStarted() throws IOException {
-        return Files.exists(history) && Files.size(history) > 0;
+        if (!Files.exists(history)) {
+            return false;
+        }
+        try (java.util.stream.Stream<String> lines = Files.lines(history, StandardCharsets.UTF_8)) {
+            return lines.anyMatch(line -> line.contains("\t" + EventKind.STARTED + "\t"));
+        }
     }
 
     /**
