@@ -176,9 +176,9 @@ final class ReliabilityReport {
 
     /** What the campaign does not inject yet; the README's table rests on targeted tests for these. */
     private static String notYetCovered() {
-        return "Not in the campaign yet (the README's table rests on targeted tests for them): a Cluster master "
-                + "killed (only planned failovers here) and the Cluster replication guard, Redlock read-write locks, "
-                + "and a Redlock client cut off from a majority.";
+        return "Not in the campaign yet (the README's table rests on targeted tests for them): the workloads beside "
+                + "the exclusive lock on a Cluster, and the multi-lock on Redlock (a Redlock client refuses semaphores, "
+                + "latches and conditions).";
     }
 
     /** The workload's own findings in a few words, "–" where it has none. */

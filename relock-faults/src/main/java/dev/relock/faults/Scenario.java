@@ -39,6 +39,12 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
         return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, factor, quick);
     }
 
+    /** This scenario, left out of {@code --quick}. */
+    Scenario<S> fullRunOnly() {
+        return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, lengthFactor,
+                false);
+    }
+
     /** This scenario's servers and fault under another workload, named after both; {@code quick} as given. */
     Scenario<S> with(Workload other, boolean inQuickRun) {
         return new Scenario<>(other.label + ": " + name, other, claim, safe, periodMillis, servers, fault, injectedBy,
@@ -77,6 +83,10 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                 Workload.MULTI_LOCK)) {
             faults.put(workload, List.of(baseline, kill, freeze, replyLost, late, restart, failover));
         }
+        // Redlock's read-write locks: readers and writers by majority, through node losses and empty restarts
+        faults.put(Workload.READ_WRITE, List.of(baseline, kill, freeze, replyLost, late, restart, failover,
+                "Redlock: 2 of 5 nodes killed", "Redlock: 3 of 5 restarted empty at once",
+                "Redlock: 3 of 5 restarted empty after the lease", "Redlock: client cut off from a majority"));
         // the condition's and the latch's promises are about messages across reconnects: a lost reply, a reset
         faults.put(Workload.CONDITION, List.of(baseline, replyLost, kill, freeze, late, restart, failover));
         faults.put(Workload.LATCH, List.of(baseline, replyLost, kill, late, restart, failover));
@@ -160,6 +170,16 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                 new Scenario<>("Cluster failover", "kept: the client follows the promoted replica", true, 3_600,
                         ClusterServers::threeShards, ClusterServers::failoverTheLocksShard,
                         "ClusterServers#failoverTheLocksShard"),
+                new Scenario<>("Cluster master killed",
+                        "broken for an acquisition the replica missed; the holder is told at its next renewal, "
+                                + "fencing refuses its stale write", false, 5_000, ClusterServers::threeShards,
+                        ClusterServers::killTheLocksMaster, "ClusterServers#killTheLocksMaster").fullRunOnly(),
+                // as on Sentinel, each guarded kill leaves the lock unavailable until the killed master is back as a
+                // replica: twice the run
+                new Scenario<>("Cluster master killed, replication guard",
+                        "kept: a hold is handed out only once the replica of its slot's master has it", true, 5_000,
+                        ClusterServers::threeShardsGuarded, ClusterServers::killTheLocksMaster,
+                        "ClusterServers#killTheLocksMaster").lasting(2).fullRunOnly(),
                 new Scenario<>("Cluster slot migration",
                         "kept: scripts answered TRYAGAIN while the slot is split are sent again, holds are renewed "
                                 + "through the migration, the client follows ASK and MOVED", true, 2_000,
@@ -179,6 +199,10 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                         "kept: every holder was told at its deadline before a majority was back", true, 4_000,
                         RedlockNodes::allUp, RedlockNodes::restartAMajorityAfterTheLease,
                         "RedlockNodes#restartAMajorityAfterTheLease"),
+                new Scenario<>("Redlock: client cut off from a majority",
+                        "kept: the holder is told at its deadline, before a contender can win a majority", true, 3_000,
+                        RedlockNodes::proxied, RedlockNodes::cutAWorkerOffFromAMajority,
+                        "RedlockNodes#cutAWorkerOffFromAMajority").fullRunOnly(),
                 new Scenario<>("Redlock: 2 of 5 down, 1 of the other 3 restarted empty",
                         "kept: every majority needs both nodes that keep the hold until it is released or its holder"
                                 + " told", true, 2_000, RedlockNodes::twoDownForTheRun,

@@ -1,5 +1,6 @@
 package dev.relock.faults;
 
+import dev.relock.LeaseLostException;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.fencing.RedisFence;
@@ -63,7 +64,7 @@ record WorkerThread(String id, int index, HistoryWriter history, RelockClient cl
         while (lock.getHoldCount() > 0) {
             try {
                 lock.unlock();
-            } catch (dev.relock.LeaseLostException e) {
+            } catch (LeaseLostException e) {
                 // that hold was lost; it is gone from this thread all the same
             } catch (RuntimeException e) {
                 failed("leftover hold: ", e);
