@@ -9,7 +9,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

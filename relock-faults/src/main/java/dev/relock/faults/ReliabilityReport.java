@@ -42,6 +42,9 @@ final class ReliabilityReport {
         }
     }
 
+    /** The heading of the report's part written by hand, after the run, which writing the report again keeps. */
+    static final String HAND_WRITTEN = "## Found by the campaign and by CI";
+
     private ReliabilityReport() {
     }
 
@@ -171,7 +174,21 @@ final class ReliabilityReport {
                     .append(" after).\n");
         }
         md.append("\n").append(notYetCovered()).append('\n');
+        md.append(handWritten(file));
         Files.writeString(file, md, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The part of the report written by hand, kept when the report is written again (a run of some scenarios must not
+     * lose it): from the heading {@value #HAND_WRITTEN} to the end of the report now, "" if it has none.
+     */
+    private static String handWritten(Path file) throws IOException {
+        if (!Files.exists(file)) {
+            return "";
+        }
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        int start = text.indexOf("\n" + HAND_WRITTEN + "\n");
+        return start < 0 ? "" : text.substring(start);
     }
 
     /** What the campaign does not inject yet; the README's table rests on targeted tests for these. */

@@ -51,6 +51,20 @@ class RowFileTest {
     }
 
     @Test
+    void writingTheReportAgainKeepsItsPartWrittenByHand(@TempDir Path dir) throws IOException {
+        Path report = dir.resolve("RELIABILITY.md");
+        List<ReliabilityReport.Row> rows = List.of(row("none (baseline)", "abc1234", 50));
+        ReliabilityReport.write(report, rows);
+        Files.writeString(report, Files.readString(report) + "\n" + ReliabilityReport.HAND_WRITTEN
+                + "\n\n- a bug the campaign found, by hand\n");
+
+        ReliabilityReport.write(report, List.of(row("none (baseline)", "def5678", 60)));
+
+        assertThat(Files.readString(report)).contains("`def5678`, seed 15").doesNotContain("`abc1234`")
+                .endsWith(ReliabilityReport.HAND_WRITTEN + "\n\n- a bug the campaign found, by hand\n");
+    }
+
+    @Test
     void aRowOfAScenarioGoneOrOfAnotherShapeIsDropped(@TempDir Path dir) throws IOException {
         Path file = dir.resolve("rows.tsv");
         RowFile.write(file, List.of(row("none (baseline)", "abc1234", 50)));
