@@ -11,14 +11,16 @@ import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The fault campaign (issue 15): for each {@link Scenario}, three {@link FaultWorker} processes loop
- * on one lock while the scenario's fault is injected on a seeded schedule; then the merged histories
+ * The fault campaign (issue 15): for each {@link Scenario}, three {@link FaultWorker} processes run its
+ * {@link Workload} while the scenario's fault is injected on a seeded schedule; then the merged histories
  * are checked ({@link HistoryChecker}) and docs/RELIABILITY.md is written ({@link ReliabilityReport}).
  *
- * <p>Options: {@code --quick} ({@value #QUICK_SECONDS} s per scenario, what CI runs), {@code --seconds N} per scenario (default
+ * <p>Options: {@code --quick} ({@value #QUICK_SECONDS} s per scenario, the scenarios marked quick: what CI runs),
+ * {@code --seconds N} per scenario (default
  * 120), {@code --seed S} (printed either way; replays the schedule of victims and intervals),
- * {@code --only TEXT} (scenarios whose name contains it), {@code --out FILE} (the report; default
- * docs/RELIABILITY.md), {@code --work DIR} (histories and worker logs; default a temporary directory).
+ * {@code --only TEXT} (scenarios whose name contains it; their rows replace theirs in the report, the other rows stay, each
+ * with the commit it was measured at: {@link RowFile}), {@code --out FILE} (the report; default docs/RELIABILITY.md),
+ * {@code --work DIR} (histories and worker logs; default a temporary directory).
  * Every server is the fixture's, on free loopback ports; every process killed or paused is one this
  * campaign started.
  */
@@ -45,13 +47,17 @@ public final class Campaign {
     /** Runs the scenarios the options select, writes the report, and returns its rows. */
     static List<ReliabilityReport.Row> run(String... args) throws Exception {
         long seconds = 120;
+        boolean quick = false;
         long seed = new Random().nextLong();
         String only = "";
         Path out = Path.of("docs/RELIABILITY.md");
         Path work = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--quick" -> seconds = QUICK_SECONDS;
+                case "--quick" -> {
+                    quick = true;
+                    seconds = QUICK_SECONDS;
+                }
                 case "--seconds" -> seconds = Long.parseLong(args[++i]);
                 case "--seed" -> seed = Long.parseLong(args[++i]);
                 case "--only" -> only = args[++i];
@@ -64,22 +70,53 @@ public final class Campaign {
         if (work == null) {
             work = Files.createTempDirectory("relock-faults-");
         }
-        System.out.printf("fault campaign: seed %d, %d s per scenario, histories in %s%n", seed, seconds, work);
+        String commit = commit();
+        System.out.printf("fault campaign at %s: seed %d, %d s per scenario, histories in %s%n", commit, seed, seconds,
+                work);
         List<ReliabilityReport.Row> rows = new ArrayList<>();
-        Random random = new Random(seed);
         for (Scenario<?> scenario : Scenario.all()) {
-            if (!scenario.name().contains(only)) {
+            if (!scenario.name().contains(only) || (quick && !scenario.quick())) {
                 continue;
             }
             Path dir = Files.createDirectories(work.resolve(scenario.name().replaceAll("[^A-Za-z0-9]+", "-")));
-            Run run = new Run(scenario, dir, seconds * scenario.lengthFactor(), new Random(random.nextLong()));
+            // each scenario's schedule from the seed and its name alone, so that --only replays it as the full run had it
+            Random schedule = new Random(seed ^ scenario.name().hashCode());
+            Run run = new Run(scenario, dir, seconds * scenario.lengthFactor(), schedule);
             Findings findings = run.execute();
             System.out.printf("%-40s %s%n", scenario.name(), findings.summary());
-            rows.add(new ReliabilityReport.Row(scenario, run.servers.describe(), findings));
+            rows.add(new ReliabilityReport.Row(scenario, run.servers.describe(), findings,
+                    new ReliabilityReport.Measurement(commit, seed, seconds * scenario.lengthFactor())));
         }
-        ReliabilityReport.write(out, rows, seed, seconds);
-        System.out.println("wrote " + out);
+        // a run of some scenarios keeps the other rows of the report, each with the commit it was measured at
+        Path rowFile = RowFile.beside(out);
+        List<ReliabilityReport.Row> reported = only.isEmpty() && !quick ? rows
+                : RowFile.merge(RowFile.read(rowFile), rows);
+        RowFile.write(rowFile, reported);
+        ReliabilityReport.write(out, reported);
+        System.out.println("wrote " + out + " (" + reported.size() + " rows, " + rows.size() + " measured now)");
         return rows;
+    }
+
+    /**
+     * The commit the campaign runs at, {@code git rev-parse --short HEAD}, with {@code +changes} when relock-core's or
+     * the campaign's sources differ from it; "unknown" outside a git work tree.
+     */
+    static String commit() throws InterruptedException {
+        try {
+            String head = git("rev-parse", "--short=7", "HEAD").trim();
+            String changes = git("status", "--porcelain", "--", "relock-core/src/main", "relock-faults/src/main");
+            return head.isEmpty() ? "unknown" : head + (changes.isBlank() ? "" : "+changes");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static String git(String... arguments) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("git"));
+        command.addAll(List.of(arguments));
+        Process git = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String output = new String(git.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        return git.waitFor() == 0 ? output : "";
     }
 
     /**
@@ -116,9 +153,11 @@ public final class Campaign {
             Thread killWorkers = new Thread(() -> workers.forEach(WorkerProcess::destroy));
             Runtime.getRuntime().addShutdownHook(killWorkers);
             Path campaignHistory = dir.resolve("campaign.history");
+            Path coordinatorHistory = dir.resolve("coordinator.history");
             try (S lockServers = scenario.servers().get();
                     Resources resources = Resources.start(dir.getFileName().toString());
-                    HistoryWriter out = new HistoryWriter(campaignHistory, HistoryEvent.CAMPAIGN)) {
+                    HistoryWriter out = new HistoryWriter(campaignHistory, HistoryEvent.CAMPAIGN);
+                    HistoryWriter coordinatorOut = new HistoryWriter(coordinatorHistory, "coordinator")) {
                 this.servers = lockServers;
                 this.resources = resources;
                 history = out;
@@ -129,13 +168,17 @@ public final class Campaign {
                 // counted from here, as each worker counts its seconds from its own start: on a loaded machine
                 // worker JVMs took 4 s to come up, which left a 6 s quick run no time for its fault
                 endNanos = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
-                injectUntilTheEnd(scenario, lockServers);
-                for (WorkerProcess worker : workers) {
-                    if (!worker.awaitEnd(Duration.ofSeconds(60))) {
-                        log(EventKind.KILLED, worker.id); // did not end by itself
+                try (LatchCoordinator coordinator = scenario.workload() == Workload.LATCH
+                        ? LatchCoordinator.start(coordinatorClient(), resources, coordinatorOut, WORKERS) : null) {
+                    injectUntilTheEnd(scenario, lockServers);
+                    for (WorkerProcess worker : workers) {
+                        if (!worker.awaitEnd(Duration.ofSeconds(60))) {
+                            log(EventKind.KILLED, worker.id); // did not end by itself
+                        }
                     }
                 }
                 log(EventKind.COUNTER_FINAL, Long.toString(resources.counter()));
+                resources.drainQueue().forEach(item -> log(EventKind.DRAINED, item));
             } finally {
                 for (WorkerProcess worker : workers) {
                     if (worker.isAlive()) {
@@ -147,11 +190,12 @@ public final class Campaign {
             List<Path> files = new ArrayList<>();
             workers.forEach(worker -> files.add(worker.history));
             files.add(campaignHistory);
+            files.add(coordinatorHistory);
             return HistoryChecker.check(HistoryChecker.read(files.toArray(Path[]::new)));
         }
 
         /**
-         * Returns once every worker has logged an event (its first request, or an error connecting), or after
+         * Returns once every worker has logged STARTED (connected, its seconds running), or after
          * {@link #WORKER_START}: a fault before that would hit servers nobody uses yet. Reads the histories every
          * 50 ms; nothing else tells this JVM that a worker is up.
          */
@@ -195,6 +239,7 @@ public final class Campaign {
         private void startWorker(long runSeconds) throws IOException {
             String id = "w" + (++started);
             workers.add(WorkerProcess.start(id, dir, List.of(
+                    "--workload", scenario.workload().name(),
                     "--lock", servers.lockSpec(id),
                     "--guard", servers.guard(),
                     "--resource", resources.redisUri(),
@@ -202,6 +247,15 @@ public final class Campaign {
                     "--seconds", Long.toString(runSeconds),
                     "--lease", Long.toString(LEASE.toMillis()),
                     "--timeout", Long.toString(COMMAND_TIMEOUT.toMillis()))));
+        }
+
+        /**
+         * The latch coordinator's client: on the lock servers as the workers reach them, but past any proxy a fault
+         * aims at a worker ({@link LockServers#coordinatorSpec()}).
+         */
+        private dev.relock.RelockClient coordinatorClient() {
+            return FaultWorker.clientFor(servers.coordinatorSpec(), servers.guard()).defaultLease(LEASE)
+                    .commandTimeout(COMMAND_TIMEOUT).build();
         }
 
         /** The seeded random of this run, for the faults' choices. */

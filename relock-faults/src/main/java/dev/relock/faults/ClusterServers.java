@@ -7,10 +7,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A Redis Cluster of three masters with one replica each; every worker is given every node as a seed
- * ({@code cluster:} URIs). Its faults move the one slot the campaign's lock lives in: a planned failover of the
- * shard that serves it, or a migration of the slot to another master. Each returns only once every node agrees on
- * the new owner and reports {@code cluster_state:ok} (the fixture's promise), so the next injection starts from a
- * healthy cluster; the slot's master always has a replica to fail over to.
+ * ({@code cluster:} URIs), with or without the replication guard. Its faults move the one slot the campaign's lock
+ * lives in: a planned failover of the shard that serves it, its master killed, or a migration of the slot to another
+ * master. Each returns only once every node agrees on the new owner and reports {@code cluster_state:ok} (the
+ * fixture's promise), so the next injection starts from a healthy cluster; the slot's master always has a replica to
+ * fail over to.
  */
 final class ClusterServers extends LockServers {
 
@@ -24,13 +25,25 @@ final class ClusterServers extends LockServers {
     static final int MIGRATING_MILLIS = 1_000;
 
     private final RedisCluster cluster;
+    private final String guard;
 
-    private ClusterServers() {
+    private ClusterServers(String guard) {
         this.cluster = RedisCluster.builder().masters(3).replicasPerMaster(1).start();
+        this.guard = guard;
     }
 
     static ClusterServers threeShards() {
-        return new ClusterServers();
+        return new ClusterServers("");
+    }
+
+    /** Acquisitions are handed out only once the replica of the slot's master has them ({@link SentinelServers#GUARD}). */
+    static ClusterServers threeShardsGuarded() {
+        return new ClusterServers(SentinelServers.GUARD);
+    }
+
+    @Override
+    String guard() {
+        return guard;
     }
 
     @Override
@@ -40,7 +53,8 @@ final class ClusterServers extends LockServers {
 
     @Override
     String describe() {
-        return "a Redis Cluster of three masters with one replica each";
+        return "a Redis Cluster of three masters with one replica each"
+                + (guard.isEmpty() ? "" : "; replication guard of 1 replica, " + guard.split(":")[1] + " ms");
     }
 
     /**
@@ -54,6 +68,23 @@ final class ClusterServers extends LockServers {
         RedisServer promoted = cluster.failover(cluster.replicaOf(master));
         return "slot " + LOCK_SLOT + ": master " + master.port() + " -> " + promoted.port() + " in "
                 + millisSince(started) + " ms";
+    }
+
+    /**
+     * kill -9 of the master serving the lock's slot; once every node names its promoted replica (after
+     * {@code cluster-node-timeout} and an election: 2 to 4 s), the killed node is restarted with its data and
+     * {@code nodes.conf}, finds its slots taken and turns into the promoted node's replica, in sync before this
+     * returns. Replication is asynchronous: a hold the replica had not received when its master died is gone.
+     */
+    String killTheLocksMaster(Campaign.Run run) {
+        long started = System.nanoTime();
+        RedisServer master = cluster.masterForSlot(LOCK_SLOT);
+        RedisServer promoted = cluster.killMaster(master);
+        long promotedMillis = millisSince(started);
+        master.restart();
+        cluster.awaitHealthy();
+        return "slot " + LOCK_SLOT + ": master " + master.port() + " killed, " + promoted.port() + " promoted in "
+                + promotedMillis + " ms, " + master.port() + " its replica in " + millisSince(started) + " ms";
     }
 
     /**

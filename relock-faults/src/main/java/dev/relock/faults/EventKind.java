@@ -5,6 +5,8 @@ package dev.relock.faults;
  * name the affected worker, if any, in their detail.
  */
 enum EventKind {
+    /** A worker is connected (its client, the resource Redis, the SQL table) and begins; its seconds count from here. */
+    STARTED,
     /** A worker starts waiting for the lock. */
     REQUEST,
     /** lock() returned: the worker's critical section begins. */
@@ -36,6 +38,32 @@ enum EventKind {
     LOST,
     /** An acquisition or a section failed; an open section ends here. Detail: what failed. */
     ERROR,
+    /** A producer pushed an item onto the condition workload's queue, inside its section. Detail: the item. */
+    PRODUCED,
+    /** A producer's signal() after its PRODUCED returned. Detail: the item. */
+    SIGNALLED,
+    /** A consumer read the queue's head, inside its section, and is about to remove it. Detail: the item. */
+    CONSUMING,
+    /** The consumer removed the item of its CONSUMING. Detail: the item. */
+    CONSUMED,
+    /** A consumer found the queue empty and calls await(): its section ends here. Detail: the await's timeout in ms. */
+    AWAIT_START,
+    /** await() returned, the lock held again (an ACQUIRED with its new token follows). Detail: signalled, timed out. */
+    AWAIT_END,
+    /** The campaign found the item in the queue at the end of the run. Detail: the item. */
+    DRAINED,
+    /** The latch coordinator armed the latch of a round. Token: the round; detail: the count. */
+    ROUND_SET,
+    /** A worker calls countDown() on a round's latch. Token: the round. */
+    COUNT_SENT,
+    /** countDown() returned. Token: the round; detail: the count it left. */
+    COUNTED,
+    /** A worker calls await() on a round's latch. Token: the round; detail: the await's timeout in ms. */
+    LATCH_WAIT,
+    /** The await of the worker's LATCH_WAIT returned true: the latch was open. Token: the round. */
+    LATCH_OPEN,
+    /** The await of the worker's LATCH_WAIT returned false: its time was up. Token: the round. */
+    LATCH_TIMEOUT,
     /** The orchestrator starts injecting a fault. Detail: the fault's name. */
     FAULT_START,
     /** The orchestrator stops injecting a fault. Detail: the fault's name. */

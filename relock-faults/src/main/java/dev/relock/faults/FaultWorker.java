@@ -1,58 +1,48 @@
 package dev.relock.faults;
 
-import dev.relock.LeaseLostException;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
-import dev.relock.RelockLock;
-import dev.relock.fencing.JdbcFence;
 import dev.relock.fencing.RedisFence;
-import dev.relock.fencing.StaleFencingTokenException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One worker process of the campaign: loops on critical sections of one relock lock until its time
- * is up, and writes each step to its history file (see {@link HistoryEvent} for the format).
- *
- * <p>Inside each section it reads a counter on the resource Redis, works {@link #WORK_MILLIS}, writes
- * the counter back one higher (unfenced), then makes two fenced writes: the register beside the counter
- * (relock's {@link RedisFence}, which refuses a token older than the last that wrote) and a row in a SQL
- * table ({@link JdbcFence}). A holder that was frozen in its work loses an update of the counter and has
- * its fenced writes refused, so the report shows what fencing saved. No fault touches the resources.
+ * One worker process of the campaign: runs its {@link Workload}'s loop in as many threads as the workload says, each
+ * until the run's time is up, and writes each step to its history file (see {@link HistoryEvent} for the format).
+ * The loops are {@link LockSections}, {@link SemaphoreSections}, {@link QueueSections} and {@link LatchRounds}.
  * Every line is flushed before the next step, so a kill -9 loses at most the step under way.
  *
- * <p>Options, all required: {@code --id} the worker's id, {@code --history} its history file, {@code --lock}
- * how to reach the lock ({@link LockServers#lockSpec}), {@code --guard} a replication guard
- * ({@code replicas:timeoutMillis}, or empty for none), {@code --resource} the resource Redis's URI,
- * {@code --sql} the JDBC URL of the fenced table, {@code --seconds} how long to run, {@code --lease} the
- * lease in ms (renewed by the lease keeper), {@code --timeout} the command timeout in ms.
+ * <p>Options, all required: {@code --id} the worker's id, {@code --history} its history file, {@code --workload} a
+ * {@link Workload}'s name, {@code --lock} how to reach the lock ({@link LockServers#lockSpec}), {@code --guard} a
+ * replication guard ({@code replicas:timeoutMillis}, or empty for none), {@code --resource} the resource Redis's URI,
+ * {@code --sql} the JDBC URL of the fenced table, {@code --seconds} how long to run, {@code --lease} the lease in ms
+ * (renewed by the lease keeper), {@code --timeout} the command timeout in ms.
  */
 public final class FaultWorker {
 
     static final String LOCK = "campaign";
     static final String REGISTER = "campaign:register";
     static final String COUNTER = "campaign:counter";
-    /** How long a section works between reading the counter and writing it and the register. */
-    static final long WORK_MILLIS = 1;
 
-    private static final List<String> OPTIONS =
-            List.of("--id", "--history", "--lock", "--guard", "--resource", "--sql", "--seconds", "--lease", "--timeout");
-    private static final JdbcFence TABLE = JdbcFence.forTable(Resources.TABLE, "id", "fencing_token");
+    private static final List<String> OPTIONS = List.of("--id", "--history", "--workload", "--lock", "--guard",
+            "--resource", "--sql", "--seconds", "--lease", "--timeout");
 
     private final String id;
     private final HistoryWriter history;
+    /** {@code <lock>/<token>} to the thread holding it: written by the threads, read by the lease-lost listener. */
+    private final Map<String, String> holders = new ConcurrentHashMap<>();
 
     private FaultWorker(String id, HistoryWriter history) {
         this.id = id;
@@ -109,24 +99,55 @@ public final class FaultWorker {
         return builder;
     }
 
-    private void run(Map<String, String> options) throws InterruptedException, SQLException {
-        long end = System.nanoTime() + Duration.ofSeconds(Long.parseLong(options.get("--seconds"))).toNanos();
-        RelockClient connected = connect(options, end);
+    private void run(Map<String, String> options) throws Exception {
+        Workload workload = Workload.valueOf(options.get("--workload"));
+        Duration runFor = Duration.ofSeconds(Long.parseLong(options.get("--seconds")));
+        // connecting may take seconds on a loaded host: the run counts from STARTED, as the campaign counts it
+        RelockClient connected = connect(options, System.nanoTime() + runFor.toNanos());
         if (connected == null) {
             return;
         }
         RedisClient resourceClient = RedisClient.create(options.get("--resource"));
         try (StatefulRedisConnection<String, String> resource = resourceClient.connect();
-                Connection sql = DriverManager.getConnection(options.get("--sql"));
                 RelockClient client = connected) {
             RedisFence fence = RedisFence.on(resource);
-            RedisCommands<String, String> commands = resource.sync();
-            RelockLock lock = client.lock(LOCK);
-            while (System.nanoTime() < end) {
-                section(lock, fence, commands, sql, end);
+            List<Connection> sql = new ArrayList<>();
+            for (int n = 1; n <= workload.threads; n++) {
+                sql.add(DriverManager.getConnection(options.get("--sql")));
+            }
+            history.append(EventKind.STARTED, 0, workload.name());
+            long end = System.nanoTime() + runFor.toNanos();
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = new ArrayList<>();
+            for (int n = 1; n <= workload.threads; n++) {
+                String threadId = workload.threads == 1 ? id : id + "." + n;
+                WorkerThread context = new WorkerThread(threadId, n, history, client, resource.sync(), fence,
+                        sql.get(n - 1), holders, end, new Random());
+                Thread thread = new Thread(() -> runThread(workload, context, failures), threadId);
+                thread.start();
+                threads.add(thread);
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            if (!failures.isEmpty()) {
+                throw new IllegalStateException("worker " + id + ": " + failures.size() + " threads failed",
+                        failures.get(0));
             }
         } finally {
             resourceClient.shutdown();
+        }
+    }
+
+    /** One thread's loop; a failure the loop did not expect is logged, kept for the worker's exit, and ends it. */
+    private static void runThread(Workload workload, WorkerThread context, List<Throwable> failures) {
+        try (Connection sql = context.sql()) {
+            workload.loop.run(context);
+        } catch (Exception | Error e) {
+            context.log(EventKind.ERROR, 0, "thread ended: " + WorkerThread.describe(e));
+            synchronized (failures) {
+                failures.add(e);
+            }
         }
     }
 
@@ -142,96 +163,17 @@ public final class FaultWorker {
                 return clientFor(options.get("--lock"), options.get("--guard"))
                         .defaultLease(Duration.ofMillis(Long.parseLong(options.get("--lease"))))
                         .commandTimeout(Duration.ofMillis(Long.parseLong(options.get("--timeout"))))
-                        .leaseLostListener(lost -> log(EventKind.LOST, lost.fencingToken(), lost.reason()))
+                        .leaseLostListener(lost -> history.append(
+                                holders.getOrDefault(lost.lockName() + "/" + lost.fencingToken(), id), EventKind.LOST,
+                                lost.fencingToken(), lost.reason()))
                         .build();
             } catch (RedisUnavailableException e) {
-                log(EventKind.ERROR, 0, "connecting: " + describe(e));
+                history.append(EventKind.ERROR, 0, "connecting: " + WorkerThread.describe(e));
                 if (System.nanoTime() - end >= 0) {
                     return null;
                 }
                 Thread.sleep(50); // the servers are failing: do not spin on them
             }
         }
-    }
-
-    /** One attempt: wait (bounded by the run's end), and if acquired, write, count and release. */
-    private void section(RelockLock lock, RedisFence fence, RedisCommands<String, String> resource, Connection sql,
-            long end) throws InterruptedException {
-        if (!releaseLeftoverHolds(lock)) {
-            return;
-        }
-        log(EventKind.REQUEST, 0, "");
-        long token;
-        try {
-            long waitNanos = Math.max(1, end - System.nanoTime());
-            if (!lock.tryLock(waitNanos, TimeUnit.NANOSECONDS)) {
-                log(EventKind.ERROR, 0, "not acquired before the run ended");
-                return;
-            }
-            token = lock.fencingToken().orElse(0);
-        } catch (RuntimeException e) {
-            log(EventKind.ERROR, 0, describe(e));
-            Thread.sleep(50); // Redis is failing: do not spin on it
-            return;
-        }
-        log(EventKind.ACQUIRED, token, "");
-        try {
-            String read = resource.get(COUNTER);
-            long value = read == null ? 0 : Long.parseLong(read);
-            Thread.sleep(WORK_MILLIS); // the section's work, between reading and writing what it protects
-            resource.set(COUNTER, Long.toString(value + 1));
-            log(EventKind.COUNTER, token, Long.toString(value)); // written: a kill before this line wrote nothing, or a value nobody reads twice
-            log(EventKind.WRITE_SENT, token, "");
-            boolean written = fence.trySet(REGISTER, id + ":" + token, token);
-            log(written ? EventKind.WRITE_OK : EventKind.WRITE_REFUSED, token, "");
-            log(EventKind.SQL_SENT, token, "");
-            try {
-                TABLE.update(sql, Resources.ROW, token, "writer = ?", id);
-                log(EventKind.SQL_OK, token, "");
-            } catch (StaleFencingTokenException e) {
-                log(EventKind.SQL_REFUSED, token, "");
-            }
-        } catch (RuntimeException | SQLException e) {
-            log(EventKind.ERROR, token, "resource: " + describe(e));
-        }
-        log(EventKind.RELEASING, token, "");
-        try {
-            lock.unlock();
-            log(EventKind.RELEASED, token, "");
-        } catch (LeaseLostException e) {
-            log(EventKind.RELEASE_LOST, token, describe(e));
-        } catch (RuntimeException e) {
-            // the hold is given up locally all the same; its key runs out in Redis by its lease
-            log(EventKind.ERROR, token, "release: " + describe(e));
-        }
-    }
-
-    /**
-     * Gives up the holds an earlier section could not release (unlock failed while Redis was away, so the
-     * hold stayed this thread's): otherwise the next tryLock would re-enter it instead of acquiring afresh.
-     *
-     * @return whether none is left
-     */
-    private boolean releaseLeftoverHolds(RelockLock lock) throws InterruptedException {
-        while (lock.getHoldCount() > 0) {
-            try {
-                lock.unlock();
-            } catch (LeaseLostException e) {
-                // that hold was lost; it is gone from this thread all the same
-            } catch (RuntimeException e) {
-                log(EventKind.ERROR, 0, "leftover hold: " + describe(e));
-                Thread.sleep(50); // Redis is failing: do not spin on it
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static String describe(Throwable e) {
-        return e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage());
-    }
-
-    private void log(EventKind kind, long token, String detail) {
-        history.append(kind, token, detail);
     }
 }

@@ -27,6 +27,10 @@ import java.util.Locale;
  * @param faults FAULT_START events
  * @param kills KILLED events
  * @param errors ERROR events
+ * @param readersPastAWaitingWriter read sections that began while a writer that asked first still waited (a
+ *     statistic of writer preference, see {@link HistoryChecker})
+ * @param queue the condition workload's items and signals ({@link QueueChecker})
+ * @param latch the latch workload's rounds ({@link LatchChecker})
  */
 record Findings(
         int criticalSections,
@@ -45,7 +49,10 @@ record Findings(
         long maxUnavailableNanos,
         int faults,
         int kills,
-        int errors) {
+        int errors,
+        int readersPastAWaitingWriter,
+        QueueChecker.QueueFindings queue,
+        LatchChecker.LatchFindings latch) {
 
     String summary() {
         return String.format(Locale.ROOT,
@@ -56,7 +63,23 @@ record Findings(
                 lostNoticesAfterOverlap, staleWritesAccepted, refusedWrites, staleSqlWritesAccepted, refusedSqlWrites,
                 counterIncrements,
                 orUnknown(counterFinal), orUnknown(unfencedLostUpdates), maxUnavailableNanos / 1e6, faults, kills,
-                errors);
+                errors) + workloadSummary();
+    }
+
+    /** What the queue, the latch and the readers showed, where the history has any. */
+    private String workloadSummary() {
+        String summary = readersPastAWaitingWriter == 0 ? ""
+                : "; " + readersPastAWaitingWriter + " readers past a waiting writer";
+        if (queue.produced() > 0) {
+            summary += String.format(Locale.ROOT, "; queue: %d produced, %d taken, %d lost, %d duplicated, %d lost signals",
+                    queue.produced(), queue.taken(), queue.lost(), queue.duplicated(), queue.lostSignals());
+        }
+        if (latch.rounds() > 0) {
+            summary += String.format(Locale.ROOT, "; latch: %d rounds, %d opened, %d wake-ups, %d opened early,"
+                    + " %d missed wake-ups", latch.rounds(), latch.opened(), latch.wakeups(), latch.openedEarly(),
+                    latch.missedWakeups());
+        }
+        return summary;
     }
 
     private static String orUnknown(long count) {

@@ -17,14 +17,19 @@ import java.util.Set;
  * Judges a merged campaign history offline: overlapping critical sections and whether their holders were told,
  * fenced writes accepted out of token order, lost unfenced updates, and the longest unavailability.
  *
- * <p>Time is the merged order of the events: by stamp, equal stamps in file order, then line order. A hold is
- * named by its worker and fencing token. A section is open from its ACQUIRED to the first of its worker's
- * RELEASING, RELEASED, RELEASE_LOST, ERROR or next ACQUIRED, or a KILLED naming its worker; a section with none of these ends
- * at its worker's last event (the run stopped). A section B overlaps A when B begins while A, of another worker,
- * is open; A's holder was told when a LOST for A's hold is stamped no later than B's ACQUIRED. A worker waits from
- * REQUEST until its ACQUIRED, a KILLED naming it, its last event, or the end of the history (an ERROR followed by its
- * next REQUEST does not end the wait). The register (RedisFence:
- * WRITE_*) and the SQL row (JdbcFence: SQL_*) are judged alike, each on its own.
+ * <p>Time is the merged order of the events: by stamp, equal stamps in file order, then line order. A worker is one
+ * thread of a worker process: {@code w1} for a process of one thread, {@code w1.2} for the second thread of process
+ * {@code w1}; a KILLED naming a process ends what each of its threads had open. A hold is named by its worker and
+ * fencing token. A section holds the {@link Claim} its ACQUIRED names, and is open from its ACQUIRED to the first of
+ * its worker's RELEASING, RELEASED, RELEASE_LOST, ERROR, AWAIT_START (a condition's await gives the lock up) or next
+ * ACQUIRED of the same lock, or a KILLED naming its process; a section with none of these ends at its worker's last
+ * event (the run stopped). A section B overlaps when it begins while sections of other workers on its lock that it
+ * excludes are open, as many as B's claim allows at once (1, or a semaphore's permits); it overlaps untold when that
+ * many of them have holders not yet told: a holder was told when a LOST for its hold is stamped no later than B's
+ * ACQUIRED. A worker waits from REQUEST until its ACQUIRED, a KILLED naming its process, its last event, or the end
+ * of the history (an ERROR followed by its next REQUEST does not end the wait). Each fenced register (RedisFence:
+ * WRITE_*, the register named by the detail) and the SQL row (JdbcFence: SQL_*) are judged alike, each on its own.
+ * A condition's queue and a latch's rounds are judged by {@link QueueChecker} and {@link LatchChecker}.
  */
 final class HistoryChecker {
 
@@ -33,10 +38,10 @@ final class HistoryChecker {
     private record Hold(String worker, long token) {}
 
     /** start and end are indexes into the merged events; end is the index of the event that ends it. */
-    private record Section(Hold hold, int start, int end, long startNanos) {}
+    private record Section(Hold hold, Claim claim, int start, int end, long startNanos) {}
 
-    /** A fenced write the register accepted: sent at sentNanos, its reply logged at acceptedNanos. */
-    private record AcceptedWrite(String worker, long token, long sentNanos, long acceptedNanos) {}
+    /** A fenced write a register accepted: sent at sentNanos, its reply logged at acceptedNanos. */
+    private record AcceptedWrite(String register, String worker, long token, long sentNanos, long acceptedNanos) {}
 
     /** Overlapping sections by whether their holders were told, and the LOST notices by when they came. */
     private record Overlaps(int untold, int told, int notices, int noticesBefore, int noticesAfter) {}
@@ -95,7 +100,14 @@ final class HistoryChecker {
                 staleWritesAccepted(acceptedWrites(events, EventKind.SQL_SENT, EventKind.SQL_OK,
                         EventKind.SQL_REFUSED)), refusedSqlWrites, counterIncrements, counterFinal,
                 counterIncrements - valuesRead.size(), maxUnavailableNanos(events, sections),
-                faults, kills, errors);
+                faults, kills, errors, readersPastAWaitingWriter(events), QueueChecker.check(events),
+                LatchChecker.check(events));
+    }
+
+    /** Whether {@code worker} is process {@code process} or one of its threads. */
+    static boolean isOf(String worker, String process) {
+        return worker.equals(process) || (worker.startsWith(process) && worker.length() > process.length()
+                && worker.charAt(process.length()) == '.');
     }
 
     /** Every section of the events, in the order they began. */
@@ -104,31 +116,49 @@ final class HistoryChecker {
         for (int i = 0; i < events.size(); i++) {
             lastEvent.put(events.get(i).worker(), i);
         }
-        Map<String, Integer> openedAt = new HashMap<>(); // worker -> index of the ACQUIRED of its open section
+        // worker -> lock -> index of the ACQUIRED of its open section on that lock
+        Map<String, Map<String, Integer>> openedAt = new HashMap<>();
         List<Section> sections = new ArrayList<>();
         for (int i = 0; i < events.size(); i++) {
             HistoryEvent e = events.get(i);
-            String ending = switch (e.kind()) {
-                case ACQUIRED, RELEASING, RELEASED, RELEASE_LOST, ERROR -> e.worker();
-                case KILLED -> e.detail();
-                default -> null;
-            };
-            Integer start = ending == null ? null : openedAt.remove(ending);
-            if (start != null) {
-                sections.add(section(events, start, i));
-            }
-            if (e.kind() == EventKind.ACQUIRED) {
-                openedAt.put(e.worker(), i);
+            switch (e.kind()) {
+                case ACQUIRED -> {
+                    Claim claim = Claim.parse(e.detail());
+                    Integer previous = openedAt.computeIfAbsent(e.worker(), w -> new HashMap<>()).put(claim.lock(), i);
+                    if (previous != null) {
+                        sections.add(section(events, previous, i));
+                    }
+                }
+                case RELEASING, RELEASED, RELEASE_LOST, ERROR, AWAIT_START -> endAll(openedAt.remove(e.worker()),
+                        events, i, sections);
+                case KILLED -> {
+                    int end = i;
+                    openedAt.entrySet().removeIf(open -> {
+                        if (!isOf(open.getKey(), e.detail())) {
+                            return false;
+                        }
+                        endAll(open.getValue(), events, end, sections);
+                        return true;
+                    });
+                }
+                default -> { }
             }
         }
-        openedAt.forEach((worker, start) -> sections.add(section(events, start, lastEvent.get(worker))));
+        openedAt.forEach((worker, open) -> endAll(open, events, lastEvent.get(worker), sections));
         sections.sort(Comparator.comparingInt(Section::start));
         return sections;
     }
 
+    private static void endAll(Map<String, Integer> open, List<HistoryEvent> events, int end, List<Section> sections) {
+        if (open != null) {
+            open.values().forEach(start -> sections.add(section(events, start, end)));
+        }
+    }
+
     private static Section section(List<HistoryEvent> events, int start, int end) {
         HistoryEvent acquired = events.get(start);
-        return new Section(new Hold(acquired.worker(), acquired.token()), start, end, acquired.nanos());
+        return new Section(new Hold(acquired.worker(), acquired.token()), Claim.parse(acquired.detail()), start, end,
+                acquired.nanos());
     }
 
     /** The stamp of each hold's first LOST notice. */
@@ -149,17 +179,21 @@ final class HistoryChecker {
         List<Section> open = new ArrayList<>();
         for (Section b : sections) {
             open.removeIf(a -> a.end() <= b.start());
-            // what is left belongs to other workers: a worker's section ends by its next ACQUIRED at the latest
-            boolean anyUntold = false;
-            for (Section a : open) {
-                firstOverlapNanos.putIfAbsent(a.hold(), b.startNanos());
-                Long notice = lostNotices.get(a.hold());
-                anyUntold |= notice == null || notice > b.startNanos();
-            }
-            if (anyUntold) {
-                untold++;
-            } else if (!open.isEmpty()) {
-                told++;
+            // of other workers: a worker's section on a lock ends by its next ACQUIRED of that lock at the latest
+            List<Section> excluded = open.stream()
+                    .filter(a -> a.claim().lock().equals(b.claim().lock()) && b.claim().excludes(a.claim())).toList();
+            if (excluded.size() >= b.claim().permits()) {
+                int untoldHolders = 0;
+                for (Section a : excluded) {
+                    firstOverlapNanos.putIfAbsent(a.hold(), b.startNanos());
+                    Long notice = lostNotices.get(a.hold());
+                    untoldHolders += notice == null || notice > b.startNanos() ? 1 : 0;
+                }
+                if (untoldHolders >= b.claim().permits()) {
+                    untold++;
+                } else {
+                    told++;
+                }
             }
             open.add(b);
         }
@@ -177,8 +211,41 @@ final class HistoryChecker {
     }
 
     /**
-     * Each accepted write ({@code ok}, e.g. WRITE_OK) paired with its worker's preceding {@code sent}; a reply
-     * without one is left out, a {@code refused} reply ends its write.
+     * Read sections that began while a writer that asked before the reader did was still waiting (its REQUEST of a
+     * write hold on the same lock stamped before the reader's REQUEST, its ACQUIRED not yet): a statistic of writer
+     * preference, not a verdict, since a REQUEST is stamped before the request reaches Redis and a reader may
+     * re-enter a read lock it holds.
+     */
+    private static int readersPastAWaitingWriter(List<HistoryEvent> events) {
+        Map<String, HistoryEvent> waitingWriters = new HashMap<>(); // worker -> its REQUEST of a write hold
+        Map<String, Long> readRequested = new HashMap<>(); // worker -> stamp of its REQUEST of a read hold
+        int past = 0;
+        for (HistoryEvent e : events) {
+            switch (e.kind()) {
+                case REQUEST -> {
+                    if (!e.detail().isEmpty() && Claim.parse(e.detail()).mode() == Claim.Mode.READ) {
+                        readRequested.put(e.worker(), e.nanos());
+                    } else {
+                        waitingWriters.put(e.worker(), e);
+                    }
+                }
+                case ACQUIRED -> {
+                    waitingWriters.remove(e.worker());
+                    Long asked = readRequested.remove(e.worker());
+                    String lock = Claim.parse(e.detail()).lock();
+                    past += asked != null && waitingWriters.values().stream().anyMatch(w -> w.nanos() < asked
+                            && Claim.parse(w.detail()).lock().equals(lock)) ? 1 : 0;
+                }
+                case KILLED -> waitingWriters.keySet().removeIf(worker -> isOf(worker, e.detail()));
+                default -> { }
+            }
+        }
+        return past;
+    }
+
+    /**
+     * Each accepted write ({@code ok}, e.g. WRITE_OK) paired with its worker's preceding {@code sent}, of the register
+     * the sent event's detail names; a reply without one is left out, a {@code refused} reply ends its write.
      */
     private static List<AcceptedWrite> acceptedWrites(List<HistoryEvent> events, EventKind sentKind,
             EventKind okKind, EventKind refusedKind) {
@@ -192,18 +259,26 @@ final class HistoryChecker {
             } else if (e.kind() == okKind) {
                 HistoryEvent write = sent.remove(e.worker());
                 if (write != null) {
-                    accepted.add(new AcceptedWrite(e.worker(), write.token(), write.nanos(), e.nanos()));
+                    accepted.add(new AcceptedWrite(write.detail(), e.worker(), write.token(), write.nanos(),
+                            e.nanos()));
                 }
             }
         }
         return accepted;
     }
 
-    /**
-     * Accepted writes b with an accepted write a of a higher token whose reply came before b was sent. Writes
-     * whose intervals overlap have no certain order and are not compared.
-     */
+    /** {@link #staleWritesAcceptedAt} summed over the registers written. */
     private static int staleWritesAccepted(List<AcceptedWrite> writes) {
+        Map<String, List<AcceptedWrite>> byRegister = new HashMap<>();
+        writes.forEach(w -> byRegister.computeIfAbsent(w.register(), r -> new ArrayList<>()).add(w));
+        return byRegister.values().stream().mapToInt(HistoryChecker::staleWritesAcceptedAt).sum();
+    }
+
+    /**
+     * Accepted writes b of one register with an accepted write a of a higher token whose reply came before b was
+     * sent. Writes whose intervals overlap have no certain order and are not compared.
+     */
+    private static int staleWritesAcceptedAt(List<AcceptedWrite> writes) {
         List<AcceptedWrite> bySent = new ArrayList<>(writes);
         bySent.sort(Comparator.comparingLong(AcceptedWrite::sentNanos));
         List<AcceptedWrite> byReply = new ArrayList<>(writes);
@@ -231,13 +306,16 @@ final class HistoryChecker {
     }
 
     /**
-     * The longest stretch in which a worker waited and no section was open; a stretch still running at the end of the
-     * history lasts until its last event. A worker waits from its REQUEST until its ACQUIRED, a KILLED naming it, or
-     * an ERROR that is its last event: a failed attempt followed by another is one wait.
+     * The longest stretch in which a worker waited and fewer sections were open than may be at once (1, or a
+     * semaphore's permits); a stretch still running at the end of the history lasts until its last event. A worker
+     * waits from its REQUEST until its ACQUIRED, a KILLED naming its process, or an ERROR that is its last event: a
+     * failed attempt followed by another is one wait.
      */
     private static long maxUnavailableNanos(List<HistoryEvent> events, List<Section> sections) {
         int[] openDelta = new int[events.size() + 1]; // change in open sections after each event
+        int capacity = 1;
         for (Section s : sections) {
+            capacity = Math.max(capacity, s.claim().mode() == Claim.Mode.PERMIT ? s.claim().permits() : 1);
             openDelta[s.start()]++;
             openDelta[s.end()]--;
         }
@@ -263,10 +341,10 @@ final class HistoryChecker {
                         waiting.remove(e.worker());
                     }
                 }
-                case KILLED -> waiting.remove(e.detail());
+                case KILLED -> waiting.removeIf(worker -> isOf(worker, e.detail()));
                 default -> { }
             }
-            boolean nowUnavailable = open == 0 && !waiting.isEmpty();
+            boolean nowUnavailable = open < capacity && !waiting.isEmpty();
             if (nowUnavailable && !unavailable) {
                 unavailableSince = e.nanos();
             } else if (unavailable && !nowUnavailable) {

@@ -23,9 +23,14 @@ final class HistoryWriter implements AutoCloseable {
         this.out = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
     }
 
-    /** Appends one event stamped now; tabs and line breaks in {@code detail} become spaces. */
-    synchronized void append(EventKind kind, long token, String detail) {
-        HistoryEvent event = new HistoryEvent(System.nanoTime(), writer, kind, token, detail.replaceAll("[\\t\\r\\n]", " "));
+    /** Appends one event of this file's writer, stamped now; tabs and line breaks in {@code detail} become spaces. */
+    void append(EventKind kind, long token, String detail) {
+        append(writer, kind, token, detail);
+    }
+
+    /** As {@link #append(EventKind, long, String)}, for one thread of the writer: {@code <writer>.<n>}. */
+    synchronized void append(String thread, EventKind kind, long token, String detail) {
+        HistoryEvent event = new HistoryEvent(System.nanoTime(), thread, kind, token, detail.replaceAll("[\\t\\r\\n]", " "));
         try {
             out.write(event.line());
             out.newLine();

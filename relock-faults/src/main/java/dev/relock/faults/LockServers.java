@@ -15,6 +15,14 @@ abstract class LockServers implements AutoCloseable {
      */
     abstract String lockSpec(String workerId);
 
+    /**
+     * How the campaign's own client (the latch workload's {@link LatchCoordinator}) reaches the lock: as the workers
+     * do, but never through a proxy that a fault aims at a worker.
+     */
+    String coordinatorSpec() {
+        return lockSpec("coordinator");
+    }
+
     /** The replication guard the workers use, as {@code replicas:timeoutMillis}, or "" for none. */
     String guard() {
         return "";

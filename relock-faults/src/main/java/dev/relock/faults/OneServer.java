@@ -81,6 +81,11 @@ final class OneServer extends LockServers {
     }
 
     @Override
+    String coordinatorSpec() {
+        return server.uri();
+    }
+
+    @Override
     String describe() {
         return describe;
     }

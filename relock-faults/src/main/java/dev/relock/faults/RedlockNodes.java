@@ -2,9 +2,12 @@ package dev.relock.faults;
 
 import dev.relock.testredis.RedisNodes;
 import dev.relock.testredis.RedisServer;
+import dev.relock.testredis.TcpProxy;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -39,11 +42,26 @@ final class RedlockNodes extends LockServers {
     /** The nodes faults may kill: every node, or the three a {@link #twoDownForTheRun()} set keeps up. */
     private final List<RedisServer> faultable;
     private final String describe;
+    private final boolean proxied;
+    /** Worker id to its proxies, one a node in the nodes' order, for the workers started so far; closed by {@link #close()}. */
+    private final Map<String, List<TcpProxy>> proxies = new LinkedHashMap<>();
 
-    private RedlockNodes(RedisNodes nodes, List<RedisServer> faultable, String describe) {
+    private RedlockNodes(RedisNodes nodes, List<RedisServer> faultable, String describe, boolean proxied) {
         this.nodes = nodes;
         this.faultable = List.copyOf(faultable);
         this.describe = describe;
+        this.proxied = proxied;
+    }
+
+    private RedlockNodes(RedisNodes nodes, List<RedisServer> faultable, String describe) {
+        this(nodes, faultable, describe, false);
+    }
+
+    /** Five nodes, all up, each worker reaching each node through a {@link TcpProxy} of its own. */
+    static RedlockNodes proxied() {
+        RedisNodes nodes = RedisNodes.start(NODES);
+        return new RedlockNodes(nodes, nodes.nodes(), NODES + " independent Redis without persistence (Redlock), "
+                + "each worker through a TCP proxy of its own to each", true);
     }
 
     /** Five nodes, all up. */
@@ -72,7 +90,41 @@ final class RedlockNodes extends LockServers {
 
     @Override
     String lockSpec(String workerId) {
+        if (!proxied) {
+            return coordinatorSpec();
+        }
+        List<TcpProxy> own = proxies.computeIfAbsent(workerId,
+                id -> nodes.nodes().stream().map(TcpProxy::to).toList());
+        return "redlock:" + own.stream().map(TcpProxy::uri).collect(Collectors.joining(","));
+    }
+
+    @Override
+    String coordinatorSpec() {
         return "redlock:" + String.join(",", nodes.uris());
+    }
+
+    /**
+     * A black hole between the holder (else any worker) and three of the five nodes, a majority, for longer than the
+     * lease. Kept: its renewals reach two nodes only, so it is told at its deadline (the send of the last renewal a
+     * majority confirmed + lease − drift) and cleans up; a contender needs a majority of nodes, and the three cut off
+     * keep the hold until it expires there, no earlier than that deadline plus the drift.
+     */
+    String cutAWorkerOffFromAMajority(Campaign.Run run) throws InterruptedException {
+        WorkerProcess victim = run.holderOrAnyWorker();
+        List<TcpProxy> own = victim == null ? null : proxies.get(victim.id);
+        if (own == null) {
+            return "";
+        }
+        List<TcpProxy> shuffled = new ArrayList<>(own);
+        Collections.shuffle(shuffled, run.random());
+        List<TcpProxy> cut = shuffled.subList(0, MAJORITY);
+        cut.forEach(TcpProxy::blackhole);
+        try {
+            Thread.sleep(Campaign.LEASE.toMillis() + 500); // the fault: cut off for longer than its lease
+        } finally {
+            cut.forEach(TcpProxy::heal);
+        }
+        return "black hole between " + victim.id + " and " + MAJORITY + " of " + NODES + " nodes";
     }
 
     @Override
@@ -168,6 +220,7 @@ final class RedlockNodes extends LockServers {
 
     @Override
     public void close() {
+        proxies.values().forEach(own -> own.forEach(TcpProxy::close));
         nodes.close();
     }
 }

@@ -5,12 +5,15 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import org.h2.tools.Server;
 
 /**
- * What the workers' sections protect, where no fault reaches: a Redis with the unfenced counter and the register
- * fenced by {@code RedisFence}, and an H2 database (in this JVM, served over TCP) whose {@link #TABLE} row is
- * fenced by {@code JdbcFence}. One per scenario run, used by the campaign's thread.
+ * What the workers' sections protect, where no fault reaches: a Redis with the unfenced counter, the registers
+ * fenced by {@code RedisFence}, the condition workload's queue and the latch workload's round, and an H2 database (in
+ * this JVM, served over TCP) whose {@link #TABLE} row is fenced by {@code JdbcFence}. One per scenario run, used by
+ * the campaign's thread, and by the {@link LatchCoordinator}'s for {@link #setRound}.
  */
 final class Resources implements AutoCloseable {
 
@@ -72,6 +75,21 @@ final class Resources implements AutoCloseable {
     long counter() {
         String value = redis.execute("GET", FaultWorker.COUNTER);
         return value == null ? 0 : Long.parseLong(value);
+    }
+
+    /** Names the latch workload's current round ({@link LatchRounds#ROUND}). */
+    void setRound(long round) {
+        redis.execute("SET", LatchRounds.ROUND, Long.toString(round));
+    }
+
+    /** Takes every item left in the condition workload's queue ({@link QueueSections#QUEUE}), head first. */
+    List<String> drainQueue() {
+        List<String> items = new ArrayList<>();
+        for (String item = redis.execute("LPOP", QueueSections.QUEUE); item != null;
+                item = redis.execute("LPOP", QueueSections.QUEUE)) {
+            items.add(item);
+        }
+        return items;
     }
 
     @Override

@@ -1,12 +1,17 @@
 package dev.relock.faults;
 
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * One row of the campaign: the lock servers, a fault, how often it is injected, and what docs/guarantees.md claims of it.
+ * One row of the campaign: a workload (what the workers do) and a fault (what is done to them or their servers): the
+ * lock servers, the fault, how often it is injected, and what docs/guarantees.md claims of it.
  *
  * @param name the row's name in docs/RELIABILITY.md
+ * @param workload what the workers do
  * @param claim what the fault table of docs/guarantees.md says of this fault, in short
  * @param safe whether docs/guarantees.md calls exclusion kept under it: then the verdict needs 0 untold
  *     overlaps; in every scenario it needs 0 stale fenced writes accepted
@@ -17,19 +22,33 @@ import java.util.function.Supplier;
  * @param injectedBy the class and method that inject the fault ({@code "OneServer#flushAll"}), for the report's link
  * @param lengthFactor how many times the campaign's seconds per scenario this one runs (1 for most): where each fault
  *     leaves the lock unavailable for seconds, a longer run still injects it often and collects 10,000 sections
+ * @param quick whether {@code --quick} (CI's smoke test) runs it
  * @param <S> the kind of lock servers
  */
-record Scenario<S extends LockServers>(String name, String claim, boolean safe, long periodMillis,
-        Supplier<S> servers, Fault<S> fault, String injectedBy, int lengthFactor) {
+record Scenario<S extends LockServers>(String name, Workload workload, String claim, boolean safe, long periodMillis,
+        Supplier<S> servers, Fault<S> fault, String injectedBy, int lengthFactor, boolean quick) {
 
+    /** A scenario of the single-threaded exclusive lock, run by {@code --quick} too. */
     Scenario(String name, String claim, boolean safe, long periodMillis, Supplier<S> servers, Fault<S> fault,
             String injectedBy) {
-        this(name, claim, safe, periodMillis, servers, fault, injectedBy, 1);
+        this(name, Workload.EXCLUSIVE, claim, safe, periodMillis, servers, fault, injectedBy, 1, true);
     }
 
     /** This scenario, run {@code factor} times the campaign's seconds per scenario. */
     Scenario<S> lasting(int factor) {
-        return new Scenario<>(name, claim, safe, periodMillis, servers, fault, injectedBy, factor);
+        return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, factor, quick);
+    }
+
+    /** This scenario, left out of {@code --quick}. */
+    Scenario<S> fullRunOnly() {
+        return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, lengthFactor,
+                false);
+    }
+
+    /** This scenario's servers and fault under another workload, named after both; {@code quick} as given. */
+    Scenario<S> with(Workload other, boolean inQuickRun) {
+        return new Scenario<>(other.label + ": " + name, other, claim, safe, periodMillis, servers, fault, injectedBy,
+                lengthFactor, inQuickRun);
     }
 
     /** One injection, on the campaign's thread; may block while the fault lasts. */
@@ -45,8 +64,51 @@ record Scenario<S extends LockServers>(String name, String claim, boolean safe, 
         return "relock-faults/src/main/java/dev/relock/faults/" + type + ".java";
     }
 
-    /** The scenarios of this campaign, in report order. */
+    /**
+     * The faults each workload beside the first meets in a full run, by scenario name; the first of each is its
+     * baseline, the second the fault {@code --quick} runs too. The latch has no holder to freeze.
+     */
+    private static final Map<Workload, List<String>> FAULTS_BY_WORKLOAD = faultsByWorkload();
+
+    private static Map<Workload, List<String>> faultsByWorkload() {
+        String baseline = "none (baseline)";
+        String kill = "client kill -9";
+        String freeze = "holder SIGSTOP past the lease";
+        String replyLost = "reply lost, connection reset or closed";
+        String late = "replies late past commandTimeout";
+        String restart = "Redis restart without persistence";
+        String failover = "Sentinel planned failover";
+        Map<Workload, List<String>> faults = new EnumMap<>(Workload.class);
+        for (Workload workload : List.of(Workload.EXCLUSIVE_THREADS, Workload.READ_WRITE, Workload.SEMAPHORE,
+                Workload.MULTI_LOCK)) {
+            faults.put(workload, List.of(baseline, kill, freeze, replyLost, late, restart, failover));
+        }
+        // Redlock's read-write locks: readers and writers by majority, through node losses and empty restarts
+        faults.put(Workload.READ_WRITE, List.of(baseline, kill, freeze, replyLost, late, restart, failover,
+                "Redlock: 2 of 5 nodes killed", "Redlock: 3 of 5 restarted empty at once",
+                "Redlock: 3 of 5 restarted empty after the lease", "Redlock: client cut off from a majority"));
+        // the condition's and the latch's promises are about messages across reconnects: a lost reply, a reset
+        faults.put(Workload.CONDITION, List.of(baseline, replyLost, kill, freeze, late, restart, failover));
+        faults.put(Workload.LATCH, List.of(baseline, replyLost, kill, late, restart, failover));
+        return faults;
+    }
+
+    /** The scenarios of this campaign, in report order: the exclusive lock's, then each other workload's. */
     static List<Scenario<?>> all() {
+        List<Scenario<?>> exclusive = exclusiveLock();
+        List<Scenario<?>> all = new ArrayList<>(exclusive);
+        FAULTS_BY_WORKLOAD.forEach((workload, names) -> {
+            for (String name : names) {
+                Scenario<?> base = exclusive.stream().filter(s -> s.name().equals(name)).findFirst().orElseThrow(
+                        () -> new IllegalStateException("no exclusive-lock scenario named '" + name + "'"));
+                all.add(base.with(workload, names.indexOf(name) < 2));
+            }
+        });
+        return List.copyOf(all);
+    }
+
+    /** The scenarios of the single-threaded exclusive lock, every fault the campaign has. */
+    private static List<Scenario<?>> exclusiveLock() {
         return List.of(
                 new Scenario<>("none (baseline)", "exclusive; fencing tokens rise", true, 0,
                         OneServer::plain, (servers, run) -> "", "Campaign"),
@@ -108,6 +170,16 @@ record Scenario<S extends LockServers>(String name, String claim, boolean safe, 
                 new Scenario<>("Cluster failover", "kept: the client follows the promoted replica", true, 3_600,
                         ClusterServers::threeShards, ClusterServers::failoverTheLocksShard,
                         "ClusterServers#failoverTheLocksShard"),
+                new Scenario<>("Cluster master killed",
+                        "broken for an acquisition the replica missed; the holder is told at its next renewal, "
+                                + "fencing refuses its stale write", false, 5_000, ClusterServers::threeShards,
+                        ClusterServers::killTheLocksMaster, "ClusterServers#killTheLocksMaster").fullRunOnly(),
+                // as on Sentinel, each guarded kill leaves the lock unavailable until the killed master is back as a
+                // replica: twice the run
+                new Scenario<>("Cluster master killed, replication guard",
+                        "kept: a hold is handed out only once the replica of its slot's master has it", true, 5_000,
+                        ClusterServers::threeShardsGuarded, ClusterServers::killTheLocksMaster,
+                        "ClusterServers#killTheLocksMaster").lasting(2).fullRunOnly(),
                 new Scenario<>("Cluster slot migration",
                         "kept: scripts answered TRYAGAIN while the slot is split are sent again, holds are renewed "
                                 + "through the migration, the client follows ASK and MOVED", true, 2_000,
@@ -127,6 +199,10 @@ record Scenario<S extends LockServers>(String name, String claim, boolean safe, 
                         "kept: every holder was told at its deadline before a majority was back", true, 4_000,
                         RedlockNodes::allUp, RedlockNodes::restartAMajorityAfterTheLease,
                         "RedlockNodes#restartAMajorityAfterTheLease"),
+                new Scenario<>("Redlock: client cut off from a majority",
+                        "kept: the holder is told at its deadline, before a contender can win a majority", true, 3_000,
+                        RedlockNodes::proxied, RedlockNodes::cutAWorkerOffFromAMajority,
+                        "RedlockNodes#cutAWorkerOffFromAMajority").fullRunOnly(),
                 new Scenario<>("Redlock: 2 of 5 down, 1 of the other 3 restarted empty",
                         "kept: every majority needs both nodes that keep the hold until it is released or its holder"
                                 + " told", true, 2_000, RedlockNodes::twoDownForTheRun,

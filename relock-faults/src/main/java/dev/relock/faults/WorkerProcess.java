@@ -44,12 +44,20 @@ final class WorkerProcess {
         return new WorkerProcess(id, history, process);
     }
 
-    /** Whether the worker has logged anything yet. */
+    /** Whether the worker has logged STARTED: it is connected and its run's seconds count. */
     boolean hasStarted() throws IOException {
-        return Files.exists(history) && Files.size(history) > 0;
+        if (!Files.exists(history)) {
+            return false;
+        }
+        try (java.util.stream.Stream<String> lines = Files.lines(history, StandardCharsets.UTF_8)) {
+            return lines.anyMatch(line -> line.contains("\t" + EventKind.STARTED + "\t"));
+        }
     }
 
-    /** Whether the worker's history ends inside a section: it holds the lock and has not begun releasing. */
+    /**
+     * Whether the worker's history ends inside a section: it holds the lock and has not begun releasing (of a worker
+     * of several threads: the one that logged last).
+     */
     boolean inSection() throws IOException {
         if (!Files.exists(history)) {
             return false;
@@ -61,7 +69,8 @@ final class WorkerProcess {
         EventKind kind = HistoryEvent.parse(last).kind();
         return kind == EventKind.ACQUIRED || kind == EventKind.COUNTER || kind == EventKind.WRITE_SENT
                 || kind == EventKind.WRITE_OK || kind == EventKind.WRITE_REFUSED || kind == EventKind.SQL_SENT
-                || kind == EventKind.SQL_OK || kind == EventKind.SQL_REFUSED;
+                || kind == EventKind.SQL_OK || kind == EventKind.SQL_REFUSED || kind == EventKind.PRODUCED
+                || kind == EventKind.SIGNALLED || kind == EventKind.CONSUMING || kind == EventKind.CONSUMED;
     }
 
     /** The history's last complete line, or "" (the worker writes whole lines and flushes each). */

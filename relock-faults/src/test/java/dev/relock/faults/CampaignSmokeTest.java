@@ -9,9 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The campaign end to end in its quick mode (run.sh --quick): every scenario for a few seconds with real worker JVMs and real
- * redis-servers, so CI shows that run.sh still works and that the checker's verdicts hold on what the
- * workers actually log. The full run is relock-faults/run.sh.
+ * The campaign end to end in its quick mode (run.sh --quick): every quick scenario (every fault of the exclusive lock,
+ * a baseline and one fault of every other workload) for a few seconds with real worker JVMs and real redis-servers, so
+ * CI shows that run.sh still works and that the checker's verdicts hold on what the workers actually log. The full run
+ * is relock-faults/run.sh.
  */
 class CampaignSmokeTest {
 
@@ -21,16 +22,26 @@ class CampaignSmokeTest {
         List<ReliabilityReport.Row> rows = Campaign.run("--quick", "--seed", "15", "--out", report.toString(),
                 "--work", dir.toString());
         assertThat(rows).extracting(row -> row.scenario().name())
-                .containsExactlyElementsOf(Scenario.all().stream().map(Scenario::name).toList());
+                .containsExactlyElementsOf(Scenario.all().stream().filter(Scenario::quick).map(Scenario::name).toList());
+        assertThat(rows).extracting(row -> row.scenario().workload()).contains(Workload.values());
         for (ReliabilityReport.Row row : rows) {
             Findings found = row.findings();
-            assertThat(row.passed()).as("%s: %s", row.scenario().name(), found.summary()).isTrue();
-            assertThat(found.criticalSections()).as("%s: sections", row.scenario().name()).isPositive();
+            String name = row.scenario().name();
+            assertThat(row.passed()).as("%s: %s", name, found.summary()).isTrue();
+            switch (row.scenario().workload()) {
+                case CONDITION -> assertThat(found.queue().taken()).as("%s: items taken", name).isPositive();
+                case LATCH -> {
+                    assertThat(found.latch().opened()).as("%s: rounds opened", name).isPositive();
+                    assertThat(found.latch().wakeups()).as("%s: waiters woken", name).isPositive();
+                }
+                default -> assertThat(found.criticalSections()).as("%s: sections", name).isPositive();
+            }
             if (row.scenario().periodMillis() > 0) {
                 assertThat(found.faults()).as("%s: faults injected", row.scenario().name()).isPositive();
             }
         }
-        assertThat(Files.readString(report)).contains("<a id=\"fault-client-kill-9\"></a>client kill -9", "seed 15");
+        assertThat(Files.readString(report)).contains("<a id=\"fault-client-kill-9\"></a>client kill -9", "seed 15",
+                "<a id=\"fault-semaphore-client-kill-9\"></a>semaphore: client kill -9");
         assertThat(dir.resolve("reliability/unavailability.png")).isNotEmptyFile();
     }
 }
