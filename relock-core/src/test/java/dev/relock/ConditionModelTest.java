@@ -297,6 +297,11 @@ class ConditionModelTest {
             world.start(actor, Op.AWAIT);
             world.settleAsFarAsOthersShow();
             for (int pick : picks) {
+                if (world.aWaitsForOrHoldsTheLock()) {
+                    // its attempts time out and withdraw meanwhile (a grant made now included): a client that cannot
+                    // reach Redis in time keeps no promised place, so other clients' operations have no single outcome
+                    break;
+                }
                 List<Map.Entry<String, Op>> valid = new ArrayList<>();
                 for (String other : world.model.actors()) {
                     for (Op op : Op.values()) {
@@ -492,10 +497,14 @@ class ConditionModelTest {
                 Snapshot seen = observe();
                 last.set(seen);
                 Snapshot expected = expected(model);
-                boolean othersAsExpected = actors.values().stream().filter(actor -> !actor.client.equals(CLIENT_A))
+                boolean othersAsExpected = actors.values().stream().filter(actor -> !isA(actor.name))
                         .allMatch(actor -> seen.phases().get(actor.name).equals(expected.phases().get(actor.name)));
-                return othersAsExpected && Objects.equals(seen.holder(), expected.holder())
-                        && seen.queue().equals(expected.queue()) && seen.waitSet().equals(expected.waitSet());
+                // A's threads that wait for the lock send attempts whose replies time out, each followed by a
+                // withdraw: where they stand in Redis is known once the fault is over
+                boolean holderAsExpected = expected.holder() != null && isA(expected.holder())
+                        || Objects.equals(seen.holder(), expected.holder());
+                return othersAsExpected && holderAsExpected && seen.waitSet().equals(expected.waitSet())
+                        && withoutA(seen.queue()).equals(withoutA(expected.queue()));
             }, last);
         }
 
@@ -540,6 +549,20 @@ class ConditionModelTest {
             } catch (ConditionTimeoutException | TerminalFailureException e) {
                 throw failure("the system did not show " + what + " within " + SETTLE.toSeconds() + " s", last.get());
             }
+        }
+
+        private boolean isA(String actor) {
+            return CLIENT_A.equals(model.clientOf(actor));
+        }
+
+        private List<String> withoutA(List<String> queue) {
+            return queue.stream().filter(actor -> !isA(actor)).toList();
+        }
+
+        /** Whether a thread of A holds the lock or waits for it (in Redis or in its client's line). */
+        boolean aWaitsForOrHoldsTheLock() {
+            return model.actors().stream().filter(this::isA).map(model::status).anyMatch(status ->
+                    status == Status.HOLDING || status == Status.WAITING_FOR_LOCK || status == Status.AWAITING_LOCK_BACK);
         }
 
         private boolean subscribed() {
