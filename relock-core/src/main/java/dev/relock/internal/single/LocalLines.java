@@ -165,6 +165,19 @@ final class LocalLines {
         }
     }
 
+    /**
+     * The hold of {@code holder} is given up without a hand-over (released unseen): marks it releasing under the
+     * monitor a joiner checks it in, so a thread of this client that joins its line either sees the mark or is in the
+     * line when {@link #wakeIfUnled} looks next. Marked without that monitor, a joiner that checked the hold before the
+     * mark could put itself in the line after that look, and wait there, with nobody leading, until the hold's lease
+     * end. No acquisition's lock held, or the one of the acquisition that took the hold.
+     */
+    void beginRelease(Hold holder) {
+        synchronized (holder.keys) {
+            holder.beginRelease();
+        }
+    }
+
     /** The successor a release named, and that release's reply. */
     record Succession(Acquisition successor, long attempt, CompletableFuture<Object> sent) {
     }
