@@ -96,7 +96,7 @@ final class LocalLines {
             return null;
         }
         // the holder's release marks it releasing under this monitor before it looks for a successor, so the
-        // waiter is either seen there or sees the mark
+        // waiter is either seen there or sees the mark; other ends of the hold are checked again in the line
         synchronized (holder.keys) {
             if (!HoldTable.isLiveWriter(holder)) {
                 return null;
@@ -109,6 +109,14 @@ final class LocalLines {
                             line.waiting.addFirst(waiter);
                         } else {
                             line.waiting.add(waiter);
+                        }
+                        // a hold given up unseen or reported lost is marked without the keys' monitor, then its line
+                        // woken (wakeIfUnled, under this line's monitor): marked since the check above, it may have
+                        // looked before this waiter was in the line, so the waiter leaves again and tries in Redis
+                        if (!HoldTable.isLiveWriter(holder)) {
+                            line.waiting.remove(waiter);
+                            dropIfIdle(keys, line);
+                            return null;
                         }
                         return holder.leaseEndNanos();
                     }
@@ -162,19 +170,6 @@ final class LocalLines {
                     return line;
                 }
             }
-        }
-    }
-
-    /**
-     * The hold of {@code holder} is given up without a hand-over (released unseen): marks it releasing under the
-     * monitor a joiner checks it in, so a thread of this client that joins its line either sees the mark or is in the
-     * line when {@link #wakeIfUnled} looks next. Marked without that monitor, a joiner that checked the hold before the
-     * mark could put itself in the line after that look, and wait there, with nobody leading, until the hold's lease
-     * end. No acquisition's lock held, or the one of the acquisition that took the hold.
-     */
-    void beginRelease(Hold holder) {
-        synchronized (holder.keys) {
-            holder.beginRelease();
         }
     }
 

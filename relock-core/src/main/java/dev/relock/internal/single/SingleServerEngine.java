@@ -1179,7 +1179,7 @@ public final class SingleServerEngine implements Engine {
 
     /** Gives up a hold nobody will see, without waiting: from any thread, I/O threads included. */
     void releaseUnseen(Hold hold) {
-        localLines.beginRelease(hold);
+        hold.beginRelease();
         holds.remove(hold);
         hold.released();
         releaseInOrder(hold);

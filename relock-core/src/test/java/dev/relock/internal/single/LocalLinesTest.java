@@ -1,8 +1,10 @@
 package dev.relock.internal.single;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.relock.LeaseLostException;
 import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
@@ -17,16 +19,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The client's line for a write lock ({@link LocalLines}) against a hold of the same client given up unseen (an
- * asynchronous acquisition whose caller cancelled it as it took the lock): a thread that joins the line behind that
- * hold is never left in it with nobody leading. The interleaving is made, not waited for: the joiner is held between
- * its check of the hold and its entry in the line (the line map's entry for the lock is being computed), while the
- * hold is given up.
+ * The client's line for a write lock ({@link LocalLines}) against a hold of the same client that ends without a
+ * hand-over: given up unseen (an asynchronous acquisition whose caller cancelled it as it took the lock) or reported
+ * lost. A thread that joins the line behind that hold is never left in it with nobody leading. The interleaving is
+ * made, not waited for: the joiner is held between its check of the hold and its entry in the line (the line map's
+ * entry for the lock is being computed) while the hold ends.
  */
 class LocalLinesTest {
 
@@ -54,17 +57,49 @@ class LocalLinesTest {
     @Test
     void aThreadThatJoinsTheLineOfAHoldGivenUpUnseenIsWoken() throws Exception {
         String name = "given-up-unseen";
-        SingleServerEngine engine = (SingleServerEngine) ((EngineClient) client).engine();
-        LockKeys keys = LockKeys.of("relock", name);
         RelockLock lock = client.lock(name);
         LockHandle unseen = lock.acquire();
+
+        CompletableFuture<Void> joiner = joinWhileTheHoldEnds(name, lock, engine()::releaseUnseen);
+
+        // woken, the joiner takes the lock (the hold's release went to Redis first); left in the line, it would wait
+        // for the hold's lease end, 3 minutes
+        joiner.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(unseen.isValid()).isFalse();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void aThreadThatJoinsTheLineOfAHoldReportedLostIsWoken() throws Exception {
+        String name = "reported-lost";
+        RelockLock lock = client.lock(name);
+        LockHandle lost = lock.acquire();
+
+        CompletableFuture<Void> joiner = joinWhileTheHoldEnds(name, lock,
+                hold -> engine().reportLost(hold, "lost in a test"));
+
+        // woken, the joiner tries in Redis, which still has the lost hold's key: it waits in the lock's queue there
+        await("the joiner waits in Redis").atMost(HANG)
+                .until(() -> Long.parseLong(redis.execute("ZCARD", "relock:{" + name + "}:queue")) == 1);
+        assertThatThrownBy(lost::close).isInstanceOf(LeaseLostException.class);
+        joiner.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    /**
+     * Starts a thread that takes {@code lock} (named {@code name}) while a hold of the client leads its line, holds
+     * that thread between its check of the hold and its entry in the line, ends the hold there with {@code end}, and
+     * lets the thread go on; returns the thread's lock() and unlock().
+     */
+    private CompletableFuture<Void> joinWhileTheHoldEnds(String name, RelockLock lock, Consumer<Hold> end)
+            throws Exception {
+        LockKeys keys = LockKeys.of("relock", name);
         Hold hold = ((EngineClient) client).holds().liveWriter(keys);
         assertThat(hold).isNotNull();
-
         // holds the map's entry for the lock while it computes: a joiner that found the hold live waits for it
         CountDownLatch computing = new CountDownLatch(1);
         CountDownLatch mayEnd = new CountDownLatch(1);
-        CompletableFuture<Void> entry = CompletableFuture.runAsync(() -> linesOf(engine.localLines()).compute(keys,
+        CompletableFuture<Void> entry = CompletableFuture.runAsync(() -> linesOf(engine().localLines()).compute(keys,
                 (k, line) -> {
                     computing.countDown();
                     awaitQuietly(mayEnd);
@@ -77,19 +112,14 @@ class LocalLinesTest {
         });
         await("the joiner held between its check of the hold and its entry in the line").atMost(HANG)
                 .until(() -> threadIn("joinHolder"));
-
-        // given up while the joiner is held: with the client's release of the hold in Redis
-        CompletableFuture<Void> givenUp = CompletableFuture.runAsync(() -> engine.releaseUnseen(hold));
-        await("the hold given up, or its release waiting for the joiner").atMost(HANG)
-                .until(() -> givenUp.isDone() || threadIn("releaseUnseen"));
+        CompletableFuture.runAsync(() -> end.accept(hold)).get(HANG.toMillis(), TimeUnit.MILLISECONDS);
         mayEnd.countDown();
         entry.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        return joiner;
+    }
 
-        // woken when the hold was given up, the joiner takes the lock; left in the line, it would wait 3 minutes
-        joiner.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
-        givenUp.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(unseen.isValid()).isFalse();
-        assertThat(lock.isLocked()).isFalse();
+    private SingleServerEngine engine() {
+        return (SingleServerEngine) ((EngineClient) client).engine();
     }
 
     /** Whether a thread blocked on a monitor is in a method named {@code method}. */
