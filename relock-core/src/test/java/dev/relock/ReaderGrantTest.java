@@ -469,7 +469,9 @@ class ReaderGrantTest extends OneServerTestBase {
                 acquired += contender.get(Math.max(0, bound - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 // an ownerless grant shows as a read hold ('r|', 't|' and 'g|' fields, a lease in the readers zset)
-                // of an owner none of whose threads holds; a slow run as a queue that still moves
+                // of an owner none of whose threads holds; a writer left in its client's line behind a hold that
+                // ended (LocalLinesTest) as a lock that nobody holds or waits for in Redis; a slow run as a queue
+                // that still moves
                 throw new AssertionError("contenders still running after 90 s (" + contenders + "); in Redis now: "
                         + lockState(name), e);
             }
