@@ -8,6 +8,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -27,11 +29,19 @@ import org.slf4j.LoggerFactory;
  * When a connection of the client comes back (Lettuce reconnected) it runs a pass at once, not at the
  * next one, so a short outage does not cost the holds ({@link #renewSoon}).
  *
+ * <p>A new renewed hold normally has about three periods of validity left when it joins the table, so the next
+ * pass, at most a period away, leaves its renewal two periods to be confirmed. One whose acquisition took most of
+ * its validity (a slow reply on a loaded machine, a Redlock vote that waited for slow nodes) has less: the
+ * next pass may come after its deadline. {@link #watch} renews such a hold at once, when less than two periods
+ * of its validity are left, on the keeper thread ({@link #renewJoinedLate}); once confirmed, its validity is
+ * counted from that renewal's send, and the passes keep it as any other.
+ *
  * <p>Deadlines. A pass arms a one-shot check ({@link DeadlineAlarm}) for the earliest deadline that
  * falls before the pass after it would look, and {@link #watch} arms one for a new hold whose deadline
- * comes before the next pass (a short explicit lease); the check reports every hold past its deadline
- * ({@link Renewal#deadlinePassed}). Passes, checks and the engine's handling of renewal replies run on
- * the keeper thread only, so a reply read before a deadline is counted before that deadline's check.
+ * comes before the next pass (a short explicit lease, or a hold that joined late); the check reports every
+ * hold past its deadline ({@link Renewal#deadlinePassed}). Passes, checks and the engine's handling of
+ * renewal replies run on the keeper thread only, so a reply read before a deadline is counted before that
+ * deadline's check.
  *
  * <p>Public because both engines, each in a package of its own, start one and implement its {@link Renewal}.
  */
@@ -76,6 +86,11 @@ public final class LeaseKeeper implements AutoCloseable {
     private final long periodNanos;
     // the renewal pass a reconnect asks for
     private final CoalescedRun reconnectPass;
+    // renewed holds that joined the table with less than two periods of validity left (watch), until the keeper
+    // thread renews them; any thread adds, the keeper thread takes
+    private final Queue<Hold> joinedLate = new ConcurrentLinkedQueue<>();
+    // the renewal of those holds that watch asks for
+    private final CoalescedRun lateRenewal;
     // the one-shot deadline check between passes
     private final DeadlineAlarm alarm;
     // when the next periodic pass starts at the earliest; keeper thread only
@@ -89,6 +104,7 @@ public final class LeaseKeeper implements AutoCloseable {
         this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
         this.alarm = new DeadlineAlarm(thread, this::checkDeadlines);
         this.reconnectPass = new CoalescedRun(thread, this::renewAll);
+        this.lateRenewal = new CoalescedRun(thread, this::renewJoinedLate);
         this.nextPassAt = thread.nanoTime() + periodNanos;
         thread.schedule(this::periodicPass, periodNanos);
     }
@@ -99,10 +115,18 @@ public final class LeaseKeeper implements AutoCloseable {
         return new LeaseKeeper(holds, renewal, new KeeperThread(role, clientId), periodMillis);
     }
 
-    /** A hold joined the table: arms a check for its deadline if no pass would look in time. Any thread. */
+    /**
+     * A hold joined the table: renews it at once if it is renewed and less than two periods of its validity are
+     * left (see the class notes), and arms a check for its deadline if no pass would look in time. Any thread.
+     */
     public void watch(Hold hold) {
         long deadline = renewal.deadlineOf(hold);
-        if (deadline - thread.nanoTime() - periodNanos < 0) {
+        long left = deadline - thread.nanoTime();
+        if (hold.renewed() && left - 2 * periodNanos < 0) {
+            joinedLate.add(hold);
+            lateRenewal.ask();
+        }
+        if (left - periodNanos < 0) {
             alarm.arm(deadline);
         }
     }
@@ -130,24 +154,60 @@ public final class LeaseKeeper implements AutoCloseable {
     /** One pass over the table. Keeper thread only. */
     private void renewAll() {
         try {
-            Map<Integer, List<Hold>> batches = new HashMap<>();
+            Batches batches = new Batches();
             OptionalLong earliest = sweep(thread.nanoTime(), hold -> {
                 if (hold.renewed()) {
-                    int group = renewal.batchOf(hold);
-                    List<Hold> batch = batches.computeIfAbsent(group, unused -> new ArrayList<>());
-                    batch.add(hold);
-                    if (batch.size() == BATCH) {
-                        // the engine keeps the list it was given
-                        renewal.send(batches.remove(group), thread);
-                    }
+                    batches.add(hold);
                 }
             });
-            batches.values().forEach(batch -> renewal.send(batch, thread));
+            batches.sendAll();
             nextPassAt = thread.nanoTime() + periodNanos;
             earliest.ifPresent(this::armIfBeforeNextPass);
         } catch (RuntimeException e) {
             // never let one bad pass end the schedule
             log.error("relock lease keeper pass failed", e);
+        }
+    }
+
+    /**
+     * Renews the holds that joined late ({@link #watch}) and are still held, not being released and not past their
+     * deadline (that check is the alarm's, which watch armed). Keeper thread only.
+     */
+    private void renewJoinedLate() {
+        try {
+            Batches batches = new Batches();
+            long now = thread.nanoTime();
+            for (Hold hold = joinedLate.poll(); hold != null; hold = joinedLate.poll()) {
+                if (hold.state() == LeaseState.HELD && !hold.releasing() && now - renewal.deadlineOf(hold) < 0) {
+                    batches.add(hold);
+                }
+            }
+            batches.sendAll();
+        } catch (RuntimeException e) {
+            log.error("relock lease keeper: renewing holds that joined late failed", e);
+        }
+    }
+
+    /** The renewals of one run of the keeper, in batches of at most {@value #BATCH} holds of one group. */
+    private final class Batches {
+
+        private final Map<Integer, List<Hold>> open = new HashMap<>();
+
+        /** Adds {@code hold} to its group's batch, and sends that batch once it is full. */
+        void add(Hold hold) {
+            int group = renewal.batchOf(hold);
+            List<Hold> batch = open.computeIfAbsent(group, unused -> new ArrayList<>());
+            batch.add(hold);
+            if (batch.size() == BATCH) {
+                // the engine keeps the list it was given
+                renewal.send(open.remove(group), thread);
+            }
+        }
+
+        /** Sends the batches not full yet. */
+        void sendAll() {
+            open.values().forEach(batch -> renewal.send(batch, thread));
+            open.clear();
         }
     }
 

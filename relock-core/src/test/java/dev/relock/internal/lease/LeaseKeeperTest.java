@@ -111,6 +111,36 @@ class LeaseKeeperTest {
         assertThat(hold.leaseEndNanos()).isEqualTo(clock.nanoTime() + LEASE_MILLIS * MS);
     }
 
+    /**
+     * An acquisition whose reply took most of the validity (here 2.5 s of 2.9 s): the hold joins 100 ms after the
+     * keeper started, its deadline 400 ms away, the first pass 900 ms away. It is renewed at once, not left for that
+     * pass and reported lost before it.
+     */
+    @Test
+    void aRenewedHoldThatJoinsWithLittleValidityLeftIsRenewedAtOnce() {
+        engine.confirm = true;
+        clock.advance(100 * MS);
+        long sent = clock.nanoTime() - 2_500 * MS;
+        Hold hold = new Hold("a", LockKeys.of("test", "a"), LockMode.WRITE, "owner", 1, LEASE_MILLIS, true, sent);
+        holds.add(hold);
+        keeper.watch(hold);
+
+        clock.runDue();
+        assertThat(engine.sent).as("renewed when it joined").containsExactly(List.of(hold));
+        clock.advance(10_000 * MS);
+        assertThat(engine.lostAt).isEmpty();
+        assertThat(engine.sent).as("then by every pass").hasSize(11);
+    }
+
+    @Test
+    void aRenewedHoldThatJoinsWithMostOfItsValidityIsLeftToThePasses() {
+        clock.advance(100 * MS);
+        held("a", LEASE_MILLIS, true);
+
+        clock.runDue();
+        assertThat(engine.sent).isEmpty();
+    }
+
     @Test
     void aShortExplicitLeaseIsReportedAtItsDeadlineBeforeTheFirstPass() {
         long start = clock.nanoTime();
