@@ -28,6 +28,39 @@ import org.junit.jupiter.api.Test;
 class GrantOnReleaseTest extends OneServerTestBase {
 
     private static final String NOBODY = LockScripts.NOBODY;
+    /** How long a client may take to reconnect after refused attempts (Lettuce's delay doubles up to 30 s). */
+    private static final Duration RECONNECT = Duration.ofSeconds(30);
+
+    /**
+     * The waiter's subscription is down when the release grants it the lock, so the grant's message reaches nobody;
+     * once its client has subscribed again, the waiter tries again and takes the grant, long before the holder's
+     * lease would have ended (it waited for that lease end, the lock idle and everyone behind it waiting; found by
+     * ConditionModelTest).
+     */
+    @Test
+    void aGrantPublishedWhileTheWaitersSubscriptionWasDownIsTakenOnceItIsBack() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock held = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock("granted");
+            RelockLock waiting = newClient(builder -> builder.redisUri(proxy.uri())
+                    .defaultLease(Duration.ofMinutes(3))).lock("granted");
+            assertThat(proxy.connections()).hasSize(2);
+            held.lock();
+            CountDownLatch acquired = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = holdingInNewThread("waiter", waiting, Duration.ofMinutes(2), acquired,
+                    new CountDownLatch(0));
+            await().atMost(HANG).until(() -> queue("granted").size() == 1);
+            // connection #1 is the waiter's pub/sub one: down, and kept down while the grant is published
+            proxy.rejectNew(true);
+            proxy.connections().get(1).reset();
+            await().atMost(HANG).until(() -> proxy.connectionCount() == 1);
+            held.unlock();
+            await().atMost(HANG).until(() -> admin().hget("relock:{granted}", "~granted") != null);
+            proxy.rejectNew(false);
+            assertThat(acquired.await(RECONNECT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the waiter took its grant once subscribed again").isTrue();
+            assertThat(resultOf(waiter)).isPositive();
+        }
+    }
 
     @Test
     void theWaitingWriterIsGrantedTheLockWithoutAnotherAttempt() throws Exception {
