@@ -31,13 +31,8 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.Tuple.Tuple2;
-import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.AroundPropertyHook;
 import net.jqwik.api.lifecycle.BeforeContainer;
-import net.jqwik.api.lifecycle.PropertyExecutionResult;
-import net.jqwik.api.lifecycle.PropertyExecutor;
-import net.jqwik.api.lifecycle.PropertyLifecycleContext;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
@@ -75,14 +70,17 @@ import org.awaitility.core.TerminalFailureException;
  * with GrantOnReleaseTest#aGrantPublishedWhileTheWaitersSubscriptionWasDownIsTakenOnceItIsBack: a resubscription
  * wakes every queued acquisition too.
  *
- * <p>{@code -Drelock.model.tries=500} runs it longer, {@code -Drelock.model.steps=20} makes the sequences longer,
- * {@code -Drelock.model.seed=<seed>} replays one run.
+ * <p>CI runs {@code jqwik.tries.default} (20, junit-platform.properties) sequences drawn from {@link #SEED};
+ * {@code mvn test -Dtest=ConditionModelTest -DargLine="-Djqwik.tries.default=500 -Drelock.model.steps=20"} runs more
+ * and longer ones, and another {@link #SEED} draws others.
  */
-@AddLifecycleHook(ConditionModelTest.Settings.class)
 class ConditionModelTest {
 
-    /** Tries in CI: about a minute on a quiet machine. */
-    private static final int TRIES = 20;
+    /**
+     * The seed CI runs: the same sequences every run, so a red CI names a sequence, not a draw (their timing still
+     * varies).
+     */
+    private static final String SEED = "20261129";
     private static final int STEPS = 12;
     /** A's command timeout. */
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(1);
@@ -136,7 +134,7 @@ class ConditionModelTest {
         }
     }
 
-    @Property(tries = TRIES, afterFailure = AfterFailureMode.RANDOM_SEED)
+    @Property(seed = SEED, afterFailure = AfterFailureMode.RANDOM_SEED)
     void theLockAndItsConditionBehaveAsTheModelSays(@ForAll("chains") ActionChain<World> chain) {
         try {
             chain.run();
@@ -154,22 +152,6 @@ class ConditionModelTest {
         return ActionChain.<World>startWith(() -> world = new World())
                 .withAction(new Steps())
                 .withMaxTransformations(Integer.getInteger("relock.model.steps", STEPS));
-    }
-
-    /** Tries and seed from system properties ({@code relock.model.tries}, {@code relock.model.seed}). */
-    static final class Settings implements AroundPropertyHook {
-        @Override
-        public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {
-            Integer tries = Integer.getInteger("relock.model.tries");
-            if (tries != null) {
-                context.attributes().setTries(tries);
-            }
-            String seed = System.getProperty("relock.model.seed");
-            if (seed != null) {
-                context.attributes().setSeed(seed);
-            }
-            return property.execute();
-        }
     }
 
     // ---- steps ----------------------------------------------------------------------------------
@@ -192,7 +174,7 @@ class ConditionModelTest {
                     choices.add(Tuple.of(6, Arbitraries.just(plain(actor, op))));
                     choices.add(Tuple.of(1, Arbitraries.just(afterPubSubCut(actor, op))));
                     if (World.CLIENT_A.equals(model.clientOf(actor))) {
-                        faulted(actor, op, choices);
+                        faulted(actor, op, !anotherOfAQueued(model, actor), choices);
                     }
                 }
             }
@@ -203,16 +185,32 @@ class ConditionModelTest {
                     .map(step -> Transformer.mutate(((Step) step).description(), ((Step) step).body()));
         }
 
-        private static void faulted(String actor, Op op,
+        // a thread of A other than actor queued in Redis for the lock (lock(), or an await taking it back)
+        private static boolean anotherOfAQueued(ConditionModel model, String actor) {
+            return model.queue().stream()
+                    .anyMatch(other -> !other.equals(actor) && World.CLIENT_A.equals(model.clientOf(other)));
+        }
+
+        /**
+         * The faulted forms of {@code actor}'s {@code op}. Late replies only while no other thread of A is queued in
+         * Redis: its attempts time out too, and a grant made to it meanwhile (by this await's release, say) lapses
+         * after the handoff grace, which puts it at the end of the queue (a client that cannot reach Redis in time
+         * keeps no promised place), an outcome the model does not predict.
+         */
+        private static void faulted(String actor, Op op, boolean lateRepliesAllowed,
                 List<Tuple2<Integer, Arbitrary<Step>>> choices) {
             if (op == Op.LOCK) {
-                choices.add(Tuple.of(1, Arbitraries.just(withLateReplies(actor))));
+                if (lateRepliesAllowed) {
+                    choices.add(Tuple.of(1, Arbitraries.just(withLateReplies(actor))));
+                }
                 choices.add(Tuple.of(1, Arbitraries.just(withLostReply(actor, op, LuaScript.ACQUIRE, "attempt"))));
             } else if (op == Op.AWAIT) {
-                // the operations of other clients while the release's reply is late: indexes into the valid ones
-                choices.add(Tuple.of(2, Arbitraries.integers().between(0, 99).list().ofMaxSize(2)
-                        .map(picks -> withLateRelease(actor, picks))));
-                choices.add(Tuple.of(1, Arbitraries.just(withLateJoin(actor))));
+                if (lateRepliesAllowed) {
+                    // the operations of other clients while the release's reply is late: indexes into the valid ones
+                    choices.add(Tuple.of(2, Arbitraries.integers().between(0, 99).list().ofMaxSize(2)
+                            .map(picks -> withLateRelease(actor, picks))));
+                    choices.add(Tuple.of(1, Arbitraries.just(withLateJoin(actor))));
+                }
                 choices.add(Tuple.of(1, Arbitraries.just(withLostReply(actor, op, LuaScript.CONDITION, "join"))));
                 choices.add(Tuple.of(1, Arbitraries.just(withLostReply(actor, op, LuaScript.RELEASE, "release"))));
             }
@@ -244,6 +242,17 @@ class ConditionModelTest {
         });
     }
 
+    /** {@link #step}, for a fault of late replies: skipped too while another thread of A is queued in Redis. */
+    private static Step lateStep(String actor, Op op, String description, java.util.function.Consumer<World> body) {
+        return step(actor, op, description, world -> {
+            if (Steps.anotherOfAQueued(world.model, actor)) {
+                world.history.add("(skipped: " + description + ")");
+            } else {
+                body.accept(world);
+            }
+        });
+    }
+
     private static Step plain(String actor, Op op) {
         return step(actor, op, call(actor, op), world -> {
             world.start(actor, op);
@@ -260,7 +269,7 @@ class ConditionModelTest {
     }
 
     private static Step withLateReplies(String actor) {
-        return step(actor, Op.LOCK, call(actor, Op.LOCK) + " while A's replies come late", world -> {
+        return lateStep(actor, Op.LOCK, call(actor, Op.LOCK) + " while A's replies come late", world -> {
             world.commands.replyLatency(LATE);
             world.start(actor, Op.LOCK);
             world.endLateReplies(System.nanoTime());
@@ -268,7 +277,7 @@ class ConditionModelTest {
     }
 
     private static Step withLateJoin(String actor) {
-        return step(actor, Op.AWAIT, call(actor, Op.AWAIT) + " whose join's reply (and A's after it) comes late",
+        return lateStep(actor, Op.AWAIT, call(actor, Op.AWAIT) + " whose join's reply (and A's after it) comes late",
                 world -> {
                     long armed = System.nanoTime();
                     TcpProxy.Connection commands = world.commands;
@@ -287,7 +296,7 @@ class ConditionModelTest {
     private static Step withLateRelease(String actor, List<Integer> picks) {
         String description = call(actor, Op.AWAIT) + " whose release's reply (and A's after it) comes late"
                 + (picks.isEmpty() ? "" : ", meanwhile other clients' operations " + picks);
-        return step(actor, Op.AWAIT, description, world -> {
+        return lateStep(actor, Op.AWAIT, description, world -> {
             long armed = System.nanoTime();
             TcpProxy.Connection commands = world.commands;
             commands.onRequestWith(LuaScript.RELEASE.sha(), () -> commands.replyLatency(LATE));

@@ -89,6 +89,32 @@ class LocalLineTest extends OneServerTestBase {
         assertThat(order).containsExactly("other client", "line");
     }
 
+    /**
+     * The client's channel is subscribed again while a thread of it waits in its line: the thread stays there (a
+     * release of its own client tells it, never a message), and the holder's release hands the lock over to it. It
+     * went to Redis's queue on the resubscription that wakes the client's waiters in Redis, found by
+     * ConditionModelTest.
+     */
+    @Test
+    void aResubscriptionLeavesAThreadInItsClientsLine() throws Exception {
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock lock = newClient(builder -> builder.redisUri(proxy.uri()).defaultLease(Duration.ofMinutes(3)))
+                    .lock("resubscribed");
+            assertThat(proxy.connections()).hasSize(2);
+            lock.lock();
+            CountDownLatch acquired = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = holdingInNewThread("in-line-waiter", lock, HANG, acquired,
+                    new CountDownLatch(0));
+            awaitWaiting("in-line-waiter");
+            proxy.connections().get(1).reset(); // the pub/sub connection: Lettuce connects and subscribes again
+            await().atMost(HANG).until(() -> proxy.connectionCount() == 2);
+            await().during(Duration.ofSeconds(1)).atMost(HANG)
+                    .until(() -> queue("resubscribed").isEmpty() && acquired.getCount() == 1);
+            lock.unlock();
+            assertThat(resultOf(waiter)).isPositive();
+        }
+    }
+
     /** A thread in the line whose holder never releases tries in Redis at the end of the holder's lease. */
     @Test
     void aThreadInTheLineTriesInRedisWhenItsHolderNeverComesBack() throws Exception {

@@ -179,16 +179,33 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     /** The lock may be free for this owner now. Pub/sub thread; never blocks. */
     @Override
     public void wake() {
+        step(this::tryAgain);
+    }
+
+    /**
+     * The client's channel was subscribed again: a wake-up or grant for this owner published meanwhile reached nobody,
+     * so it tries again, unless it waits in its client's line, which a release of this client tells, never a message
+     * (trying in Redis would queue it there, behind and before others, while a thread of its own client holds the
+     * lock). Pub/sub thread; never blocks.
+     */
+    void resubscribed() {
         step(() -> {
-            if (isDecided()) {
-                return;
-            }
-            if (inFlight != null) {
-                woken = true;
-            } else {
-                attempt();
+            if (!inLine) {
+                tryAgain();
             }
         });
+    }
+
+    // lock held
+    private void tryAgain() {
+        if (isDecided()) {
+            return;
+        }
+        if (inFlight != null) {
+            woken = true;
+        } else {
+            attempt();
+        }
     }
 
     /** This owner should try again within {@code nanos}, if nothing wakes it sooner. Pub/sub thread. */

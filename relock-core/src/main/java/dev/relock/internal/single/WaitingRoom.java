@@ -58,13 +58,14 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     /**
      * The client's own channel was subscribed (again, after a reconnect): a wake-up, a grant, a latch's opening or a
-     * signal published while it was not reached nobody, so every queued acquisition tries again (taking a grant it
-     * missed: the lock would otherwise stay idle, granted to it, until the holder's lease end), and every latch and
-     * condition waiter looks again. Lettuce I/O thread: each wake is a step handed on, never run here.
+     * signal published while it was not reached nobody, so every acquisition queued in Redis tries again (taking a
+     * grant it missed: the lock would otherwise stay idle, granted to it, until the holder's lease end; one in its
+     * client's line waits on, see {@link Acquisition#resubscribed}), and every latch and condition waiter looks again.
+     * Lettuce I/O thread: each wake is a step handed on, never run here.
      */
     @Override
     public void subscribed(String channel, long count) {
-        byOwner.values().forEach(Acquisition::wake);
+        byOwner.values().forEach(Acquisition::resubscribed);
         latches.wakeAll();
         conditions.wakeAll();
     }
