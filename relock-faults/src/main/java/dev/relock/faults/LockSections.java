@@ -12,7 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
+import java.util.OptionalLong;
 
 /**
  * The lock workloads' loops, one per worker thread until the run ends: critical sections of the exclusive lock, of a
@@ -68,22 +68,11 @@ final class LockSections {
 
     /** One attempt: wait (bounded by the run's end), and if acquired, work as the claim allows and release. */
     private static void section(WorkerThread t, RelockLock lock, Claim claim) throws InterruptedException {
-        if (!t.releaseLeftoverHolds(lock)) {
+        OptionalLong taken = t.lockFor(lock, claim);
+        if (taken.isEmpty()) {
             return;
         }
-        t.log(EventKind.REQUEST, 0, claim.detail());
-        long token;
-        try {
-            if (!lock.tryLock(t.nanosLeft(), TimeUnit.NANOSECONDS)) {
-                t.log(EventKind.ERROR, 0, "not acquired before the run ended");
-                return;
-            }
-            token = lock.fencingToken().orElse(0);
-        } catch (RuntimeException e) {
-            t.failed("", e);
-            return;
-        }
-        t.acquired(claim.lock(), token, claim);
+        long token = taken.getAsLong();
         try {
             if (claim.mode() == Claim.Mode.READ) {
                 t.resource().get(FaultWorker.COUNTER);

@@ -3,6 +3,7 @@ package dev.relock.faults;
 import dev.relock.LeaseLostException;
 import dev.relock.RelockCondition;
 import dev.relock.RelockLock;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -33,22 +34,11 @@ final class QueueSections {
         boolean producer = t.index() == 1;
         long produced = 0;
         while (t.running()) {
-            if (!t.releaseLeftoverHolds(lock)) {
+            OptionalLong taken = t.lockFor(lock, Claim.exclusive(FaultWorker.LOCK));
+            if (taken.isEmpty()) {
                 continue;
             }
-            t.log(EventKind.REQUEST, 0, FaultWorker.LOCK);
-            long token;
-            try {
-                if (!lock.tryLock(t.nanosLeft(), TimeUnit.NANOSECONDS)) {
-                    t.log(EventKind.ERROR, 0, "not acquired before the run ended");
-                    continue;
-                }
-                token = lock.fencingToken().orElse(0);
-            } catch (RuntimeException e) {
-                t.failed("", e);
-                continue;
-            }
-            t.acquired(FaultWorker.LOCK, token, Claim.exclusive(FaultWorker.LOCK));
+            long token = taken.getAsLong();
             try {
                 token = producer ? produce(t, items, token, t.id() + "-" + ++produced) : consume(t, lock, items, token);
             } catch (RuntimeException e) {

@@ -7,7 +7,9 @@ import dev.relock.fencing.RedisFence;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.sql.Connection;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What one thread of a {@link FaultWorker} works with: its id in the history, the worker's client and resource
@@ -72,6 +74,32 @@ record WorkerThread(String id, int index, HistoryWriter history, RelockClient cl
             }
         }
         return true;
+    }
+
+    /**
+     * Takes {@code lock} as {@code claim} says, waiting no longer than the run lasts, and logs each step: leftover
+     * holds given up, REQUEST, then ACQUIRED, or the ERROR that ended the attempt.
+     *
+     * @return the hold's fencing token (0 when it has none), or empty when the lock was not taken
+     */
+    OptionalLong lockFor(RelockLock lock, Claim claim) throws InterruptedException {
+        if (!releaseLeftoverHolds(lock)) {
+            return OptionalLong.empty();
+        }
+        log(EventKind.REQUEST, 0, claim.detail());
+        long token;
+        try {
+            if (!lock.tryLock(nanosLeft(), TimeUnit.NANOSECONDS)) {
+                log(EventKind.ERROR, 0, "not acquired before the run ended");
+                return OptionalLong.empty();
+            }
+            token = lock.fencingToken().orElse(0);
+        } catch (RuntimeException e) {
+            failed("", e);
+            return OptionalLong.empty();
+        }
+        acquired(claim.lock(), token, claim);
+        return OptionalLong.of(token);
     }
 
     static String describe(Throwable e) {
