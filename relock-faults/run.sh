@@ -8,7 +8,8 @@
 #                                   since the oldest row of docs/RELIABILITY.md was measured; exits 1 if any
 #
 # Other options go to the campaign: --seconds N, --seed S (replays a printed seed's schedule),
-# --only TEXT (runs the scenarios whose name contains it and merges their rows into the report), --out FILE,
+# --only TEXT (runs the scenarios whose name contains it and merges their rows into the report), --skip TEXT
+# (repeatable: leaves out the scenarios whose name contains it, and merges as --only does), --out FILE,
 # --work DIR. It starts its own redis-servers on free loopback ports (never a Redis you run) and its own worker
 # JVMs, and kills or pauses only those.
 set -euo pipefail

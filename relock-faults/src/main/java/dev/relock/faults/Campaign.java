@@ -50,6 +50,7 @@ public final class Campaign {
         boolean quick = false;
         long seed = new Random().nextLong();
         String only = "";
+        List<String> skipped = new ArrayList<>();
         Path out = Path.of("docs/RELIABILITY.md");
         Path work = null;
         for (int i = 0; i < args.length; i++) {
@@ -61,10 +62,12 @@ public final class Campaign {
                 case "--seconds" -> seconds = Long.parseLong(args[++i]);
                 case "--seed" -> seed = Long.parseLong(args[++i]);
                 case "--only" -> only = args[++i];
+                case "--skip" -> skipped.add(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
                 case "--work" -> work = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (known: --quick, --seconds N, --seed S, --only TEXT, --out FILE, --work DIR)");
+                        + " (known: --quick, --seconds N, --seed S, --only TEXT, --skip TEXT, --out FILE, "
+                        + "--work DIR)");
             }
         }
         if (work == null) {
@@ -75,7 +78,8 @@ public final class Campaign {
                 work);
         List<ReliabilityReport.Row> rows = new ArrayList<>();
         for (Scenario<?> scenario : Scenario.all()) {
-            if (!scenario.name().contains(only) || (quick && !scenario.quick())) {
+            if (!scenario.name().contains(only) || skipped.stream().anyMatch(scenario.name()::contains)
+                    || (quick && !scenario.quick())) {
                 continue;
             }
             Path dir = Files.createDirectories(work.resolve(scenario.name().replaceAll("[^A-Za-z0-9]+", "-")));
@@ -89,7 +93,7 @@ public final class Campaign {
         }
         // a run of some scenarios keeps the other rows of the report, each with the commit it was measured at
         Path rowFile = RowFile.beside(out);
-        List<ReliabilityReport.Row> reported = only.isEmpty() && !quick ? rows
+        List<ReliabilityReport.Row> reported = only.isEmpty() && skipped.isEmpty() && !quick ? rows
                 : RowFile.merge(RowFile.read(rowFile), rows);
         RowFile.write(rowFile, reported);
         ReliabilityReport.write(out, reported);
