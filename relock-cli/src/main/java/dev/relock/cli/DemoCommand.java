@@ -1,5 +1,6 @@
 package dev.relock.cli;
 
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.cli.demo.ContentionSession;
 import dev.relock.cli.demo.RedisAddress;
@@ -23,10 +24,10 @@ import picocli.CommandLine.Spec;
  * {@code relock demo}: worker processes increment counters in Redis with GET then SET, under the
  * lock and then without it, and a table shows what the lock costs and what it prevents.
  *
- * <p>Which Redis: {@code --embedded} always starts a private redis-server; {@code --redis} or
- * {@code $RELOCK_REDIS} name one; otherwise a Redis answering PING at the default address is used
- * (the run's keys live under a unique prefix and are deleted afterwards, nothing else is touched),
- * and if none answers there a private redis-server is started and stopped afterwards.
+ * <p>Which Redis: {@code --redis} or {@code $RELOCK_REDIS} name one (the run's keys live under a unique prefix and
+ * are deleted afterwards, nothing else is touched); otherwise a private redis-server is started and stopped
+ * afterwards, even when a Redis answers at the default address: a demo never writes to a Redis nobody named.
+ * {@code --embedded} says the same explicitly and excludes {@code --redis}.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
@@ -36,9 +37,8 @@ import picocli.CommandLine.Spec;
                     + " lost updates, fencing-order violations. Then the same run without the lock, to show"
                     + " the updates the lock saves.",
             "",
-            "Redis: --embedded starts a private redis-server; --redis or $RELOCK_REDIS name one; else a"
-                    + " Redis answering at " + ConnectionOptions.DEFAULT_URI + " is used, and if none answers"
-                    + " there a private redis-server is started ($RELOCK_REDIS_SERVER, else redis-server on the"
+            "Redis: --redis or $RELOCK_REDIS name one; else a private redis-server is started, even if a Redis"
+                    + " answers at " + ConnectionOptions.DEFAULT_URI + " ($RELOCK_REDIS_SERVER, else redis-server on the"
                     + " PATH, else, on Linux x86-64, the binary in the embedded-redis jar: from ~/.cache/relock/demo,"
                     + " the local Maven repository, or fetched once from Maven Central or $RELOCK_MAVEN_REPOSITORY and"
                     + " checked against its SHA-256) and stopped afterwards. Keys go under a prefix unique to the run"
@@ -48,9 +48,6 @@ import picocli.CommandLine.Spec;
         footer = {
             "  # 4 workers, 3 locks: 5 s with the lock, then 5 s without",
             "  relock demo",
-            "",
-            "  # never touch a Redis you run: always start a private one",
-            "  relock demo --embedded",
             "",
             "  # everybody on one lock, for longer",
             "  relock demo --workers 8 --locks 1 --duration 10s",
@@ -70,7 +67,7 @@ public final class DemoCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = "--embedded",
-            description = "Always start a private redis-server, even if one answers at the default address.")
+            description = "Start a private redis-server (what the demo does unless --redis or $RELOCK_REDIS names one).")
     boolean embedded;
 
     @Option(names = {"-w", "--workers"}, paramLabel = "N", defaultValue = "4",
@@ -124,10 +121,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** The Redis to run on, as the class comment says. */
     private RedisTarget target(PrintWriter err) throws InterruptedException {
-        if (embedded) {
-            return RedisTarget.privateServer("--embedded was given", err);
-        }
-        if (connection.uriGiven()) {
+        if (!embedded && connection.uriGiven()) {
             try {
                 RedisAddress.parse(connection.uri());
             } catch (IllegalArgumentException e) {
@@ -135,15 +129,19 @@ public final class DemoCommand implements Callable<Integer> {
             }
             return RedisTarget.existing(connection.uri(), connection.redis != null ? "from --redis" : "from $RELOCK_REDIS");
         }
-        RedisURI standard = RedisURI.create(ConnectionOptions.DEFAULT_URI);
-        return switch (RedisTarget.probe(standard.getHost(), standard.getPort(), Duration.ofMillis(500))) {
-            case ANSWERS -> RedisTarget.existing(ConnectionOptions.DEFAULT_URI,
-                    "it answers at the default address; --embedded starts a private one instead");
-            case REFUSES -> RedisTarget.privateServer("what answers at " + standard.getHost() + ":" + standard.getPort()
-                    + " did not answer PING without a password (--redis URI uses it)", err);
-            case NOTHING -> RedisTarget.privateServer("nothing answers at " + standard.getHost() + ":"
-                    + standard.getPort(), err);
-        };
+        String why = embedded ? "--embedded was given" : "neither --redis nor $RELOCK_REDIS names a Redis";
+        try {
+            return RedisTarget.privateServer(why, err);
+        } catch (RedisUnavailableException e) {
+            RedisURI standard = RedisURI.create(ConnectionOptions.DEFAULT_URI);
+            if (RedisTarget.probe(standard.getHost(), standard.getPort(), Duration.ofMillis(500))
+                    != RedisTarget.Probe.ANSWERS) {
+                throw e;
+            }
+            // the user may mean the Redis that answers there; the demo does not write to it unasked
+            throw new RedisUnavailableException(e.getMessage() + "; a Redis answers at " + ConnectionOptions.DEFAULT_URI
+                    + ": pass --redis " + ConnectionOptions.DEFAULT_URI + " to run the demo on it", e);
+        }
     }
 
     private static String verdict(RunResult locked, RunResult unlocked) {

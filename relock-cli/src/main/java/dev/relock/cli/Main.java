@@ -10,7 +10,8 @@ public final class Main {
 
     /** Runs one command line and returns its exit code (for tests and the launcher). */
     public static int run(String... args) {
-        return RelockCommand.commandLine(args).execute(args);
+        String[] ordered = RelockCommand.commandFirst(args);
+        return RelockCommand.commandLine(ordered).execute(ordered);
     }
 
     /**

@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
 @Command(name = "relock",
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
-        description = "Distributed locks on Redis, from the shell.",
+        description = {"Distributed locks on Redis, from the shell.",
+            "--redis, --prefix and --verbose may come before the command too: relock --redis URI list"},
         footerHeading = "%nExamples:%n",
         footer = {
             "  relock exec --wait 0 nightly-backup -- /usr/local/bin/backup",
@@ -40,12 +41,42 @@ public final class RelockCommand implements Runnable {
         SUBCOMMANDS.put("verify", VerifyCommand::new);
     }
 
+    /** The options of {@link ConnectionOptions} that every command has, and whether each takes a value. */
+    private static final Map<String, Boolean> SHARED_OPTIONS = Map.of("--redis", true, "--prefix", true,
+            "--verbose", false);
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    }
+
+    /**
+     * The arguments with the command named first: the shared options ({@code --redis URI}, {@code --redis=URI},
+     * {@code --prefix}, {@code --verbose}) given before a command's name move to just after it, where the command
+     * reads them, so that {@code relock --redis URI list} means {@code relock list --redis URI}. Anything else is
+     * returned as given, for picocli to run or to report.
+     */
+    public static String[] commandFirst(String... args) {
+        int i = 0;
+        while (i < args.length && !SUBCOMMANDS.containsKey(args[i])) {
+            String name = args[i].contains("=") ? args[i].substring(0, args[i].indexOf('=')) : args[i];
+            Boolean takesValue = SHARED_OPTIONS.get(name);
+            if (takesValue == null) {
+                return args;
+            }
+            i += takesValue && !args[i].contains("=") ? 2 : 1;
+        }
+        if (i == 0 || i >= args.length) {
+            return args;
+        }
+        String[] ordered = new String[args.length];
+        ordered[0] = args[i];
+        System.arraycopy(args, 0, ordered, 1, i);
+        System.arraycopy(args, i + 1, ordered, i + 1, args.length - i - 1);
+        return ordered;
     }
 
     /** The configured command line with every subcommand. */

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code relock demo} end to end, as a process: worker JVMs, the table, the clean-up, and what
  * happens when the parent or a worker is killed. Every run uses a private or fixture Redis
- * (--embedded or $RELOCK_REDIS), never one that happens to answer at the default address.
+ * ($RELOCK_REDIS, or none named: then the demo starts its own even if one answers at the default address).
  */
 class DemoCommandTest {
 
@@ -32,7 +32,8 @@ class DemoCommandTest {
     void lockedRunLosesNothingAndTheSameRunWithoutTheLockLosesUpdates() {
         CliProcess.Result result;
         long pid;
-        try (CliProcess cli = CliProcess.start(Map.of(), "demo", "--embedded", "--duration", "2s")) {
+        // no --redis, no $RELOCK_REDIS: a private server, whatever answers at 127.0.0.1:6379
+        try (CliProcess cli = CliProcess.start(Map.of(), "demo", "--duration", "2s")) {
             pid = cli.process().pid();
             result = cli.await(RUN_TIMEOUT);
         }
@@ -49,7 +50,8 @@ class DemoCommandTest {
         // waits on the network between its GET and its SET, so another thread's SET lands in between
         // many times over; no scheduling on any machine serializes thousands of such round trips
         assertThat(number(rows.get("lost updates").get(1))).as("lost updates without the lock").isPositive();
-        assertThat(result.stdout()).contains("private redis-server").contains("With the lock all");
+        assertThat(result.stdout()).contains("private redis-server")
+                .contains("started because neither --redis nor $RELOCK_REDIS names a Redis").contains("With the lock all");
 
         assertThat(CliProcess.workersOf(pid)).as("worker JVMs left").isEmpty();
         assertThat(RedisTarget.probe("127.0.0.1", privatePort(result.stdout()), Duration.ofSeconds(1)))
@@ -126,7 +128,7 @@ class DemoCommandTest {
     void helpShowsExamples() {
         InProcess run = InProcess.run("demo", "--help");
         assertThat(run.exitCode()).isZero();
-        assertThat(run.out()).contains("Examples:", "relock demo --embedded", "--workers", "--duration");
+        assertThat(run.out()).contains("Examples:", "--workers", "--duration");
     }
 
     static void assertUsageError(String message, String... args) {

@@ -67,6 +67,24 @@ class UsageAndFailuresTest {
         assertThat(verbose.stderr()).contains("RedisUnavailableException").contains("\tat ");
     }
 
+    @Test
+    void theSharedOptionsMayComeBeforeTheCommand() {
+        int port = closedPort();
+        // a closed port: the command reports it only if --redis reached it
+        Launcher.Result list = Launcher.run("--redis", "redis://127.0.0.1:" + port, "list");
+        assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(list.stderrLines()).singleElement().asString().contains("127.0.0.1:" + port);
+
+        Launcher.Result verbose = Launcher.run("--verbose", "--redis=redis://127.0.0.1:" + port, "--prefix", "p",
+                "inspect", "name");
+        assertThat(verbose.exitCode()).as(verbose.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(verbose.stderr()).contains("127.0.0.1:" + port).contains("RedisUnavailableException").contains("\tat ");
+
+        Launcher.Result unknown = Launcher.run("--bogus", "list");
+        assertThat(unknown.exitCode()).as(unknown.describe()).isEqualTo(ExitCodes.USAGE);
+        assertThat(unknown.stderr()).contains("Unknown option: '--bogus'");
+    }
+
     @ParameterizedTest(name = "relock {0} --help")
     @CsvSource({"exec", "list", "inspect", "unlock"})
     void everyCommandHasHelpWithExamples(String command) {
