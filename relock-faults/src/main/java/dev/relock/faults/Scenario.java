@@ -47,8 +47,11 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
 
     /** This scenario's servers and fault under another workload, named after both; {@code quick} as given. */
     Scenario<S> with(Workload other, boolean inQuickRun) {
-        return new Scenario<>(other.label + ": " + name, other, claim, safe, periodMillis, servers, fault, injectedBy,
-                lengthFactor, inQuickRun);
+        // a latch has no holder: what it promises is about wake-ups, and a fault that loses keys may lose its count
+        String otherClaim = other != Workload.LATCH ? claim : safe ? "no waiter woken early, none missed"
+                : "not claimed: the fault can lose the latch's key (counted, not judged)";
+        return new Scenario<>(other.label + ": " + name, other, otherClaim, safe, periodMillis, servers, fault,
+                injectedBy, lengthFactor, inQuickRun);
     }
 
     /** One injection, on the campaign's thread; may block while the fault lasts. */
