@@ -8,6 +8,7 @@ import dev.relock.RelockSemaphore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -20,8 +21,10 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * relock for Project Reactor: acquisitions as {@link Mono}s, and a {@code Mono} or {@code Flux} run while a lock
- * is held.
+ * relock for Project Reactor as static methods: acquisitions as {@link Mono}s, and a {@code Mono} or {@code Flux} run
+ * while a lock is held. {@link ReactiveRelockLock}, {@link ReactiveRelockReadWriteLock} and
+ * {@link ReactiveRelockSemaphore} offer the same as objects, through these methods; what only this class has is
+ * {@link #release}, and {@link #holding}/{@link #holdingMany} for a body made from the handle.
  *
  * <pre>{@code
  * RelockLock lock = client.lock("invoice:" + id);
@@ -278,13 +281,23 @@ public final class ReactiveLocks {
 
     /** Closes the handle when subscribed, off the subscribing thread (a round trip), handing a failure to onFailure. */
     private static Mono<Void> closing(LockHandle held, Consumer<RuntimeException> onFailure) {
-        return Mono.<Void>fromRunnable(() -> {
+        return roundTrip(() -> {
             try {
                 held.close();
             } catch (RuntimeException e) {
                 onFailure.accept(e);
             }
-        }).subscribeOn(Schedulers.boundedElastic());
+            return null;
+        });
+    }
+
+    /**
+     * A Mono of what {@code call} returns (empty for null), called when subscribed on
+     * {@link Schedulers#boundedElastic()}: every call of relock-core that waits for Redis runs there, never on the
+     * subscribing thread, which may be a Lettuce thread or one of Reactor's non-blocking schedulers.
+     */
+    static <T> Mono<T> roundTrip(Callable<T> call) {
+        return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic());
     }
 
     /**

@@ -1,16 +1,13 @@
 package dev.relock.reactor;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.relock.LeaseLostException;
 import dev.relock.LockHandle;
-import dev.relock.LockInfo;
 import dev.relock.PermitHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.RelockSemaphore;
-import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,14 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.awaitility.core.ConditionFactory;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.reactivestreams.Subscription;
-import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -35,39 +25,9 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /**
- * {@link ReactiveLocks} against a fixture Redis. Two clients, as two applications: {@code client} takes locks
- * through this module, {@code other} holds, inspects and forces them open. After each test nothing is held.
+ * {@link ReactiveLocks} against a fixture Redis; {@code other} also forces locks open.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ReactiveLocksTest {
-
-    /** A bound that only a hang exceeds. */
-    private static final Duration HANG = Duration.ofSeconds(10);
-
-    private RedisServer redis;
-    private RelockClient client;
-    private RelockClient other;
-
-    @BeforeAll
-    void startRedis() {
-        redis = RedisServer.start();
-        client = RelockClient.create(redis.uri());
-        other = RelockClient.create(redis.uri());
-    }
-
-    @AfterEach
-    void nothingIsLeftHeld() {
-        // releases after a cancel run in the background
-        soon("every hold released").until(() -> other.list("*").stream().noneMatch(LockInfo::isHeld));
-        assertThat(client.heldLocks()).as("holds the client still counts").isEmpty();
-    }
-
-    @AfterAll
-    void stopRedis() {
-        client.close();
-        other.close();
-        redis.close();
-    }
+class ReactiveLocksTest extends TwoClientsTestBase {
 
     @Test
     void nothingHappensUntilSubscribedAndEverySubscriptionAcquiresAnew() {
@@ -233,14 +193,13 @@ class ReactiveLocksTest {
     @Test
     void aHandleAcquiredAsTheSubscriberCancelsIsReleased() {
         RelockLock lock = client.lock("race");
-        List<LockHandle> delivered = new CopyOnWriteArrayList<>();
         for (int i = 0; i < 40; i++) {
-            HandleRecorder recorder = new HandleRecorder(delivered);
-            ReactiveLocks.acquire(lock).subscribe(recorder);
-            Mono.delay(Duration.ofNanos(i * 50_000L)).subscribe(tick -> recorder.cancel());
-            soon("cancelled or completed").untilTrue(recorder.settled);
+            HandleKeeper keeper = new HandleKeeper();
+            ReactiveLocks.acquire(lock).subscribe(keeper);
+            Mono.delay(Duration.ofNanos(i * 50_000L)).subscribe(tick -> keeper.cancel());
+            soon("cancelled or completed").untilTrue(keeper.settled);
             soon("nothing held but what was delivered, after cancel " + i).until(() -> {
-                delivered.forEach(LockHandle::close);   // closing a handle again does nothing
+                keeper.closeKept();
                 return !other.inspect("race").isHeld() && client.heldLocks().isEmpty();
             });
         }
@@ -369,51 +328,8 @@ class ReactiveLocksTest {
         StepVerifier.create(assembled).verifyError(IllegalStateException.class);
     }
 
-    /** Records every handle it is given, even after it cancelled: what a subscriber that drops none owns. */
-    private static final class HandleRecorder implements CoreSubscriber<LockHandle> {
-
-        final AtomicBoolean settled = new AtomicBoolean();
-        private final List<LockHandle> delivered;
-        private final AtomicReference<Subscription> subscription = new AtomicReference<>();
-
-        HandleRecorder(List<LockHandle> delivered) {
-            this.delivered = delivered;
-        }
-
-        @Override
-        public void onSubscribe(Subscription s) {
-            subscription.set(s);
-            s.request(1);
-        }
-
-        @Override
-        public void onNext(LockHandle handle) {
-            delivered.add(handle);
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            settled.set(true);
-        }
-
-        @Override
-        public void onComplete() {
-            settled.set(true);
-        }
-
-        void cancel() {
-            subscription.get().cancel();
-            settled.set(true);
-        }
-    }
-
     private void forceOpenOnceHeld(String name) {
         soon("held").until(() -> other.inspect(name).isHeld());
         assertThat(other.lock(name).forceUnlock()).isTrue();
-    }
-
-    /** Checks at once, then every 10 ms, up to {@link #HANG}. */
-    private static ConditionFactory soon(String what) {
-        return await(what).atMost(HANG).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
     }
 }
