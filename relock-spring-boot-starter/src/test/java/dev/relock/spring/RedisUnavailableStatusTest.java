@@ -1,6 +1,7 @@
 package dev.relock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.asyncDispatch;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.request;
@@ -10,6 +11,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.spring.boot.RelockContextTestBase;
 import dev.relock.testredis.RedisServer;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,8 +34,8 @@ import reactor.core.publisher.Mono;
  * Issue 39: a web request whose {@code @DistributedLock} method could not take its lock because Redis could not be
  * reached answered 500. It answers 503 Service Unavailable in Spring MVC and WebFlux, for plain, CompletableFuture
  * and Mono results; an application's own exception handler still decides; and a {@link RedisUnavailableException}
- * that the method body throws itself is left alone. The controllers call the locked bean of a real application
- * context whose Redis is stopped ({@link #down}) or running (the base class's).
+ * that the method body throws itself, or the release after it, is left alone. The controllers call the locked bean
+ * of a real application context whose Redis is stopped ({@link #down}) or running.
  */
 class RedisUnavailableStatusTest extends RelockContextTestBase {
 
@@ -62,6 +64,19 @@ class RedisUnavailableStatusTest extends RelockContextTestBase {
         @DistributedLock(name = "'order:' + #id")
         public String report(String id) {
             throw new RedisUnavailableException("the report's own Redis did not answer", null);
+        }
+
+        /** Skips when another holder has the lock; Redis being down is not that. */
+        @DistributedLock(name = "'order:' + #id", whenNotAcquired = DistributedLock.WhenNotAcquired.SKIP)
+        public Optional<String> track(String id) {
+            return Optional.of("tracked " + id);
+        }
+
+        /** Runs {@code meanwhile} while it holds its lock. */
+        @DistributedLock(name = "'order:' + #id")
+        public String close(String id, Runnable meanwhile) {
+            meanwhile.run();
+            return "closed " + id;
         }
     }
 
@@ -151,6 +166,15 @@ class RedisUnavailableStatusTest extends RelockContextTestBase {
     }
 
     @Test
+    void redisBeingDownIsNotALockHeldElsewhereSoSkipDoesNotApply() {
+        whileRedisIsDown().run(context -> assertThatThrownBy(() -> context.getBean(Shipping.class).track("7"))
+                .isInstanceOf(RedisUnavailableForLockException.class)
+                .hasMessageStartingWith("lock 'order:7' could not be taken: Redis could not be reached (")
+                .hasMessageEndingWith(Shipping.class.getName() + ".track did not run")
+                .satisfies(e -> assertThat(((RedisUnavailableForLockException) e).lockName()).isEqualTo("order:7")));
+    }
+
+    @Test
     void aRedisUnavailableExceptionOfTheMethodBodyIsNotTheLocksAndStaysAServerError() {
         runner.withBean(Shipping.class).run(context -> {
             WebTestClient web = WebTestClient.bindToController(new Orders(context.getBean(Shipping.class))).build();
@@ -158,5 +182,16 @@ class RedisUnavailableStatusTest extends RelockContextTestBase {
             assertThat(context.getBean(RelockClient.class).lock("order:7").isLocked())
                     .as("released after the body threw").isFalse();
         });
+    }
+
+    @Test
+    void aReleaseThatCannotReachRedisAfterTheBodyRanIsNotTheLocksEither() {
+        try (RedisServer doomed = RedisServer.start()) {
+            runner.withBean(Shipping.class)
+                    .withPropertyValues("spring.data.redis.port=" + doomed.port(), "relock.command-timeout=500ms")
+                    .run(context -> assertThatThrownBy(() -> context.getBean(Shipping.class).close("7", doomed::kill))
+                            .isInstanceOf(RedisUnavailableException.class)
+                            .isNotInstanceOf(RedisUnavailableForLockException.class));
+        }
     }
 }

@@ -105,9 +105,9 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 
     /**
      * Tries to take {@code lock} within the method's wait, trying again after a pause while Redis cannot be reached
-     * (relock-core gives up at once then, and a client that never connected connects on each try).
+     * ({@link LockWait}); the pause is slept in the calling thread, which an interrupt ends.
      *
-     * @throws dev.relock.spring.RedisUnavailableForLockException if the last try could not reach Redis and the wait is over
+     * @throws dev.relock.spring.RedisUnavailableForLockException if the last try could not reach Redis either
      */
     private static boolean tryLockWithinWait(LockedMethod locked, RelockLock lock, String lockName)
             throws InterruptedException {

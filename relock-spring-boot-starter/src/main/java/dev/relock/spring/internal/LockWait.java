@@ -8,6 +8,12 @@ import java.util.concurrent.TimeUnit;
  * to pause before trying again after a try that could not reach Redis (50 ms, doubling to 1 s, never past the end
  * of the wait). Tries are made one after the other; the pause after a try decides whether there is another one.
  *
+ * <p>Why the starter tries again: relock-core's {@code tryLock(wait)} and {@code tryAcquireAsync(wait)} on one
+ * Redis, Sentinel or Cluster end at the first failure to reach Redis (but for a Cluster slot in migration), whatever
+ * is left of the wait, and the auto-configured client, where it never connected, connects on the next call; so each
+ * try is a fresh call with what is left of the wait. On Redlock, core tries within the wait itself; its failure
+ * then comes when the wait is over, and is the last.
+ *
  * <p>Deadlines are on {@link System#nanoTime()}. Not thread-safe: each call has its own, used by one thread at a
  * time (the tries of an asynchronous call follow one another, each started after the last one ended).
  */

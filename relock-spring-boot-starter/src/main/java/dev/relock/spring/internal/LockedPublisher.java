@@ -78,9 +78,9 @@ final class LockedPublisher {
 
     /**
      * Tries to take {@code lock} within the {@code wait}, trying again after a pause while Redis cannot be reached
-     * (relock-core gives up at once then, and a client that never connected connects on each try); the last failure
-     * becomes the lock's {@link dev.relock.spring.RedisUnavailableForLockException}. The tries after the first are
-     * subscribed on {@link Schedulers#boundedElastic()}, as a client that never connected blocks while it connects.
+     * ({@link LockWait}); the last failure becomes the lock's
+     * {@link dev.relock.spring.RedisUnavailableForLockException}. The tries after the first are subscribed on
+     * {@link Schedulers#boundedElastic()}, as a client that never connected blocks while it connects.
      */
     private static Mono<LockHandle> tryWithinWait(LockedMethod locked, RelockLock lock, String lockName,
             LockWait wait) {
@@ -88,7 +88,8 @@ final class LockedPublisher {
                 ? ReactiveLocks.tryAcquire(lock, wait.remaining())
                 : ReactiveLocks.tryAcquire(lock, wait.remaining(), locked.lease()));
         return oneTry.retryWhen(Retry.from(failures -> failures.concatMap(failure -> {
-            long pause = failure.failure() instanceof RedisUnavailableException ? wait.pauseNanosAfterUnreachable() : -1;
+            long pause = failure.failure() instanceof RedisUnavailableException
+                    ? wait.pauseNanosAfterUnreachable() : -1;
             return pause < 0 ? Mono.error(failure.failure())
                     : Mono.delay(Duration.ofNanos(pause), Schedulers.boundedElastic());
         }))).onErrorMap(RedisUnavailableException.class, e -> locked.unreachable(lockName, e));

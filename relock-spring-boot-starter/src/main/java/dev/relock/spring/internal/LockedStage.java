@@ -61,8 +61,7 @@ final class LockedStage {
     /**
      * One try to take {@code lock} for {@code acquisition}, within what is left of the {@code wait}: completes
      * {@code acquisition} with its outcome, or, when the try could not reach Redis and the wait is not over, makes
-     * the next try after a pause, on {@link #THREADS} (relock-core gives up at once then, and a client that never
-     * connected connects on each try; the first try runs on the caller's thread, as it did before there were more).
+     * the next try after a pause ({@link LockWait}), on {@link #THREADS}; the first runs on the caller's thread.
      * A cancel of {@code acquisition} cancels the try under way, which withdraws it, and stops the tries; a handle
      * that comes after it is released.
      */
