@@ -68,7 +68,8 @@ public @interface DistributedLock {
     /**
      * How long to wait for the lock, as Spring duration text ({@code "500ms"}, {@code "2s"},
      * {@code "PT1M"}; a number alone is milliseconds) or a {@code ${property}} placeholder. Zero,
-     * the default, tries once.
+     * the default, tries once. While Redis cannot be reached the call tries again within the wait, and
+     * throws {@link RedisUnavailableForLockException} if Redis still could not be reached when it ends.
      */
     String waitFor() default "0s";
 

@@ -81,6 +81,19 @@ final class LazyRelockClient implements InvocationHandler {
         return (LazyRelockClient) Proxy.getInvocationHandler(proxy);
     }
 
+    /**
+     * The client that {@code client} stands for once it has connected, without connecting it: {@code client} itself
+     * unless it is a lazy client; a lazy client's connected client, or null while it has not connected (or closed
+     * before it did).
+     */
+    static RelockClient connectedOrNull(RelockClient client) {
+        if (Proxy.isProxyClass(client.getClass())
+                && Proxy.getInvocationHandler(client) instanceof LazyRelockClient lazy) {
+            return lazy.client;
+        }
+        return client;
+    }
+
     @Override
     public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
         if (method.getDeclaringClass() == Object.class) {

@@ -10,7 +10,9 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
  * The actuator endpoint {@code locks}: the locks this application holds now, from
- * {@link RelockClient#heldLocks()}. No round trip to Redis. The same class serves Boot 3.5 and 4.
+ * {@link RelockClient#heldLocks()}. No round trip to Redis, so it answers while Redis is down: an auto-configured
+ * client that has not connected yet holds nothing and has no identity, and says so with {@code connected: false}
+ * instead of trying to connect. The same class serves Boot 3.5 and 4.
  */
 @Endpoint(id = "locks")
 public class RelockLocksEndpoint {
@@ -25,25 +27,33 @@ public class RelockLocksEndpoint {
     /** The held locks, by name. */
     @ReadOperation
     public HeldLocks locks() {
-        ClientIdentity identity = client.identity();
-        return new HeldLocks(client.clientId(), identity.application(), identity.host(), identity.pid(),
+        RelockClient connected = LazyRelockClient.connectedOrNull(client);
+        if (connected == null) {
+            return new HeldLocks(false, null, null, null, ProcessHandle.current().pid(), null, null, List.of());
+        }
+        ClientIdentity identity = connected.identity();
+        return new HeldLocks(true, connected.clientId(), identity.application(), identity.host(), identity.pid(),
                 identity.label(), identity.connectionName(),
-                client.heldLocks().stream().map(HeldLockDescriptor::of).toList());
+                connected.heldLocks().stream().map(HeldLockDescriptor::of).toList());
     }
 
     /**
-     * The endpoint's reply.
+     * The endpoint's reply. Until the client has connected, the fields of its identity other than {@code pid} are
+     * null: they are made when it connects.
      *
+     * @param connected whether the client has connected to Redis; false only for an auto-configured client that
+     *     could not connect yet (it connects on first use). It does not say whether Redis answers now: the
+     *     {@code relock} health indicator asks it
      * @param clientId the id that makes this client's owner ids unique
      * @param application the client's application name ({@code spring.application.name}), or ""
      * @param host the host the application runs on
      * @param pid its process id
      * @param label the client's label ({@code relock.client-label}), or ""
      * @param connectionName what {@code CLIENT LIST} shows for the connections relock opened
-     * @param locks one entry per held lock
+     * @param locks one entry per held lock; empty while not connected
      */
-    public record HeldLocks(String clientId, String application, String host, long pid, String label,
-            String connectionName, List<HeldLockDescriptor> locks) {}
+    public record HeldLocks(boolean connected, String clientId, String application, String host, long pid,
+            String label, String connectionName, List<HeldLockDescriptor> locks) {}
 
     /**
      * One held lock, as JSON shows it; the fields are those of {@link HeldLock}, the lease in

@@ -2,12 +2,14 @@ package dev.relock.spring.internal;
 
 import dev.relock.HolderIdentity;
 import dev.relock.LockInfo;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.spring.LockNotAcquiredException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -79,7 +81,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             String lockName, Object target, Object[] args, Supplier<String> heldBy) throws Throwable {
         boolean acquired;
         try {
-            acquired = locked.tryLock(lock);
+            acquired = tryLockWithinWait(locked, lock, lockName);
         } catch (InterruptedException e) {
             if (locked.declaresInterruptedException()) {
                 throw e;
@@ -98,6 +100,28 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             throw t;
         } finally {
             release(lock, failure);
+        }
+    }
+
+    /**
+     * Tries to take {@code lock} within the method's wait, trying again after a pause while Redis cannot be reached
+     * ({@link LockWait}); the pause is slept in the calling thread, which an interrupt ends.
+     *
+     * @throws dev.relock.spring.RedisUnavailableForLockException if the last try could not reach Redis either
+     */
+    private static boolean tryLockWithinWait(LockedMethod locked, RelockLock lock, String lockName)
+            throws InterruptedException {
+        LockWait wait = locked.startWait();
+        while (true) {
+            try {
+                return locked.tryLock(lock, wait.remaining());
+            } catch (RedisUnavailableException e) {
+                long pause = wait.pauseNanosAfterUnreachable();
+                if (pause < 0) {
+                    throw locked.unreachable(lockName, e);
+                }
+                TimeUnit.NANOSECONDS.sleep(pause);
+            }
         }
     }
 

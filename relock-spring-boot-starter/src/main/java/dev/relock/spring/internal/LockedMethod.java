@@ -1,12 +1,14 @@
 package dev.relock.spring.internal;
 
 import dev.relock.LockHandle;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.spring.DistributedLock;
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.InvalidDistributedLockException;
 import dev.relock.spring.LockNotAcquiredException;
+import dev.relock.spring.RedisUnavailableForLockException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.HashSet;
@@ -148,16 +150,26 @@ final class LockedMethod {
         return shared ? client.readWriteLock(lockName).readLock() : client.lock(lockName);
     }
 
-    /** Tries to take {@code lock} within this method's wait, with its lease if it has one. */
-    boolean tryLock(RelockLock lock) throws InterruptedException {
+    /** Tries to take {@code lock} within {@code wait} (what is left of this method's), with its lease if it has one. */
+    boolean tryLock(RelockLock lock, Duration wait) throws InterruptedException {
         return lease == null
                 ? lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)
                 : lock.tryLock(wait.toMillis(), lease.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** As {@link #tryLock}, for a hold owned by a handle, not by the calling thread. */
-    CompletionStage<Optional<LockHandle>> tryAcquireAsync(RelockLock lock) {
+    CompletionStage<Optional<LockHandle>> tryAcquireAsync(RelockLock lock, Duration wait) {
         return lease == null ? lock.tryAcquireAsync(wait) : lock.tryAcquireAsync(wait, lease);
+    }
+
+    /** A wait of this method's length, starting now: one per call. */
+    LockWait startWait() {
+        return LockWait.startingNow(wait);
+    }
+
+    /** What the call throws when Redis could not be reached to take the lock named {@code lockName} within the wait. */
+    RedisUnavailableForLockException unreachable(String lockName, RedisUnavailableException lastFailure) {
+        return new RedisUnavailableForLockException(lockName, method, wait, lastFailure);
     }
 
     /**
@@ -201,11 +213,6 @@ final class LockedMethod {
 
     Result result() {
         return result;
-    }
-
-    /** How long to wait for the lock; zero tries once. */
-    Duration waitFor() {
-        return wait;
     }
 
     /** The explicit lease, not renewed; null for the client's default lease, renewed. */

@@ -1,8 +1,10 @@
 package dev.relock.spring.internal;
 
 import dev.relock.LockHandle;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockLock;
 import dev.relock.reactor.ReactiveLocks;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
@@ -11,6 +13,7 @@ import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
 
 /**
  * A call of a {@code @DistributedLock} method that returns a Mono, a Flux or a Publisher: the Mono or Flux returned
@@ -42,7 +45,7 @@ final class LockedPublisher {
         if (locked.result() == LockedMethod.Result.MONO) {
             return Mono.defer(() -> {
                 AtomicBoolean acquired = new AtomicBoolean();
-                return ReactiveLocks.holding(acquisition(locked, lock, acquired),
+                return ReactiveLocks.holding(acquisition(locked, lock, lockName, acquired),
                                 held -> Mono.from(proceed(invocation)))
                         .switchIfEmpty(Mono.defer(() -> acquired.get() ? Mono.empty()
                                 : Mono.from(notAcquired(locked, lockName, target, args))));
@@ -50,7 +53,7 @@ final class LockedPublisher {
         }
         return Flux.defer(() -> {
             AtomicBoolean acquired = new AtomicBoolean();
-            return ReactiveLocks.holdingMany(acquisition(locked, lock, acquired),
+            return ReactiveLocks.holdingMany(acquisition(locked, lock, lockName, acquired),
                             held -> proceed(invocation))
                     .switchIfEmpty(Flux.defer(() -> acquired.get() ? Flux.empty()
                             : notAcquired(locked, lockName, target, args)));
@@ -66,11 +69,30 @@ final class LockedPublisher {
      * The acquisition, noting in {@code acquired} that it acquired, its handle signalled where the method may be
      * called ({@link HandleHandOff}, right before {@code usingWhen}).
      */
-    private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock, AtomicBoolean acquired) {
-        Mono<LockHandle> acquiring = locked.lease() == null
-                ? ReactiveLocks.tryAcquire(lock, locked.waitFor())
-                : ReactiveLocks.tryAcquire(lock, locked.waitFor(), locked.lease());
-        return HandleHandOff.onBoundedElastic(acquiring.doOnNext(held -> acquired.set(true)));
+    private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock, String lockName,
+            AtomicBoolean acquired) {
+        return HandleHandOff.onBoundedElastic(
+                Mono.defer(() -> tryWithinWait(locked, lock, lockName, locked.startWait()))
+                        .doOnNext(held -> acquired.set(true)));
+    }
+
+    /**
+     * Tries to take {@code lock} within the {@code wait}, trying again after a pause while Redis cannot be reached
+     * ({@link LockWait}); the last failure becomes the lock's
+     * {@link dev.relock.spring.RedisUnavailableForLockException}. The tries after the first are subscribed on
+     * {@link Schedulers#boundedElastic()}, as a client that never connected blocks while it connects.
+     */
+    private static Mono<LockHandle> tryWithinWait(LockedMethod locked, RelockLock lock, String lockName,
+            LockWait wait) {
+        Mono<LockHandle> oneTry = Mono.defer(() -> locked.lease() == null
+                ? ReactiveLocks.tryAcquire(lock, wait.remaining())
+                : ReactiveLocks.tryAcquire(lock, wait.remaining(), locked.lease()));
+        return oneTry.retryWhen(Retry.from(failures -> failures.concatMap(failure -> {
+            long pause = failure.failure() instanceof RedisUnavailableException
+                    ? wait.pauseNanosAfterUnreachable() : -1;
+            return pause < 0 ? Mono.error(failure.failure())
+                    : Mono.delay(Duration.ofNanos(pause), Schedulers.boundedElastic());
+        }))).onErrorMap(RedisUnavailableException.class, e -> locked.unreachable(lockName, e));
     }
 
     /**

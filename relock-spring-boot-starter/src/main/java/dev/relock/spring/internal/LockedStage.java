@@ -1,6 +1,7 @@
 package dev.relock.spring.internal;
 
 import dev.relock.LockHandle;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockLock;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -40,16 +41,11 @@ final class LockedStage {
     /** The CompletableFuture a call of {@code locked} returns. */
     static CompletableFuture<Object> call(LockedMethod locked, RelockLock lock, String lockName,
             MethodInvocation invocation, Object target, Object[] args) {
-        CompletableFuture<Optional<LockHandle>> acquisition;
-        try {
-            acquisition = locked.tryAcquireAsync(lock).toCompletableFuture();
-        } catch (RuntimeException e) {
-            // refused at once: the client is closed, the lease too short for the deployment
-            return CompletableFuture.failedFuture(e);
-        }
         CompletableFuture<Object> result = new CompletableFuture<>();
+        CompletableFuture<Optional<LockHandle>> acquisition = new CompletableFuture<>();
         // a caller who cancels while the lock is awaited withdraws the acquisition; once it is done, this does nothing
         result.whenComplete((value, failure) -> acquisition.cancel(false));
+        tryWithinWait(locked, lock, lockName, locked.startWait(), acquisition);
         acquisition.whenCompleteAsync((held, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
@@ -60,6 +56,47 @@ final class LockedStage {
             }
         }, THREADS);
         return result;
+    }
+
+    /**
+     * One try to take {@code lock} for {@code acquisition}, within what is left of the {@code wait}: completes
+     * {@code acquisition} with its outcome, or, when the try could not reach Redis and the wait is not over, makes
+     * the next try after a pause ({@link LockWait}), on {@link #THREADS}; the first runs on the caller's thread.
+     * A cancel of {@code acquisition} cancels the try under way, which withdraws it, and stops the tries; a handle
+     * that comes after it is released.
+     */
+    private static void tryWithinWait(LockedMethod locked, RelockLock lock, String lockName, LockWait wait,
+            CompletableFuture<Optional<LockHandle>> acquisition) {
+        if (acquisition.isDone()) {
+            // cancelled during the pause
+            return;
+        }
+        CompletableFuture<Optional<LockHandle>> started;
+        try {
+            started = locked.tryAcquireAsync(lock, wait.remaining()).toCompletableFuture();
+        } catch (RuntimeException e) {
+            // refused at once: the client is closed or cannot connect, the lease too short for the deployment
+            started = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Optional<LockHandle>> thisTry = started;
+        acquisition.whenComplete((held, failure) -> thisTry.cancel(false));
+        // on THREADS: a handle that comes after a cancel is released there, which blocks for a round trip
+        thisTry.whenCompleteAsync((held, failure) -> {
+            Throwable error = failure == null ? null : unwrap(failure);
+            if (error instanceof RedisUnavailableException unreachable) {
+                long pause = wait.pauseNanosAfterUnreachable();
+                if (pause < 0) {
+                    acquisition.completeExceptionally(locked.unreachable(lockName, unreachable));
+                } else {
+                    CompletableFuture.delayedExecutor(pause, TimeUnit.NANOSECONDS, THREADS)
+                            .execute(() -> tryWithinWait(locked, lock, lockName, wait, acquisition));
+                }
+            } else if (error != null) {
+                acquisition.completeExceptionally(error);
+            } else if (!acquisition.complete(held)) {
+                held.ifPresent(LockedStage::releaseQuietly);
+            }
+        }, THREADS);
     }
 
     private static void run(LockHandle held, MethodInvocation invocation, CompletableFuture<Object> result) {

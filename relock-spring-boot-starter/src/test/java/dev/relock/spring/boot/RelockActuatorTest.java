@@ -107,6 +107,39 @@ class RelockActuatorTest extends RelockContextTestBase {
         });
     }
 
+    /**
+     * Issue 39: an application that started while Redis was down answered 500 on {@code /actuator/locks}, as the
+     * endpoint asked the client for its identity and the client tried to connect for it.
+     */
+    @Test
+    void theLocksEndpointAnswersWithoutRedisWhatTheClientKnows() {
+        try (RedisServer late = RedisServer.start()) {
+            late.stop();
+            actuatorRunner().withPropertyValues("spring.data.redis.port=" + late.port(), "relock.command-timeout=500ms")
+                    .run(context -> {
+                        RelockLocksEndpoint endpoint = context.getBean(RelockLocksEndpoint.class);
+                        RelockLocksEndpoint.HeldLocks beforeRedis = endpoint.locks();
+                        assertThat(beforeRedis.connected()).isFalse();
+                        assertThat(beforeRedis.locks()).isEmpty();
+                        assertThat(beforeRedis.clientId()).as("made when the client connects").isNull();
+                        assertThat(beforeRedis.pid()).isEqualTo(ProcessHandle.current().pid());
+
+                        late.restart();
+                        RelockClient client = context.getBean(RelockClient.class);
+                        RelockLock lock = client.lock("while-down");
+                        assertThat(lock.tryLock()).isTrue();
+                        assertThat(endpoint.locks().connected()).isTrue();
+                        assertThat(endpoint.locks().clientId()).isEqualTo(client.clientId());
+
+                        late.kill();
+                        RelockLocksEndpoint.HeldLocks afterRedis = endpoint.locks();
+                        assertThat(afterRedis.locks()).extracting(HeldLockDescriptor::name).containsExactly("while-down");
+                        assertThat(afterRedis.connected()).as("it has connected; the health indicator asks Redis")
+                                .isTrue();
+                    });
+        }
+    }
+
     @Test
     void theLocksEndpointIsAbsentWhenNotExposed() {
         actuatorRunner().withPropertyValues("management.endpoints.web.exposure.include=health").run(context ->
