@@ -10,7 +10,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -23,16 +22,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The README's "## Usage" snippet, compiled and run against the fixture's server. It is a whole file,
  * {@link QuickStart}: the code between its markers is the snippet line for line, except lines ending in
- * {@value #TEST_ONLY} (its package, the fixture's server instead of the snippet's host, and calls of the
- * probes below); {@link #theSnippetIsTheReadmes()} keeps the two identical, and
- * {@link #theSnippetCompilesAsPasted(Path)} compiles the README's block as it stands, in no package, as a
- * user's first file.
+ * {@value DocSnippets#NOT_IN_THE_DOCS} (its package, the fixture's server instead of the snippet's host, and calls
+ * of the probes below); {@link DocSnippetsTest} keeps the two identical (and README.zh-CN.md's copy with them), and
+ * {@link #theSnippetCompilesAsPasted(Path)} compiles the README's block as it stands, in no package, as a user's
+ * first file.
  */
 class ReadmeExampleTest extends OneServerTestBase {
-
-    private static final String BEGIN = "// README usage begin";
-    private static final String END = "// README usage end";
-    private static final String TEST_ONLY = "// not in README";
 
     // ---- probes the snippet calls on lines that are not in the README --------------------------
 
@@ -91,7 +86,7 @@ class ReadmeExampleTest extends OneServerTestBase {
     /** The README's block, as pasted into QuickStart.java with nothing else: it compiles against relock-core. */
     @Test
     void theSnippetCompilesAsPasted(@TempDir Path dir) throws IOException {
-        List<String> readme = usageSnippet(readme());
+        List<String> readme = DocSnippets.block("README.md#usage", "java").lines();
         Path source = dir.resolve("src/QuickStart.java");
         Files.createDirectories(source.getParent());
         Files.write(source, readme, StandardCharsets.UTF_8);
@@ -108,60 +103,5 @@ class ReadmeExampleTest extends OneServerTestBase {
         }
         assertThat(compiled).as("javac on the README's usage block:%n%s", messages).isTrue();
         assertThat(dir.resolve("classes/QuickStart.class")).exists();
-    }
-
-    @Test
-    void theSnippetIsTheReadmes() throws IOException {
-        List<String> readme = usageSnippet(readme());
-        List<String> test = markedRegion(Path.of("").toAbsolutePath().resolve("src/test/java/dev/relock/QuickStart.java"));
-        assertThat(readme).as("README usage snippet").isNotEmpty();
-        assertThat(String.join("\n", test))
-                .as("the code between the markers in QuickStart, without the lines ending in '%s'", TEST_ONLY)
-                .isEqualTo(String.join("\n", readme));
-    }
-
-    private static Path readme() {
-        return Path.of("").toAbsolutePath().resolve("../README.md");
-    }
-
-    /** The java block after the "## Usage" heading, without its common indentation. */
-    private static List<String> usageSnippet(Path readme) throws IOException {
-        List<String> lines = Files.readAllLines(readme, StandardCharsets.UTF_8);
-        int heading = lines.indexOf("## Usage");
-        assertThat(heading).as("'## Usage' in %s", readme).isNotNegative();
-        int open = heading + 1;
-        while (open < lines.size() && !lines.get(open).trim().equals("```java")) {
-            assertThat(lines.get(open)).as("a heading before the usage code block").doesNotStartWith("#");
-            open++;
-        }
-        int close = open + 1;
-        while (close < lines.size() && !lines.get(close).trim().equals("```")) {
-            close++;
-        }
-        assertThat(close).as("end of the usage code block").isLessThan(lines.size());
-        return unindented(lines.subList(open + 1, close));
-    }
-
-    /** The lines between the markers, without test-only lines and common indentation. */
-    private static List<String> markedRegion(Path source) throws IOException {
-        List<String> lines = Files.readAllLines(source, StandardCharsets.UTF_8);
-        List<String> trimmed = lines.stream().map(String::trim).toList();
-        int begin = trimmed.indexOf(BEGIN);
-        int end = trimmed.indexOf(END);
-        assertThat(begin).as("marker '%s' in %s", BEGIN, source).isNotNegative();
-        assertThat(end).as("marker '%s' after the begin marker", END).isGreaterThan(begin);
-        List<String> region = new ArrayList<>();
-        for (String line : lines.subList(begin + 1, end)) {
-            if (!line.contains(TEST_ONLY)) {
-                region.add(line);
-            }
-        }
-        return unindented(region);
-    }
-
-    private static List<String> unindented(List<String> lines) {
-        int indent = lines.stream().filter(line -> !line.isBlank())
-                .mapToInt(line -> line.length() - line.stripLeading().length()).min().orElse(0);
-        return lines.stream().map(line -> line.isBlank() ? "" : line.substring(indent).stripTrailing()).toList();
     }
 }

@@ -80,6 +80,15 @@ class DistributionIT {
         }
     }
 
+    /** docs/cli.md unpacks the file this build makes and links the directory it unpacks to. */
+    @Test
+    void theDocsInstallTheTarballThisBuildMakes() throws IOException {
+        String docs = Files.readString(Path.of("").toAbsolutePath().resolve("../docs/cli.md"));
+        assertThat(installed).isDirectory();
+        assertThat(docs).contains("sudo tar -xzf " + TARBALL.getFileName() + " -C /opt")
+                .contains("sudo ln -sfn /opt/" + installed.getFileName() + " /opt/relock");
+    }
+
     @Test
     void theRuntimeClassPathHoldsNoTestFixtureWhichOnlyDemoHasBesideIt() throws IOException {
         assertThat(Files.isExecutable(installed.resolve("bin/relock"))).isTrue();
