@@ -10,8 +10,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * The example of docs/async.md's Reactor section, compiled: the lines between the markers in {@link #assemble} are
- * that block as it stands ({@link ReactorDocExampleTest} keeps the two equal, and runs them); around them, the
- * invoice service the example assumes, kept in memory.
+ * that block as it stands (relock-core's {@code DocSnippetsTest} keeps the two equal; {@link ReactorDocExampleTest}
+ * runs them); around them, the invoice service the example assumes, kept in memory.
  */
 final class ReactorDocExample {
 
@@ -59,7 +59,7 @@ final class ReactorDocExample {
     }
 
     static Publishers assemble(RelockClient client, String id, Invoices invoices, Export export) {
-        // docs/async.md#reactor example begin
+        // snippet docs/async.md#reactor
         ReactiveRelockLock invoice = ReactiveRelockLock.of(client.lock("invoice:" + id));
         Mono<Invoice> paid = invoice.withLock(invoices.load(id).map(Invoice::paid).flatMap(invoices::save));
 
@@ -69,7 +69,7 @@ final class ReactorDocExample {
 
         ReactiveRelockSemaphore renderers = ReactiveRelockSemaphore.of(client.semaphore("renderers"));
         Mono<byte[]> pdf = renderers.withPermits(1, invoices.render(id));   // as many at once as permits
-        // docs/async.md#reactor example end
+        // snippet end
         return new Publishers(paid, rows, pdf);
     }
 }
