@@ -37,8 +37,8 @@ final class LazyRelockClient implements InvocationHandler {
 
     private static final Logger log = LoggerFactory.getLogger(LazyRelockClient.class);
 
-    /** The types of the views a client or view hands out without talking to Redis. */
-    private static final Set<Class<?>> VIEWS =
+    /** The types of the views a client or view hands out without talking to Redis, as proxies until it connects. */
+    static final Set<Class<?>> VIEWS =
             Set.of(RelockLock.class, RelockReadWriteLock.class, RelockSemaphore.class, RelockMultiLock.class);
 
     private final Supplier<RelockClient> connect;

@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 
@@ -32,13 +33,15 @@ import org.springframework.core.env.Environment;
  * answers, else on first use, so the application starts while Redis is down; it is closed when the context closes.
  * {@code relock.enabled=false} turns all of it off.
  *
- * <p>Only APIs that Boot 3.5 and 4.x share are used here, so the one jar serves both lines.
+ * <p>Only APIs that Boot 3.5 and 4.x share are used here, so the one jar serves both lines. An application compiled
+ * ahead of time gets the hints of {@link RelockRuntimeHints} with it.
  */
 @AutoConfiguration
 @ConditionalOnClass(RelockClient.class)
 @ConditionalOnProperty(prefix = "relock", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RelockProperties.class)
 @Import(AutoProxyCreatorRegistrar.class)
+@ImportRuntimeHints(RelockRuntimeHints.class)
 public class RelockAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(RelockAutoConfiguration.class);

@@ -10,6 +10,8 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.springframework.aot.hint.MemberCategory;
+import org.springframework.aot.hint.ReflectionHints;
 import org.springframework.core.CollectionFactory;
 
 /** What a skipped method returns: the value that stands for "nothing" in its return type. */
@@ -62,5 +64,18 @@ final class EmptyResult {
             return List::of;
         }
         return () -> null;
+    }
+
+    /**
+     * Registers what {@link #of} reaches by reflection for {@code type}, for a native image: the array type whose
+     * empty instance it makes, or the constructors of a concrete collection or map class it may instantiate.
+     */
+    static void registerHints(ReflectionHints hints, Class<?> type) {
+        if (type.isArray()) {
+            hints.registerType(type);
+        } else if (!type.isInterface()
+                && (Collection.class.isAssignableFrom(type) || Map.class.isAssignableFrom(type))) {
+            hints.registerType(type, MemberCategory.INVOKE_DECLARED_CONSTRUCTORS);
+        }
     }
 }

@@ -12,6 +12,7 @@ import dev.relock.spring.RedisUnavailableForLockException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -20,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.aot.hint.ReflectionHints;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -260,6 +262,16 @@ final class LockedMethod {
         }
         throw new IllegalArgumentException("it returns " + type.getName() + ", a Publisher the lock cannot stand in "
                 + "for: declare Mono, Flux or Publisher");
+    }
+
+    /**
+     * Registers the types {@link #resultOf} resolves by name, those of them {@code classLoader} has: in a native image
+     * a type not registered is absent to a lookup by name, and a Mono result would then pass for a plain value.
+     */
+    static void registerTypesResolvedByName(ReflectionHints hints, ClassLoader classLoader) {
+        for (String typeName : List.of(PUBLISHER, MONO, FLUX, REACTIVE_LOCKS)) {
+            hints.registerTypeIfPresent(classLoader, typeName);
+        }
     }
 
     /** What a skipped call returns: an empty result of its kind, or the empty value of a plain type. */
