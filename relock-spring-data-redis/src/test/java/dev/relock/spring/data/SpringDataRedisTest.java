@@ -11,6 +11,7 @@ import dev.relock.testredis.RedisSentinelGroup;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslVerifyMode;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -122,6 +123,8 @@ class SpringDataRedisTest {
                     .keyPrefix("app").build();
                     LockHandle held = client.lock("report").acquire()) {
                 assertThat(client.inspect("report").isHeld()).isTrue();
+                assertThat(client.settings().commandTimeout()).as("relock's, not the factory's 60 s")
+                        .isEqualTo(Duration.ofSeconds(3));
                 List<String> relocksConnections = redis.execute("CLIENT", "LIST").lines()
                         .filter(connection -> connection.contains(" name=" + client.identity().connectionName() + " "))
                         .toList();
