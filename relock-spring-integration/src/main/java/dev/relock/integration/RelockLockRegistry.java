@@ -36,9 +36,10 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * current thread does not hold (or whose lease was lost) throws {@link IllegalStateException}; each
  * has relock's exception as its cause. {@code lock()} and {@code lockInterruptibly()} keep trying through Redis trouble.
  *
- * <p>Coming from {@code RedisLockRegistry}, one line changes: {@code new RedisLockRegistry(connectionFactory, key)}
- * becomes {@link RelockLockRegistries#fromConnectionFactory RelockLockRegistries.fromConnectionFactory(connectionFactory,
- * key)}, a registry with a client of its own that connects where the Lettuce connection factory does.
+ * <p>Coming from {@code RedisLockRegistry}, one line changes:
+ * {@code new RedisLockRegistry(connectionFactory, key)} becomes
+ * {@link RelockLockRegistries#fromConnectionFactory RelockLockRegistries.fromConnectionFactory(connectionFactory, key)},
+ * a registry with a client of its own that connects where the Lettuce connection factory does.
  *
  * <p>The registry holds no state besides its client and registry key: {@link #obtain} returns a
  * fresh, cheap lock object each time, so there is no cache to bound or to expire. It owns its client

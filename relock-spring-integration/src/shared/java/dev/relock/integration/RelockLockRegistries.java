@@ -37,7 +37,8 @@ public final class RelockLockRegistries {
      *     not a {@code LettuceConnectionFactory}, or it uses what a Redis URI cannot carry), naming why
      * @throws dev.relock.RelockException if Redis cannot be reached
      */
-    public static RelockLockRegistry fromConnectionFactory(RedisConnectionFactory connectionFactory, String registryKey) {
+    public static RelockLockRegistry fromConnectionFactory(RedisConnectionFactory connectionFactory,
+            String registryKey) {
         // the key first, so that a bad one leaves no client open
         AbstractRelockLockRegistry.checkedRegistryKey(registryKey);
         RelockClient client = SpringDataRedis.clientBuilder(connectionFactory).build();

@@ -23,7 +23,8 @@ import org.springframework.integration.support.locks.LockRegistry;
 @AutoConfiguration(after = RelockAutoConfiguration.class)
 @ConditionalOnClass({LockRegistry.class, RelockLockRegistry.class})
 @ConditionalOnBean(RelockClient.class)
-@ConditionalOnProperty(prefix = "relock.spring-integration", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnProperty(prefix = "relock.spring-integration", name = "enabled", havingValue = "true",
+        matchIfMissing = true)
 public class RelockSpringIntegrationAutoConfiguration {
 
     /** The registry; it does not own the client, whose bean closes it. */

@@ -47,7 +47,8 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
             return endpoint.cluster(cluster.nodes());
         }
         if (url != null && !url.isBlank()) {
-            return RedisEndpoint.ofUri(tls && url.startsWith("redis://") ? "rediss://" + url.substring("redis://".length()) : url);
+            boolean upgrade = tls && url.startsWith("redis://");
+            return RedisEndpoint.ofUri(upgrade ? "rediss://" + url.substring("redis://".length()) : url);
         }
         if (sentinel != null && sentinel.master() != null && !sentinel.master().isBlank()) {
             checkSentinel();
@@ -65,7 +66,8 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
 
     private void checkSentinel() {
         if (sentinel.nodes() == null || sentinel.nodes().isEmpty()) {
-            throw new IllegalStateException(PREFIX + ".sentinel.master is set but " + PREFIX + ".sentinel.nodes is empty");
+            throw new IllegalStateException(PREFIX + ".sentinel.master is set but " + PREFIX
+                    + ".sentinel.nodes is empty");
         }
         if (sentinel.password() != null || sentinel.username() != null) {
             // a Lettuce URI carries one set of credentials, which Lettuce gives the data nodes only

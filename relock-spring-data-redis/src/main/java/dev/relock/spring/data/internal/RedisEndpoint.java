@@ -30,7 +30,7 @@ public final class RedisEndpoint {
         this.clusterUris = clusterUris;
     }
 
-    /** An endpoint given as a Lettuce URI, taken as it is ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). */
+    /** An endpoint given as a Lettuce URI, such as {@code redis://}, {@code rediss://} or {@code redis-sentinel://}. */
     public static RedisEndpoint ofUri(String redisUri) {
         Objects.requireNonNull(redisUri, "redisUri");
         return new RedisEndpoint(redisUri, List.of());
@@ -41,7 +41,7 @@ public final class RedisEndpoint {
         return new Builder();
     }
 
-    /** Whether this is a Redis Cluster: {@link RelockClientBuilder#redisClusterUris} then takes {@link #clusterUris()}. */
+    /** Whether this is a Redis Cluster: it then has {@link #clusterUris()}, and no {@link #redisUri()}. */
     public boolean isCluster() {
         return redisUri == null;
     }
@@ -138,8 +138,8 @@ public final class RedisEndpoint {
         /** One Redis at {@code host} (a name, an IPv4 or an IPv6 address) and {@code port}. */
         public RedisEndpoint standalone(String host, int port) {
             Objects.requireNonNull(host, "host");
-            return new RedisEndpoint(scheme("redis") + credentials() + hostAndPort(host, port) + "/" + database
-                    + query(null), List.of());
+            return new RedisEndpoint(scheme("redis", "rediss") + credentials() + hostAndPort(host, port) + "/"
+                    + database + query(null), List.of());
         }
 
         /**
@@ -150,8 +150,8 @@ public final class RedisEndpoint {
         public RedisEndpoint sentinel(String masterName, List<String> nodes) {
             Objects.requireNonNull(masterName, "masterName");
             String sentinels = String.join(",", trimmed(nodes, "Sentinel"));
-            return new RedisEndpoint(scheme("redis-sentinel") + credentials() + sentinels + "/" + database
-                    + query("sentinelMasterId=" + percentEncoded(masterName)), List.of());
+            return new RedisEndpoint(scheme("redis-sentinel", "rediss-sentinel") + credentials() + sentinels + "/"
+                    + database + query("sentinelMasterId=" + percentEncoded(masterName)), List.of());
         }
 
         /**
@@ -160,13 +160,13 @@ public final class RedisEndpoint {
          * @throws IllegalArgumentException if nodes is empty
          */
         public RedisEndpoint cluster(List<String> nodes) {
-            String prefix = scheme("redis") + credentials();
+            String prefix = scheme("redis", "rediss") + credentials();
             return new RedisEndpoint(null, trimmed(nodes, "cluster").stream()
                     .map(node -> prefix + node + query(null)).toList());
         }
 
-        private String scheme(String plain) {
-            return (tls == null ? plain : plain.replaceFirst("^redis", "rediss")) + "://";
+        private String scheme(String plain, String overTls) {
+            return (tls == null ? plain : overTls) + "://";
         }
 
         /** {@code user:password@}, {@code :password@}, or nothing. */
