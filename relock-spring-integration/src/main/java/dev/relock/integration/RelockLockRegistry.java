@@ -36,9 +36,16 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * current thread does not hold (or whose lease was lost) throws {@link IllegalStateException}; each
  * has relock's exception as its cause. {@code lock()} and {@code lockInterruptibly()} keep trying through Redis trouble.
  *
+ * <p>Coming from {@code RedisLockRegistry}, one line changes:
+ * {@code new RedisLockRegistry(connectionFactory, key)} becomes
+ * {@link RelockLockRegistries#fromConnectionFactory RelockLockRegistries.fromConnectionFactory(connectionFactory, key)},
+ * a registry with a client of its own that connects where the Lettuce connection factory does.
+ *
  * <p>The registry holds no state besides its client and registry key: {@link #obtain} returns a
- * fresh, cheap lock object each time, so there is no cache to bound or to expire. It does not own
- * the client; close the client when the application stops.
+ * fresh, cheap lock object each time, so there is no cache to bound or to expire. It owns its client
+ * only when {@link RelockLockRegistries} made it, and then {@link #close()} closes it (a
+ * {@code @Bean} registry is closed with its context); a client given to the constructor is left
+ * open, for the application to close when it stops.
  */
 public final class RelockLockRegistry extends AbstractRelockLockRegistry
         implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
@@ -50,7 +57,12 @@ public final class RelockLockRegistry extends AbstractRelockLockRegistry
      * @throws IllegalArgumentException if registryKey is blank
      */
     public RelockLockRegistry(RelockClient client, String registryKey) {
-        super(client, registryKey);
+        this(client, registryKey, false);
+    }
+
+    /** A registry that closes {@code client} at {@link #close()} if it owns it. */
+    RelockLockRegistry(RelockClient client, String registryKey, boolean ownsClient) {
+        super(client, registryKey, ownsClient);
     }
 
     /**

@@ -10,7 +10,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 
 /**
  * Everything of {@code RelockLockRegistry} that is the same on every Spring Integration line: the
- * naming of locks, the lease renewal and its exceptions. This source is compiled into each adapter
+ * naming of locks, the lease renewal and its exceptions, and the client it owns when made from a connection factory. This source is compiled into each adapter
  * jar (relock-spring-integration for 7.x, relock-spring-integration-6 for 6.x), beside that jar's
  * own {@code RelockLockRegistry}, which adds only what differs between the lines: the registry
  * interfaces it implements and the type of lock {@code obtain} returns.
@@ -19,21 +19,31 @@ import org.springframework.dao.DataAccessResourceFailureException;
  * methods are the registry's, and implement the registry interfaces that declare them. It names
  * no Spring Integration type, so it loads on every line.
  *
- * <p>It holds no state besides its client and registry key, both fixed at construction, so any
- * thread may use it.
+ * <p>It holds no state besides its client, registry key and whether it owns the client, all fixed at
+ * construction, so any thread may use it. It owns the client only when {@code RelockLockRegistries} made it from
+ * a Spring Data Redis connection factory. Neither it nor its subclasses name a Spring Data Redis type: Spring
+ * introspects every method of a bean's class, and Spring Data Redis is optional.
  */
-abstract class AbstractRelockLockRegistry {
+abstract class AbstractRelockLockRegistry implements AutoCloseable {
 
     private final RelockClient client;
     private final String registryKey;
+    /** Whether {@link #close()} closes the client: true only for a client this registry made. */
+    private final boolean ownsClient;
 
-    AbstractRelockLockRegistry(RelockClient client, String registryKey) {
+    AbstractRelockLockRegistry(RelockClient client, String registryKey, boolean ownsClient) {
         this.client = Objects.requireNonNull(client, "client");
+        this.registryKey = checkedRegistryKey(registryKey);
+        this.ownsClient = ownsClient;
+    }
+
+    /** {@code registryKey}, if it is one. */
+    static String checkedRegistryKey(String registryKey) {
         Objects.requireNonNull(registryKey, "registryKey");
         if (registryKey.isBlank()) {
             throw new IllegalArgumentException("registryKey must not be blank");
         }
-        this.registryKey = registryKey;
+        return registryKey;
     }
 
     /** The relock lock that {@code obtain(lockKey)} wraps: a fresh, cheap object each time. */
@@ -101,6 +111,18 @@ abstract class AbstractRelockLockRegistry {
                     + "': it is not held by the current thread", e);
         } catch (RelockException e) {
             throw new DataAccessResourceFailureException("Could not renew lock '" + name + "'", e);
+        }
+    }
+
+    /**
+     * Closes the client if the registry owns it (made by {@code RelockLockRegistries}): its locks still held are
+     * released and its connections closed, and the registry's locks then throw {@link IllegalStateException}. A
+     * client given to the constructor is left open, for its owner to close. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (ownsClient) {
+            client.close();
         }
     }
 

@@ -3,6 +3,7 @@ package dev.relock.spring.boot;
 import dev.relock.LeaseLostListener;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
+import dev.relock.spring.data.internal.RedisEndpoint;
 import dev.relock.spring.internal.DistributedLockAdvisor;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
@@ -62,12 +63,10 @@ public class RelockAutoConfiguration {
         if (existing != null) {
             builder.redisClient(existing);
             target = "the application's Lettuce RedisClient";
-        } else if (redis.isCluster()) {
-            builder.redisClusterUris(redis.clusterUris().toArray(String[]::new));
-            target = redis.describe();
         } else {
-            builder.redisUri(redis.redisUri());
-            target = redis.describe();
+            RedisEndpoint endpoint = redis.endpoint();
+            endpoint.applyTo(builder);
+            target = endpoint.describe();
         }
         if (properties.getKeyPrefix() != null) {
             builder.keyPrefix(properties.getKeyPrefix());

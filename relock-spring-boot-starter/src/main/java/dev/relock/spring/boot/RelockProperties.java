@@ -37,6 +37,12 @@ public class RelockProperties {
     /** Reserved: waiting for replicas after acquiring is not available yet. */
     private final ReplicationGuard replicationGuard = new ReplicationGuard();
 
+    /** The Spring Integration LockRegistry bean. */
+    private final SpringIntegration springIntegration = new SpringIntegration();
+
+    /** The ShedLock LockProvider bean. */
+    private final Shedlock shedlock = new Shedlock();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -91,6 +97,74 @@ public class RelockProperties {
 
     public ReplicationGuard getReplicationGuard() {
         return replicationGuard;
+    }
+
+    public SpringIntegration getSpringIntegration() {
+        return springIntegration;
+    }
+
+    public Shedlock getShedlock() {
+        return shedlock;
+    }
+
+    /**
+     * {@code relock.spring-integration.*}: the {@code RelockLockRegistry} that is the application's Spring Integration
+     * {@code LockRegistry}, where relock-spring-integration (or -6) is on the class path and the application declares
+     * no LockRegistry of its own.
+     */
+    public static class SpringIntegration {
+
+        /** Whether to declare the LockRegistry bean. */
+        private boolean enabled = true;
+
+        /** The registry key: a lock key K is the relock lock "registry-key:K", as in RedisLockRegistry. */
+        private String registryKey = "lock-registry";
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getRegistryKey() {
+            return registryKey;
+        }
+
+        public void setRegistryKey(String registryKey) {
+            this.registryKey = registryKey;
+        }
+    }
+
+    /**
+     * {@code relock.shedlock.*}: the {@code RelockLockProvider} that is the application's ShedLock
+     * {@code LockProvider}, where relock-shedlock is on the class path and the application declares no LockProvider
+     * of its own. Its leases are renewed while a job runs.
+     */
+    public static class Shedlock {
+
+        /** Whether to declare the LockProvider bean. */
+        private boolean enabled = true;
+
+        /** The prefix of the lock names: a job J is the relock lock "name-prefix:J". */
+        private String namePrefix = "shedlock";
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getNamePrefix() {
+            return namePrefix;
+        }
+
+        public void setNamePrefix(String namePrefix) {
+            this.namePrefix = namePrefix;
+        }
     }
 
     /**

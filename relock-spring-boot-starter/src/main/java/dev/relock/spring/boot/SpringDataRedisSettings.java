@@ -1,8 +1,7 @@
 package dev.relock.spring.boot;
 
-import io.lettuce.core.RedisURI;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
+import dev.relock.spring.data.internal.RedisEndpoint;
+import io.lettuce.core.SslVerifyMode;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -33,59 +32,29 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
     }
 
     /**
-     * The Lettuce URI of these settings when they do not name a cluster: {@code url} if set (made {@code rediss://} by
-     * {@code ssl.enabled}), else {@code redis-sentinel://} when a sentinel master is set, else
-     * {@code redis://} (or {@code rediss://}) with host, port, credentials and database.
+     * Where these settings point: the {@code cluster.nodes} when set, else {@code url} if set (made {@code rediss://}
+     * by {@code ssl.enabled}), else a Sentinel master when {@code sentinel.master} is set, else host and port; each
+     * with the credentials, database and {@code ssl.enabled} of these settings (a cluster has no database).
      *
      * @throws IllegalStateException for settings relock cannot follow, naming the property
      */
-    String redisUri() {
+    RedisEndpoint endpoint() {
         checkSsl();
-        boolean tls = tls();
+        boolean tls = ssl != null && Boolean.TRUE.equals(ssl.enabled());
+        RedisEndpoint.Builder endpoint = RedisEndpoint.builder().credentials(username, password)
+                .database(database == null ? 0 : database).tls(tls ? SslVerifyMode.FULL : null);
+        if (cluster != null && cluster.nodes() != null && !cluster.nodes().isEmpty()) {
+            return endpoint.cluster(cluster.nodes());
+        }
         if (url != null && !url.isBlank()) {
-            return tls && url.startsWith("redis://") ? "rediss://" + url.substring("redis://".length()) : url;
+            boolean upgrade = tls && url.startsWith("redis://");
+            return RedisEndpoint.ofUri(upgrade ? "rediss://" + url.substring("redis://".length()) : url);
         }
         if (sentinel != null && sentinel.master() != null && !sentinel.master().isBlank()) {
-            return sentinelUri(tls);
+            checkSentinel();
+            return endpoint.sentinel(sentinel.master(), sentinel.nodes());
         }
-        String hostAndPort = bracketed(host == null ? "localhost" : host) + ":" + (port == null ? 6379 : port);
-        return (tls ? "rediss://" : "redis://") + credentials() + hostAndPort + "/" + databaseNumber();
-    }
-
-    /** Where these settings point, without credentials, for the log: a Redis, a Sentinel master, or Cluster nodes. */
-    String describe() {
-        if (isCluster()) {
-            return "Redis Cluster nodes " + String.join(",", cluster.nodes().stream().map(String::trim).toList());
-        }
-        RedisURI uri = RedisURI.create(redisUri());
-        if (!uri.getSentinels().isEmpty()) {
-            return "Sentinel master '" + uri.getSentinelMasterId() + "' via " + String.join(",", uri.getSentinels()
-                    .stream().map(sentinel -> sentinel.getHost() + ":" + sentinel.getPort()).toList())
-                    + " (database " + uri.getDatabase() + ")";
-        }
-        return (uri.isSsl() ? "rediss://" : "redis://") + bracketed(uri.getHost()) + ":" + uri.getPort() + "/"
-                + uri.getDatabase();
-    }
-
-    /** Whether {@code cluster.nodes} is set: relock then connects to a Redis Cluster. */
-    boolean isCluster() {
-        return cluster != null && cluster.nodes() != null && !cluster.nodes().isEmpty();
-    }
-
-    /**
-     * The Lettuce URIs of the {@code cluster.nodes} ({@code host:port} each), with the credentials
-     * and {@code ssl.enabled} of these settings; relock learns the rest of the cluster from them.
-     *
-     * @throws IllegalStateException for settings relock cannot follow, naming the property
-     */
-    List<String> clusterUris() {
-        checkSsl();
-        String scheme = tls() ? "rediss://" : "redis://";
-        return cluster.nodes().stream().map(String::trim).map(node -> scheme + credentials() + node).toList();
-    }
-
-    private boolean tls() {
-        return ssl != null && Boolean.TRUE.equals(ssl.enabled());
+        return endpoint.standalone(host == null ? "localhost" : host, port == null ? 6379 : port);
     }
 
     private void checkSsl() {
@@ -95,9 +64,10 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
         }
     }
 
-    private String sentinelUri(boolean tls) {
+    private void checkSentinel() {
         if (sentinel.nodes() == null || sentinel.nodes().isEmpty()) {
-            throw new IllegalStateException(PREFIX + ".sentinel.master is set but " + PREFIX + ".sentinel.nodes is empty");
+            throw new IllegalStateException(PREFIX + ".sentinel.master is set but " + PREFIX
+                    + ".sentinel.nodes is empty");
         }
         if (sentinel.password() != null || sentinel.username() != null) {
             // a Lettuce URI carries one set of credentials, which Lettuce gives the data nodes only
@@ -105,30 +75,5 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
                     + "cannot carry credentials for the sentinels; declare a Lettuce RedisClient bean "
                     + "(RedisURI.Builder.withSentinel with credentials), which relock then uses");
         }
-        String nodes = String.join(",", sentinel.nodes().stream().map(String::trim).toList());
-        return (tls ? "rediss-sentinel://" : "redis-sentinel://") + credentials() + nodes + "/" + databaseNumber()
-                + "?sentinelMasterId=" + percentEncoded(sentinel.master());
-    }
-
-    private int databaseNumber() {
-        return database == null ? 0 : database;
-    }
-
-    /** {@code user:password@}, {@code :password@}, or nothing: a user without a password cannot log in. */
-    private String credentials() {
-        if (password == null || password.isEmpty()) {
-            return "";
-        }
-        String user = username == null ? "" : percentEncoded(username);
-        return user + ":" + percentEncoded(password) + "@";
-    }
-
-    private static String bracketed(String host) {
-        return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
-    }
-
-    /** Percent-encoded for a URI's user part (URLEncoder's '+' for a space would be read as a plus). */
-    static String percentEncoded(String text) {
-        return URLEncoder.encode(text, StandardCharsets.UTF_8).replace("+", "%20");
     }
 }

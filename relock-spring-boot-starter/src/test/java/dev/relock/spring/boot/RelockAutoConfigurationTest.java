@@ -19,6 +19,8 @@ import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -71,7 +73,7 @@ class RelockAutoConfigurationTest extends RelockContextTestBase {
 
     @Test
     void connectsWithTheSpringDataRedisUrl() {
-        runner.withPropertyValues("spring.data.redis.url=redis://:" + SpringDataRedisSettings.percentEncoded(PASSWORD)
+        runner.withPropertyValues("spring.data.redis.url=redis://:" + URLEncoder.encode(PASSWORD, StandardCharsets.UTF_8).replace("+", "%20")
                 + "@" + redis.host() + ":" + redis.port() + "/2", "spring.data.redis.port=1").run(context -> {
                     try (LockHandle held = context.getBean(RelockClient.class).lock("url").acquire()) {
                         assertThat(keysIn(2, "relock:*")).contains("relock:{url}");

@@ -3,6 +3,7 @@ package dev.relock.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relock.spring.data.internal.RedisEndpoint;
 import io.lettuce.core.RedisCredentials;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
@@ -58,14 +59,14 @@ class SpringDataRedisSettingsTest {
 
     @Test
     void clusterNodesBecomeSeedUrisWithTheCredentialsAndTls() {
-        SpringDataRedisSettings settings = settingsOf("cluster.nodes", "a:7000, b:7001", "password", "p w",
-                "ssl.enabled", "true");
-        assertThat(settings.isCluster()).isTrue();
-        assertThat(settings.clusterUris()).containsExactly("rediss://:p%20w@a:7000", "rediss://:p%20w@b:7001");
-        RedisURI seed = RedisURI.create(settings.clusterUris().get(1));
+        RedisEndpoint endpoint = settingsOf("cluster.nodes", "a:7000, b:7001", "password", "p w",
+                "ssl.enabled", "true", "url", "redis://ignored:1").endpoint();
+        assertThat(endpoint.isCluster()).isTrue();
+        assertThat(endpoint.clusterUris()).containsExactly("rediss://:p%20w@a:7000", "rediss://:p%20w@b:7001");
+        RedisURI seed = RedisURI.create(endpoint.clusterUris().get(1));
         assertThat(seed.getPort()).isEqualTo(7001);
         assertThat(new String(credentialsOf(seed).getPassword())).isEqualTo("p w");
-        assertThat(settingsOf().isCluster()).isFalse();
+        assertThat(settingsOf().endpoint().isCluster()).isFalse();
     }
 
     @Test
@@ -92,7 +93,7 @@ class SpringDataRedisSettingsTest {
     }
 
     private static String uriOf(String... keysAndValues) {
-        return settingsOf(keysAndValues).redisUri();
+        return settingsOf(keysAndValues).endpoint().redisUri();
     }
 
     private static SpringDataRedisSettings settingsOf(String... keysAndValues) {

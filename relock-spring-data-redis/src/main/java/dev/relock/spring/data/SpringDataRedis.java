@@ -1,0 +1,136 @@
+package dev.relock.spring.data;
+
+import dev.relock.RelockClient;
+import dev.relock.RelockClientBuilder;
+import dev.relock.spring.data.internal.RedisEndpoint;
+import java.lang.reflect.Field;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisNode;
+import org.springframework.data.redis.connection.RedisPassword;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * relock clients that connect where a Spring Data Redis connection factory does, for applications that configure
+ * Redis once, as a {@link RedisConnectionFactory}:
+ *
+ * <pre>{@code
+ * RelockClient relock = SpringDataRedis.clientBuilder(connectionFactory).keyPrefix("billing").build();
+ * }</pre>
+ *
+ * <p>relock reads the configuration of a {@link LettuceConnectionFactory}: one Redis
+ * ({@code RedisStandaloneConfiguration}: host, port, database, username and password), a Sentinel master
+ * ({@code RedisSentinelConfiguration}: master name, Sentinel nodes, database and the data nodes' username and
+ * password) or a Redis Cluster ({@code RedisClusterConfiguration}: nodes, username and password), and from its
+ * {@code LettuceClientConfiguration} whether to use TLS and how to verify the server's certificate. It opens
+ * connections of its own with them; the factory need not be started, and is neither used nor closed by relock.
+ * The rest of the client configuration (command timeout, client options with their trust stores, client resources,
+ * client name, read-from) is not carried over: the client has relock's settings, which the returned builder
+ * changes.
+ *
+ * <p>Spring Data Redis (3.x or 4.x) is an optional dependency of this module: only this class needs it.
+ */
+public final class SpringDataRedis {
+
+    private SpringDataRedis() {}
+
+    /**
+     * A builder of a relock client that connects where {@code connectionFactory} does (its {@code redisUri} or
+     * {@code redisClusterUris} set), with relock's defaults for everything else.
+     *
+     * @throws NullPointerException if connectionFactory is null
+     * @throws IllegalArgumentException if relock cannot connect as the factory would, naming why: it is not a
+     *     {@code LettuceConnectionFactory} (a {@code JedisConnectionFactory}, for one), or it uses a Unix domain
+     *     socket, static master/replica nodes, STARTTLS, a credentials provider factory, or a username or password
+     *     for the Sentinels themselves
+     */
+    public static RelockClientBuilder clientBuilder(RedisConnectionFactory connectionFactory) {
+        return endpointOf(connectionFactory).applyTo(RelockClient.builder());
+    }
+
+    /** Where {@code connectionFactory} connects, as {@link #clientBuilder} describes. */
+    static RedisEndpoint endpointOf(RedisConnectionFactory connectionFactory) {
+        Objects.requireNonNull(connectionFactory, "connectionFactory");
+        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
+            throw new IllegalArgumentException("relock can read the configuration of a LettuceConnectionFactory only,"
+                    + " not of a " + connectionFactory.getClass().getName() + ": configure the RelockClient with"
+                    + " RelockClient.builder().redisUri(...) (or redisClusterUris(...)) instead");
+        }
+        LettuceClientConfiguration client = lettuce.getClientConfiguration();
+        refuseWhatAUriCannotCarry(lettuce, client);
+        RedisEndpoint.Builder endpoint = RedisEndpoint.builder().tls(client.isUseSsl() ? client.getVerifyMode() : null);
+        if (lettuce.isClusterAware()) {
+            RedisClusterConfiguration cluster = lettuce.getClusterConfiguration();
+            return endpoint.credentials(cluster.getUsername(), text(cluster.getPassword()))
+                    .cluster(hostsAndPorts(cluster.getClusterNodes()));
+        }
+        if (lettuce.isRedisSentinelAware()) {
+            RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
+            if (sentinel.getSentinelUsername() != null || sentinel.getSentinelPassword().isPresent()) {
+                // a Lettuce URI carries one set of credentials, which Lettuce gives the data nodes only
+                throw new IllegalArgumentException("The RedisSentinelConfiguration has a username or password for the"
+                        + " Sentinels, which relock's Redis URI cannot carry; give relock a Lettuce RedisClient"
+                        + " configured with them (RelockClient.builder().redisClient(...)) instead");
+            }
+            if (sentinel.getMaster() == null) {
+                throw new IllegalArgumentException("The RedisSentinelConfiguration names no master");
+            }
+            return endpoint.credentials(sentinel.getUsername(), text(sentinel.getPassword()))
+                    .database(sentinel.getDatabase())
+                    .sentinel(sentinel.getMaster().getName(), hostsAndPorts(sentinel.getSentinels()));
+        }
+        RedisStandaloneConfiguration standalone = lettuce.getStandaloneConfiguration();
+        return endpoint.credentials(standalone.getUsername(), text(standalone.getPassword()))
+                .database(standalone.getDatabase())
+                .standalone(standalone.getHostName(), standalone.getPort());
+    }
+
+    private static void refuseWhatAUriCannotCarry(LettuceConnectionFactory factory, LettuceClientConfiguration client) {
+        String refused = null;
+        if (factory.getSocketConfiguration() != null) {
+            refused = "connects through a Unix domain socket (RedisSocketConfiguration); relock connects over TCP";
+        } else if (configurationOf(factory) instanceof RedisStaticMasterReplicaConfiguration) {
+            refused = "has static master/replica nodes (RedisStaticMasterReplicaConfiguration); relock needs the"
+                    + " master, as one Redis or through Sentinel";
+        } else if (client.isUseSsl() && client.isStartTls()) {
+            refused = "asks for STARTTLS, which relock's Redis URI cannot";
+        } else if (client.getRedisCredentialsProviderFactory().isPresent()) {
+            refused = "takes its credentials from a RedisCredentialsProviderFactory; relock's Redis URI carries a"
+                    + " fixed username and password";
+        }
+        if (refused != null) {
+            throw new IllegalArgumentException("The LettuceConnectionFactory " + refused + "; configure the"
+                    + " RelockClient with RelockClient.builder() instead");
+        }
+    }
+
+    /**
+     * The configuration the factory was made from, or null where it cannot be read. Spring Data Redis has no
+     * getter for it, and a factory made from a static master/replica configuration reports a default standalone one
+     * (localhost:6379) instead, so it is read from the field where Spring Data Redis 3.x and 4.x keep it.
+     */
+    private static Object configurationOf(LettuceConnectionFactory factory) {
+        try {
+            Field configuration = LettuceConnectionFactory.class.getDeclaredField("configuration");
+            configuration.setAccessible(true);
+            return configuration.get(factory);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static List<String> hostsAndPorts(Set<RedisNode> nodes) {
+        return nodes.stream().map(node -> RedisEndpoint.hostAndPort(node.getHost(), node.getPort())).toList();
+    }
+
+    private static String text(RedisPassword password) {
+        return password.isPresent() ? new String(password.get()) : null;
+    }
+}
