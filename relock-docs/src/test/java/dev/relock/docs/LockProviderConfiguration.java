@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 class LockProviderConfiguration {
 
-    // snippet docs/spring.md#drop-in-adapters~2
+    // snippet docs/spring.md#drop-in-adapters~3
     @Bean
     LockProvider lockProvider(RelockClient relock) {
         return new RelockLockProvider(relock);   // locks named "shedlock:<job>"
