@@ -2,10 +2,8 @@ package dev.relock.kotlin
 
 import dev.relock.LeaseState
 import java.time.Duration
-import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.cancelAndJoin
-import kotlinx.coroutines.delay
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.joinAll
 import kotlinx.coroutines.launch
@@ -45,25 +43,16 @@ class CoroutineLockTest : OneServerTestBase() {
         // one client for both, as an application has: handles of one client exclude each other too
         val lock = newClient().lock("counter")
         val rounds = 50
-        val count = AtomicInteger()
-        val inside = AtomicInteger()
-        val overlaps = AtomicInteger()
+        val counter = GuardedCounter()
         listOf(Dispatchers.Default, newDispatcher("counter-own")).map { dispatcher ->
             launch(dispatcher) {
                 repeat(rounds) {
-                    lock.acquireAsync().await().use {
-                        if (inside.incrementAndGet() != 1) overlaps.incrementAndGet()
-                        val seen = count.get()
-                        // the work suspends: without the lock the other coroutine would get in here
-                        delay(1)
-                        count.set(seen + 1)
-                        inside.decrementAndGet()
-                    }
+                    lock.acquireAsync().await().use { counter.increment() }
                 }
             }
         }.joinAll()
-        assertThat(overlaps.get()).`as`("times both coroutines were inside").isZero()
-        assertThat(count.get()).`as`("increments, none lost").isEqualTo(2 * rounds)
+        assertThat(counter.overlaps).`as`("times both coroutines were inside").isZero()
+        assertThat(counter.count).`as`("increments, none lost").isEqualTo(2 * rounds)
     }
 
     @Test

@@ -15,7 +15,6 @@ import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.cancelAndJoin
-import kotlinx.coroutines.delay
 import kotlinx.coroutines.joinAll
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
@@ -32,27 +31,16 @@ class SuspendingLockTest : OneServerTestBase() {
     @Test
     fun withLockExcludesCoroutinesOfTwoClients() = runBlocking<Unit> {
         val rounds = 25
-        val count = AtomicInteger()
-        val inside = AtomicInteger()
-        val overlaps = AtomicInteger()
+        val counter = GuardedCounter()
         val locks = listOf(newClient().lock("counter"), newClient().lock("counter"))
         // two coroutines of each client, so handles of one client exclude each other too
         (locks + locks).map { lock ->
             launch(Dispatchers.Default) {
-                repeat(rounds) {
-                    lock.withLock {
-                        if (inside.incrementAndGet() != 1) overlaps.incrementAndGet()
-                        val seen = count.get()
-                        // the work suspends: without the lock another coroutine would get in here
-                        delay(1)
-                        count.set(seen + 1)
-                        inside.decrementAndGet()
-                    }
-                }
+                repeat(rounds) { lock.withLock { counter.increment() } }
             }
         }.joinAll()
-        assertThat(overlaps.get()).`as`("times two coroutines were inside").isZero()
-        assertThat(count.get()).`as`("increments, none lost").isEqualTo(4 * rounds)
+        assertThat(counter.overlaps).`as`("times two coroutines were inside").isZero()
+        assertThat(counter.count).`as`("increments, none lost").isEqualTo(4 * rounds)
     }
 
     @Test
@@ -208,17 +196,11 @@ class SuspendingLockTest : OneServerTestBase() {
         val one = newDispatcher("one")
         val waiters = 200
         val started = AtomicInteger()
-        val ran = AtomicInteger()
-        val inside = AtomicInteger()
-        val overlaps = AtomicInteger()
+        val counter = GuardedCounter()
         val jobs = List(waiters) {
             launch(one) {
                 started.incrementAndGet()
-                lock.withLock {
-                    if (inside.incrementAndGet() != 1) overlaps.incrementAndGet()
-                    ran.incrementAndGet()
-                    inside.decrementAndGet()
-                }
+                lock.withLock { counter.increment() }
             }
         }
         eventually("every waiter started") { started.get() == waiters }
@@ -226,11 +208,11 @@ class SuspendingLockTest : OneServerTestBase() {
         val probe = withTimeoutOrNull(HANG.toMillis()) { withContext(one) { Thread.currentThread().name } }
         // with kotlinx.coroutines' debug mode on (assertions are), a thread's name has its coroutine's appended
         assertThat(probe).`as`("other work on the waiters' thread, while they wait").startsWith("one")
-        assertThat(ran.get()).`as`("actions run while the lock was held elsewhere").isZero()
+        assertThat(counter.count).`as`("actions run while the lock was held elsewhere").isZero()
         holder.close()
         jobs.joinAll()
-        assertThat(ran.get()).`as`("actions run").isEqualTo(waiters)
-        assertThat(overlaps.get()).`as`("times two actions were inside").isZero()
+        assertThat(counter.count).`as`("actions run").isEqualTo(waiters)
+        assertThat(counter.overlaps).`as`("times two actions were inside").isZero()
     }
 
     @Test
