@@ -132,7 +132,8 @@ class PublishedArtifactsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("publishedJars")
     void sourcesAndJavadocJarsLieBesideTheJar(String artifactId, Path jar) throws IOException {
-        assertThat(entries(beside(jar, "sources"))).anyMatch(name -> name.endsWith(".java"));
+        assertThat(entries(beside(jar, "sources"))).as("Java or Kotlin sources")
+                .anyMatch(name -> name.endsWith(".java") || name.endsWith(".kt"));
         assertThat(entries(beside(jar, "javadoc"))).contains("index.html");
     }
 
