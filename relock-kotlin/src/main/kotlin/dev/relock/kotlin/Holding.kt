@@ -11,6 +11,7 @@ import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.asExecutor
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.suspendCancellableCoroutine
 
@@ -45,6 +46,7 @@ internal suspend fun <H : LockHandle, T> holding(held: H, action: suspend (H) ->
                 throw LeaseLostException(lost.lockName(), lost.reason())
             }
             try {
+                ensureActive()   // a lease already known lost failed this scope above: the action must not start
                 action(held)
             } finally {
                 loss.cancel()

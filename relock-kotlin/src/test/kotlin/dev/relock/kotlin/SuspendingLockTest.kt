@@ -157,6 +157,20 @@ class SuspendingLockTest : OneServerTestBase() {
         assertThat(actionCancelled).`as`("the action was cancelled").isTrue()
     }
 
+    @Test
+    fun anActionIsNotRunOnAHoldWhoseLeaseIsAlreadyKnownLost() = runBlocking<Unit> {
+        val lock = newClient { defaultLease(java.time.Duration.ofSeconds(1)) }.lock("lost-before")
+        val held = lock.awaitAcquire()
+        assertThat(newClient().lock("lost-before").forceUnlock()).`as`("an operator forced the lock open").isTrue()
+        held.whenLost().toCompletableFuture().get(10, TimeUnit.SECONDS)   // the client found it at a renewal
+        val ran = AtomicBoolean()
+
+        val thrown = runCatching { holding(held) { ran.set(true) } }.exceptionOrNull()
+
+        assertThat(thrown).isInstanceOf(LeaseLostException::class.java)
+        assertThat(ran).`as`("an action that does not suspend ran without the lock").isFalse()
+    }
+
     /**
      * Cancels at 0 to 2 ms after the acquisition started, around the time it completes: before it (withdrawn), as it
      * completes or while the coroutine is being resumed (the handle released here or by the core), or after it (the

@@ -209,7 +209,8 @@ public final class ReactiveLocks {
         Objects.requireNonNull(acquisition, "acquisition");
         Objects.requireNonNull(body, "body");
         return Mono.usingWhen(acquisition,
-                        held -> Mono.<T>firstWithSignal(bodyOf(held, body), lossOf(held)),
+                        // the loss first: a lease already known lost ends the race before the body is subscribed
+                        held -> Mono.<T>firstWithSignal(lossOf(held), bodyOf(held, body)),
                         ReactiveLocks::releaseAfterComplete,
                         ReactiveLocks::releaseAfterError,
                         held -> closeQuietly(held, "after its subscriber cancelled"))
@@ -239,7 +240,8 @@ public final class ReactiveLocks {
      */
     @SuppressWarnings("unchecked")
     private static <T> Flux<T> untilLost(Flux<? extends T> body, LockHandle held) {
-        return Flux.<Object>merge(Flux.concat(body, Mono.just(END)), lossOf(held))
+        // the loss first: a lease already known lost fails the merge before the body is subscribed
+        return Flux.<Object>merge(lossOf(held), Flux.concat(body, Mono.just(END)))
                 .takeWhile(element -> element != END)
                 .map(element -> (T) element);
     }

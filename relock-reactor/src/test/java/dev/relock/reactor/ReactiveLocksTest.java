@@ -238,6 +238,27 @@ class ReactiveLocksTest extends TwoClientsTestBase {
         }
     }
 
+    /** A hold whose lease is known lost before the body would start: the body is never subscribed. */
+    @Test
+    void aBodyIsNotRunOnAHoldWhoseLeaseIsAlreadyKnownLost() throws Exception {
+        try (RelockClient shortLease = RelockClient.builder().redisUri(redis.uri())
+                .defaultLease(Duration.ofSeconds(1)).build()) {
+            for (boolean many : new boolean[] {false, true}) {
+                LockHandle held = shortLease.lock("lost-before").acquire();
+                forceOpenOnceHeld("lost-before");
+                held.whenLost().toCompletableFuture().get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+                AtomicBoolean ran = new AtomicBoolean();
+                Mono<Boolean> body = Mono.fromCallable(() -> ran.getAndSet(true));
+
+                StepVerifier.create(many ? ReactiveLocks.holdingMany(Mono.just(held), h -> body)
+                                : ReactiveLocks.holding(Mono.just(held), h -> body))
+                        .verifyError(LeaseLostException.class);
+                assertThat(ran).as("a body that does not wait ran without the lock (%s)", many ? "Flux" : "Mono")
+                        .isFalse();
+            }
+        }
+    }
+
     /**
      * A loss found only by the release after the body completed fails the publisher with the release's error. The lock
      * key is deleted behind relock's back (a forced unlock would tell the holder's client at once, during the body).
