@@ -95,7 +95,9 @@ final class DocSnippets {
             if (line.matches("#{1,6}\\s.*")) {
                 anchor = anchor(line.replaceFirst("^#+\\s*", ""));
             } else if (line.startsWith("```")) {
-                String language = line.substring(3).strip();
+                // the info string's first word, as GitHub reads it: ```Java and ```java title="x" are java
+                String info = line.substring(3).strip();
+                String language = info.isEmpty() ? "" : info.split("\\s+")[0].toLowerCase(Locale.ROOT);
                 int close = i + 1;
                 while (close < lines.size() && !lines.get(close).strip().equals("```")) {
                     close++;

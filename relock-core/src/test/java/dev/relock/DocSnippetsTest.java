@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class DocSnippetsTest {
 
     /** Languages whose every block must have a source; other blocks (shell, YAML, XML, SQL) are not compiled. */
-    private static final Set<String> COMPILED = Set.of("java");
+    private static final Set<String> COMPILED = Set.of("java", "kotlin");
 
     @Test
     void everyJavaBlockOfTheDocsHasASourceThatTheBuildCompiles() {

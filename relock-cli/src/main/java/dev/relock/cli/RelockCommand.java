@@ -48,6 +48,17 @@ public final class RelockCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    // the shared options given with no command after them (commandFirst moves them otherwise): accepted here, so
+    // that the mistake reported is the missing command, not an option the help says may come first
+    @CommandLine.Option(names = "--redis", hidden = true)
+    String redis;
+
+    @CommandLine.Option(names = "--prefix", hidden = true)
+    String prefix;
+
+    @CommandLine.Option(names = "--verbose", hidden = true)
+    boolean verbose;
+
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");

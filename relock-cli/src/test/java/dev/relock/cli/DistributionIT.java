@@ -3,6 +3,7 @@ package dev.relock.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.relock.cli.demo.RedisTarget;
 import dev.relock.testredis.RedisBinary;
 import dev.relock.testredis.RedisServer;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -220,7 +222,12 @@ class DistributionIT {
                 .startsWith("relock: cannot start a private redis-server: no redis-server is installed here"
                         + " (none on the PATH, $RELOCK_REDIS_SERVER unset), and embedded-redis ")
                 .contains("could not be fetched from http://127.0.0.1:" + port + "/com/github/codemonstur/")
-                .endsWith("; install redis-server on the PATH, set $RELOCK_REDIS_SERVER to one, or pass --redis URI");
+                .contains("; install redis-server on the PATH, set $RELOCK_REDIS_SERVER to one, or pass --redis URI");
+        // the demo never uses a Redis nobody named, but points at one that answers at the default address
+        boolean answersThere = RedisTarget.probe("127.0.0.1", 6379, Duration.ofSeconds(1)) == RedisTarget.Probe.ANSWERS;
+        assertThat(demo.stderrLines()).last().asString().as("whether it names the Redis at the default address")
+                .satisfies(line -> assertThat(line.endsWith("; a Redis answers at redis://127.0.0.1:6379: pass --redis"
+                        + " redis://127.0.0.1:6379 to run the demo on it")).isEqualTo(answersThere));
     }
 
     /** {@code bin/relock args...} as installed, with only PATH, HOME and JAVA_HOME and {@code environment} set. */

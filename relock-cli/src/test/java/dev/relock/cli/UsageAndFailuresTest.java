@@ -34,7 +34,10 @@ class UsageAndFailuresTest {
         "inspect                            | Missing required parameter: 'NAME'",
         "unlock name                        | unlock needs --force",
         "frobnicate                         | Unmatched argument",
-        "''                                 | a command is required"
+        "''                                 | a command is required",
+        "--redis redis://x:1                | a command is required",
+        "--verbose                          | a command is required",
+        "--prefix                           | Missing required parameter for option '--prefix'"
     })
     void usageMistakeExits64WithTheMistakeAndTheSynopsis(String commandLine, String message) {
         String[] args = commandLine.isEmpty() ? new String[0] : commandLine.split(" +");

@@ -1,6 +1,6 @@
 package dev.relock.kotlin.docs
 
-// docs/async.md kotlin begin
+// snippet docs/async.md#kotlin-coroutines
 import dev.relock.RelockClient
 import dev.relock.kotlin.awaitAcquireOrNull
 import dev.relock.kotlin.release
@@ -32,4 +32,4 @@ class ReportJobs(private val client: RelockClient) {
     suspend fun <T> callPartner(call: suspend () -> T): T =
         client.semaphore("partner-api").withPermits(2) { call() }        // 2 of its permits, given back after
 }
-// docs/async.md kotlin end
+// snippet end
