@@ -121,8 +121,8 @@ public final class RelockLockProvider implements ExtensibleLockProvider {
 
     @Override
     public String toString() {
-        return "RelockLockProvider{namePrefix=" + namePrefix + ", lease=" + lease
-                + ", client=" + client.clientId() + "}";
+        // the client's own text, not clientId(): that connects a client that has not connected yet (the starter's)
+        return "RelockLockProvider{namePrefix=" + namePrefix + ", lease=" + lease + ", client=" + client + "}";
     }
 
     /**

@@ -11,8 +11,14 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.spring.boot.RelockContextTestBase;
 import dev.relock.testredis.RedisServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -163,6 +169,29 @@ class RedisUnavailableStatusTest extends RelockContextTestBase {
                     .controllerAdvice(new AnswersLater()).build();
             web.get().uri("/orders/7/pack").exchange().expectStatus().isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
         });
+    }
+
+    @Test
+    void monoAndStageCallsReturnAtOnceWhileTheClientConnectsAndFailLater() throws IOException {
+        // takes connections into its backlog and never answers them: each connect lasts the command timeout
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            runner.withBean(Shipping.class)
+                    .withPropertyValues("spring.data.redis.host=" + silent.getInetAddress().getHostAddress(),
+                            "spring.data.redis.port=" + silent.getLocalPort(), "relock.command-timeout=2s")
+                    .run(context -> {
+                        Shipping shipping = context.getBean(Shipping.class);
+                        CompletableFuture<String> packed = new CompletableFuture<>();
+                        long start = System.nanoTime();
+                        shipping.pack("7").subscribe(packed::complete, packed::completeExceptionally);
+                        CompletableFuture<String> invoiced = shipping.invoice("7");
+                        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                                .as("both calls returned before a connect could time out")
+                                .isLessThan(Duration.ofSeconds(1));
+                        assertThat(List.of(packed, invoiced)).allSatisfy(call -> assertThat(call)
+                                .failsWithin(Duration.ofSeconds(20)).withThrowableOfType(ExecutionException.class)
+                                .withCauseInstanceOf(RedisUnavailableForLockException.class));
+                    });
+        }
     }
 
     @Test

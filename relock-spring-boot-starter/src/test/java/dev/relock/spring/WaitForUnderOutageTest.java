@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,13 +126,33 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
                     .withBean(LongWait.class)
                     .run(context -> {
                         LongWait bean = context.getBean(LongWait.class);
-                        CompletableFuture<String> plain = CompletableFuture.supplyAsync(() -> bean.plain("plain"));
+                        CompletableFuture<String> plain = new CompletableFuture<>();
+                        Thread caller = new Thread(() -> {
+                            try {
+                                plain.complete(bean.plain("plain"));
+                            } catch (RuntimeException e) {
+                                plain.completeExceptionally(e);
+                            }
+                        }, "plain-caller");
+                        caller.setDaemon(true);
+                        caller.start();
+                        // the client never connected, so it has no meters yet: the pause after a failed try, slept
+                        // in the caller's thread, is the sign that the plain call tried while Redis was down
+                        await("the plain call paused after a failed try").atMost(HANG)
+                                .until(() -> isPausingAfterAFailedTry(caller));
                         CompletableFuture<String> mono = bean.mono("mono").toFuture();
                         late.restart();
                         assertThat(plain).succeedsWithin(HANG).isEqualTo("ran plain");
                         assertThat(mono).succeedsWithin(HANG).isEqualTo("ran mono");
                     });
         }
+    }
+
+    /** Whether {@code caller} sleeps in the interceptor's pause between tries, the only sleep on its way. */
+    private static boolean isPausingAfterAFailedTry(Thread caller) {
+        return caller.getState() == Thread.State.TIMED_WAITING && Arrays.stream(caller.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().equals(Thread.class.getName())
+                        && frame.getMethodName().equals("sleep"));
     }
 
     @Test

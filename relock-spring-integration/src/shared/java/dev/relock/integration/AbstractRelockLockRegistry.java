@@ -128,6 +128,7 @@ abstract class AbstractRelockLockRegistry implements AutoCloseable {
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "{registryKey=" + registryKey + ", client=" + client.clientId() + "}";
+        // the client's own text, not clientId(): that connects a client that has not connected yet (the starter's)
+        return getClass().getSimpleName() + "{registryKey=" + registryKey + ", client=" + client + "}";
     }
 }

@@ -10,6 +10,19 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties(prefix = "relock")
 public class RelockProperties {
 
+    /**
+     * {@code value}, the text of the property named {@code property}, which a lock name starts with.
+     *
+     * @throws IllegalStateException naming the property if the value is null or blank
+     */
+    static String requireText(String property, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalStateException(property + " must not be blank: relock's lock names start with it, was '"
+                    + value + "'");
+        }
+        return value;
+    }
+
     /** Whether to auto-configure a RelockClient and apply @DistributedLock. */
     private boolean enabled = true;
 

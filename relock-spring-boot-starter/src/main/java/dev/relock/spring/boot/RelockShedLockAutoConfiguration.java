@@ -23,11 +23,15 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnProperty(prefix = "relock.shedlock", name = "enabled", havingValue = "true", matchIfMissing = true)
 public class RelockShedLockAutoConfiguration {
 
-    /** The provider; it does not own the client, whose bean closes it. */
+    /**
+     * The provider; it does not own the client, whose bean closes it.
+     *
+     * @throws IllegalStateException if {@code relock.shedlock.name-prefix} is blank
+     */
     @Bean
     @ConditionalOnMissingBean(LockProvider.class)
     public RelockLockProvider relockLockProvider(RelockClient client, RelockProperties properties) {
-        return new RelockLockProvider(client, properties.getShedlock().getNamePrefix(),
-                RelockLockProvider.Lease.RENEWED_WHILE_RUNNING);
+        return new RelockLockProvider(client, RelockProperties.requireText("relock.shedlock.name-prefix",
+                properties.getShedlock().getNamePrefix()), RelockLockProvider.Lease.RENEWED_WHILE_RUNNING);
     }
 }

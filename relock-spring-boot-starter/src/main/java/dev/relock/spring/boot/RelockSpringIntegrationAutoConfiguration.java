@@ -27,10 +27,15 @@ import org.springframework.integration.support.locks.LockRegistry;
         matchIfMissing = true)
 public class RelockSpringIntegrationAutoConfiguration {
 
-    /** The registry; it does not own the client, whose bean closes it. */
+    /**
+     * The registry; it does not own the client, whose bean closes it.
+     *
+     * @throws IllegalStateException if {@code relock.spring-integration.registry-key} is blank
+     */
     @Bean
     @ConditionalOnMissingBean(LockRegistry.class)
     public RelockLockRegistry relockLockRegistry(RelockClient client, RelockProperties properties) {
-        return new RelockLockRegistry(client, properties.getSpringIntegration().getRegistryKey());
+        return new RelockLockRegistry(client, RelockProperties.requireText("relock.spring-integration.registry-key",
+                properties.getSpringIntegration().getRegistryKey()));
     }
 }

@@ -2,6 +2,8 @@ package dev.relock.spring.boot;
 
 import dev.relock.spring.data.internal.RedisEndpoint;
 import io.lettuce.core.SslVerifyMode;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -32,29 +34,64 @@ record SpringDataRedisSettings(String url, String host, Integer port, String use
     }
 
     /**
-     * Where these settings point: the {@code cluster.nodes} when set, else {@code url} if set (made {@code rediss://}
-     * by {@code ssl.enabled}), else a Sentinel master when {@code sentinel.master} is set, else host and port; each
-     * with the credentials, database and {@code ssl.enabled} of these settings (a cluster has no database).
+     * Where these settings point, in the order Spring Boot's own Lettuce connection factory follows: a Sentinel
+     * master when {@code sentinel.master} is set, else the {@code cluster.nodes} when set, else {@code url} if set
+     * (made {@code rediss://} by {@code ssl.enabled}), else host and port. Credentials and database are, as in Boot,
+     * the {@code url}'s when it is set (a Sentinel master or a cluster then takes them from it), else
+     * {@code username}, {@code password} and {@code database}; TLS is {@code ssl.enabled} or a {@code rediss://}
+     * url. A cluster has no database.
      *
      * @throws IllegalStateException for settings relock cannot follow, naming the property
      */
     RedisEndpoint endpoint() {
         checkSsl();
+        boolean hasUrl = url != null && !url.isBlank();
         boolean tls = ssl != null && Boolean.TRUE.equals(ssl.enabled());
-        RedisEndpoint.Builder endpoint = RedisEndpoint.builder().credentials(username, password)
-                .database(database == null ? 0 : database).tls(tls ? SslVerifyMode.FULL : null);
-        if (cluster != null && cluster.nodes() != null && !cluster.nodes().isEmpty()) {
-            return endpoint.cluster(cluster.nodes());
+        if (sentinel != null && sentinel.master() != null && !sentinel.master().isBlank()) {
+            checkSentinel();
+            return credentialsAndDatabase(hasUrl, tls).sentinel(sentinel.master(), sentinel.nodes());
         }
-        if (url != null && !url.isBlank()) {
+        if (cluster != null && cluster.nodes() != null && !cluster.nodes().isEmpty()) {
+            return credentialsAndDatabase(hasUrl, tls).cluster(cluster.nodes());
+        }
+        if (hasUrl) {
             boolean upgrade = tls && url.startsWith("redis://");
             return RedisEndpoint.ofUri(upgrade ? "rediss://" + url.substring("redis://".length()) : url);
         }
-        if (sentinel != null && sentinel.master() != null && !sentinel.master().isBlank()) {
-            checkSentinel();
-            return endpoint.sentinel(sentinel.master(), sentinel.nodes());
+        return credentialsAndDatabase(false, tls).standalone(host == null ? "localhost" : host,
+                port == null ? 6379 : port);
+    }
+
+    /**
+     * The credentials, database and TLS of these settings, for Sentinel, cluster or host and port; from the url's
+     * user info ({@code user:password}, or a password alone) and path ({@code /database}) where {@code fromUrl}.
+     */
+    private RedisEndpoint.Builder credentialsAndDatabase(boolean fromUrl, boolean tls) {
+        if (!fromUrl) {
+            return RedisEndpoint.builder().credentials(username, password).database(database == null ? 0 : database)
+                    .tls(tls ? SslVerifyMode.FULL : null);
         }
-        return endpoint.standalone(host == null ? "localhost" : host, port == null ? 6379 : port);
+        URI parsed;
+        try {
+            parsed = new URI(url);
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(PREFIX + ".url is not a URI: " + e.getMessage(), e);
+        }
+        String userInfo = parsed.getUserInfo();
+        int colon = userInfo == null ? -1 : userInfo.indexOf(':');
+        String path = parsed.getPath() == null ? "" : parsed.getPath();
+        String databaseInPath = path.startsWith("/") ? path.substring(1) : path;
+        int urlDatabase;
+        try {
+            urlDatabase = databaseInPath.isEmpty() ? 0 : Integer.parseInt(databaseInPath);
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException(PREFIX + ".url names database '" + databaseInPath + "', not a number", e);
+        }
+        return RedisEndpoint.builder()
+                .credentials(colon < 0 ? null : userInfo.substring(0, colon),
+                        colon < 0 ? userInfo : userInfo.substring(colon + 1))
+                .database(urlDatabase)
+                .tls(tls || "rediss".equals(parsed.getScheme()) ? SslVerifyMode.FULL : null);
     }
 
     private void checkSsl() {

@@ -10,6 +10,7 @@ import dev.relock.spring.InvalidDistributedLockException;
 import dev.relock.spring.LockNotAcquiredException;
 import dev.relock.spring.RedisUnavailableForLockException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -157,6 +158,16 @@ final class LockedMethod {
         return lease == null
                 ? lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)
                 : lock.tryLock(wait.toMillis(), lease.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Whether the first try on {@code lock} may block the thread that makes it: the starter's auto-configured
+     * client, until it has connected, hands out views that are JDK proxies and connect on their first call, within
+     * the command timeout; the locks of a connected client (relock-core's own classes) do not connect. A cheap check,
+     * made once per call of an asynchronous method.
+     */
+    static boolean firstTryMayConnect(RelockLock lock) {
+        return Proxy.isProxyClass(lock.getClass());
     }
 
     /** As {@link #tryLock}, for a hold owned by a handle, not by the calling thread. */

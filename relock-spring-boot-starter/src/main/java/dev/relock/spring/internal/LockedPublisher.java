@@ -67,20 +67,26 @@ final class LockedPublisher {
 
     /**
      * The acquisition, noting in {@code acquired} that it acquired, its handle signalled where the method may be
-     * called ({@link HandleHandOff}, right before {@code usingWhen}).
+     * called ({@link HandleHandOff}, right before {@code usingWhen}). Its first try is made on the subscriber's
+     * thread, unless it may connect the client ({@link LockedMethod#firstTryMayConnect}): it is then made on
+     * {@link Schedulers#boundedElastic()}, as the later tries are, so that a subscriber on an event loop is not
+     * blocked for the command timeout while Redis is down.
      */
     private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock, String lockName,
             AtomicBoolean acquired) {
-        return HandleHandOff.onBoundedElastic(
-                Mono.defer(() -> tryWithinWait(locked, lock, lockName, locked.startWait()))
-                        .doOnNext(held -> acquired.set(true)));
+        Mono<LockHandle> tries = Mono.defer(() -> tryWithinWait(locked, lock, lockName, locked.startWait()));
+        if (LockedMethod.firstTryMayConnect(lock)) {
+            tries = tries.subscribeOn(Schedulers.boundedElastic());
+        }
+        return HandleHandOff.onBoundedElastic(tries.doOnNext(held -> acquired.set(true)));
     }
 
     /**
      * Tries to take {@code lock} within the {@code wait}, trying again after a pause while Redis cannot be reached
      * ({@link LockWait}); the last failure becomes the lock's
      * {@link dev.relock.spring.RedisUnavailableForLockException}. The tries after the first are subscribed on
-     * {@link Schedulers#boundedElastic()}, as a client that never connected blocks while it connects.
+     * {@link Schedulers#boundedElastic()}, as a client that never connected blocks while it connects; so is the
+     * first where {@link #acquisition} says so.
      */
     private static Mono<LockHandle> tryWithinWait(LockedMethod locked, RelockLock lock, String lockName,
             LockWait wait) {

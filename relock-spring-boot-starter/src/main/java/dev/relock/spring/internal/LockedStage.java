@@ -45,7 +45,13 @@ final class LockedStage {
         CompletableFuture<Optional<LockHandle>> acquisition = new CompletableFuture<>();
         // a caller who cancels while the lock is awaited withdraws the acquisition; once it is done, this does nothing
         result.whenComplete((value, failure) -> acquisition.cancel(false));
-        tryWithinWait(locked, lock, lockName, locked.startWait(), acquisition);
+        LockWait wait = locked.startWait();
+        if (LockedMethod.firstTryMayConnect(lock)) {
+            // it would connect on the caller's thread, perhaps an event loop, for up to the command timeout
+            THREADS.execute(() -> tryWithinWait(locked, lock, lockName, wait, acquisition));
+        } else {
+            tryWithinWait(locked, lock, lockName, wait, acquisition);
+        }
         acquisition.whenCompleteAsync((held, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
@@ -61,7 +67,8 @@ final class LockedStage {
     /**
      * One try to take {@code lock} for {@code acquisition}, within what is left of the {@code wait}: completes
      * {@code acquisition} with its outcome, or, when the try could not reach Redis and the wait is not over, makes
-     * the next try after a pause ({@link LockWait}), on {@link #THREADS}; the first runs on the caller's thread.
+     * the next try after a pause ({@link LockWait}), on {@link #THREADS}; the first runs on the caller's thread,
+     * or on {@link #THREADS} too where it may connect the client ({@link LockedMethod#firstTryMayConnect}).
      * A cancel of {@code acquisition} cancels the try under way, which withdraws it, and stops the tries; a handle
      * that comes after it is released.
      */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relock.RelockClient;
 import dev.relock.shedlock.RelockLockProvider;
+import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -46,6 +47,23 @@ class RelockShedLockAutoConfigurationTest extends RelockContextTestBase {
     void theNamePrefixIsAProperty() {
         withProvider().withPropertyValues("relock.shedlock.name-prefix=jobs").run(context ->
                 assertThat(context.getBean(RelockLockProvider.class).lockName("nightly")).isEqualTo("jobs:nightly"));
+    }
+
+    @Test
+    void itsTextDoesNotConnectAClientThatHasNotConnectedYet() {
+        try (RedisServer down = RedisServer.start()) {
+            down.stop();
+            withProvider().withPropertyValues("spring.data.redis.port=" + down.port(), "relock.command-timeout=500ms")
+                    .run(context -> assertThat(context.getBean(LockProvider.class).toString())
+                            .startsWith("RelockLockProvider{namePrefix=shedlock").contains("not connected yet"));
+        }
+    }
+
+    @Test
+    void aBlankNamePrefixFailsTheStartUpNamingTheProperty() {
+        withProvider().withPropertyValues("relock.shedlock.name-prefix= ").run(context ->
+                assertThat(context).getFailure().rootCause().isInstanceOf(IllegalStateException.class)
+                        .hasMessageStartingWith("relock.shedlock.name-prefix must not be blank"));
     }
 
     @Test

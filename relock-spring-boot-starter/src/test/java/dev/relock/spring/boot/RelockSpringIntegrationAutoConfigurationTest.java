@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relock.RelockClient;
 import dev.relock.integration.RelockLockRegistry;
+import dev.relock.testredis.RedisServer;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -44,6 +45,23 @@ class RelockSpringIntegrationAutoConfigurationTest extends RelockContextTestBase
     void theRegistryKeyIsAProperty() {
         withRegistry().withPropertyValues("relock.spring-integration.registry-key=orders").run(context ->
                 assertThat(context.getBean(RelockLockRegistry.class).lockName("42")).isEqualTo("orders:42"));
+    }
+
+    @Test
+    void itsTextDoesNotConnectAClientThatHasNotConnectedYet() {
+        try (RedisServer down = RedisServer.start()) {
+            down.stop();
+            withRegistry().withPropertyValues("spring.data.redis.port=" + down.port(), "relock.command-timeout=500ms")
+                    .run(context -> assertThat(context.getBean(LockRegistry.class).toString())
+                            .startsWith("RelockLockRegistry{registryKey=lock-registry").contains("not connected yet"));
+        }
+    }
+
+    @Test
+    void aBlankRegistryKeyFailsTheStartUpNamingTheProperty() {
+        withRegistry().withPropertyValues("relock.spring-integration.registry-key= ").run(context ->
+                assertThat(context).getFailure().rootCause().isInstanceOf(IllegalStateException.class)
+                        .hasMessageStartingWith("relock.spring-integration.registry-key must not be blank"));
     }
 
     @Test

@@ -60,13 +60,48 @@ class SpringDataRedisSettingsTest {
     @Test
     void clusterNodesBecomeSeedUrisWithTheCredentialsAndTls() {
         RedisEndpoint endpoint = settingsOf("cluster.nodes", "a:7000, b:7001", "password", "p w",
-                "ssl.enabled", "true", "url", "redis://ignored:1").endpoint();
+                "ssl.enabled", "true").endpoint();
         assertThat(endpoint.isCluster()).isTrue();
         assertThat(endpoint.clusterUris()).containsExactly("rediss://:p%20w@a:7000", "rediss://:p%20w@b:7001");
         RedisURI seed = RedisURI.create(endpoint.clusterUris().get(1));
         assertThat(seed.getPort()).isEqualTo(7001);
         assertThat(new String(credentialsOf(seed).getPassword())).isEqualTo("p w");
         assertThat(settingsOf().endpoint().isCluster()).isFalse();
+    }
+
+    @Test
+    void sentinelWinsOverTheUrlAsInBootAndTakesItsCredentialsAndDatabase() {
+        RedisURI uri = RedisURI.create(uriOf("sentinel.master", "mymaster", "sentinel.nodes", "s1:26379",
+                "url", "rediss://app:url%20pw@h:1/4", "password", "ignored", "database", "9"));
+        assertThat(uri.getSentinelMasterId()).isEqualTo("mymaster");
+        assertThat(uri.getSentinels()).extracting(RedisURI::getHost).containsExactly("s1");
+        assertThat(credentialsOf(uri).getUsername()).isEqualTo("app");
+        assertThat(new String(credentialsOf(uri).getPassword())).isEqualTo("url pw");
+        assertThat(uri.getDatabase()).isEqualTo(4);
+        assertThat(uri.isSsl()).as("a rediss url").isTrue();
+    }
+
+    @Test
+    void clusterWinsOverTheUrlAsInBootAndTakesItsCredentials() {
+        RedisEndpoint endpoint = settingsOf("cluster.nodes", "a:7000", "url", "redis://url-pw@h:1/4",
+                "password", "ignored").endpoint();
+        assertThat(endpoint.clusterUris()).containsExactly("redis://:url-pw@a:7000");
+    }
+
+    @Test
+    void sentinelWinsOverClusterAsInBoot() {
+        RedisEndpoint endpoint = settingsOf("sentinel.master", "mymaster", "sentinel.nodes", "s1:26379",
+                "cluster.nodes", "a:7000").endpoint();
+        assertThat(endpoint.isCluster()).isFalse();
+        assertThat(endpoint.describe()).isEqualTo("Sentinel master 'mymaster' via s1:26379 (database 0)");
+    }
+
+    @Test
+    void aUrlThatSentinelOrClusterCannotReadFailsNamingIt() {
+        assertThatThrownBy(() -> settingsOf("cluster.nodes", "a:7000", "url", "redis://h:1/x").endpoint())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("spring.data.redis.url names database 'x'");
+        assertThatThrownBy(() -> settingsOf("cluster.nodes", "a:7000", "url", "redis://h:1/{bad}").endpoint())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("spring.data.redis.url is not a URI");
     }
 
     @Test

@@ -3,15 +3,18 @@ package dev.relock.spring.data;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
 import dev.relock.spring.data.internal.RedisEndpoint;
+import io.lettuce.core.ClientOptions;
 import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisNode;
 import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.RedisSocketConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -29,11 +32,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * ({@code RedisStandaloneConfiguration}: host, port, database, username and password), a Sentinel master
  * ({@code RedisSentinelConfiguration}: master name, Sentinel nodes, database and the data nodes' username and
  * password) or a Redis Cluster ({@code RedisClusterConfiguration}: nodes, username and password), and from its
- * {@code LettuceClientConfiguration} whether to use TLS and how to verify the server's certificate. It opens
+ * {@code LettuceClientConfiguration} whether to use TLS and how to verify the server's certificate. It reads the
+ * configuration the factory connects with, however it was given (a typed constructor, or
+ * {@code new LettuceConnectionFactory(LettuceConnectionFactory.createRedisConfiguration(url))}). It opens
  * connections of its own with them; the factory need not be started, and is neither used nor closed by relock.
- * The rest of the client configuration (command timeout, client options with their trust stores, client resources,
- * client name, read-from) is not carried over: the client has relock's settings, which the returned builder
- * changes.
+ * The rest of the client configuration (command timeout, client options, client resources, client name, read-from)
+ * is not carried over: the client has relock's settings, which the returned builder changes. A factory whose TLS
+ * depends on what is not carried over (SslOptions of its own: a trust store, a client certificate) is refused.
  *
  * <p>Spring Data Redis (3.x or 4.x) is an optional dependency of this module: only this class needs it.
  */
@@ -48,8 +53,8 @@ public final class SpringDataRedis {
      * @throws NullPointerException if connectionFactory is null
      * @throws IllegalArgumentException if relock cannot connect as the factory would, naming why: it is not a
      *     {@code LettuceConnectionFactory} (a {@code JedisConnectionFactory}, for one), or it uses a Unix domain
-     *     socket, static master/replica nodes, STARTTLS, a credentials provider factory, or a username or password
-     *     for the Sentinels themselves
+     *     socket, static master/replica nodes, STARTTLS, TLS with SslOptions of its own, a credentials provider
+     *     factory, or a username or password for the Sentinels themselves; or its configuration cannot be read
      */
     public static RelockClientBuilder clientBuilder(RedisConnectionFactory connectionFactory) {
         return endpointOf(connectionFactory).applyTo(RelockClient.builder());
@@ -64,15 +69,14 @@ public final class SpringDataRedis {
                     + " RelockClient.builder().redisUri(...) (or redisClusterUris(...)) instead");
         }
         LettuceClientConfiguration client = lettuce.getClientConfiguration();
-        refuseWhatAUriCannotCarry(lettuce, client);
+        refuseWhatAUriCannotCarry(client);
         RedisEndpoint.Builder endpoint = RedisEndpoint.builder().tls(client.isUseSsl() ? client.getVerifyMode() : null);
-        if (lettuce.isClusterAware()) {
-            RedisClusterConfiguration cluster = lettuce.getClusterConfiguration();
+        RedisConfiguration configuration = configurationOf(lettuce);
+        if (configuration instanceof RedisClusterConfiguration cluster) {
             return endpoint.credentials(cluster.getUsername(), text(cluster.getPassword()))
                     .cluster(hostsAndPorts(cluster.getClusterNodes()));
         }
-        if (lettuce.isRedisSentinelAware()) {
-            RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
+        if (configuration instanceof RedisSentinelConfiguration sentinel) {
             if (sentinel.getSentinelUsername() != null || sentinel.getSentinelPassword().isPresent()) {
                 // a Lettuce URI carries one set of credentials, which Lettuce gives the data nodes only
                 throw new IllegalArgumentException("The RedisSentinelConfiguration has a username or password for the"
@@ -86,44 +90,66 @@ public final class SpringDataRedis {
                     .database(sentinel.getDatabase())
                     .sentinel(sentinel.getMaster().getName(), hostsAndPorts(sentinel.getSentinels()));
         }
-        RedisStandaloneConfiguration standalone = lettuce.getStandaloneConfiguration();
-        return endpoint.credentials(standalone.getUsername(), text(standalone.getPassword()))
-                .database(standalone.getDatabase())
-                .standalone(standalone.getHostName(), standalone.getPort());
+        if (configuration instanceof RedisStandaloneConfiguration standalone) {
+            return endpoint.credentials(standalone.getUsername(), text(standalone.getPassword()))
+                    .database(standalone.getDatabase())
+                    .standalone(standalone.getHostName(), standalone.getPort());
+        }
+        throw refused(configuration instanceof RedisSocketConfiguration
+                ? "connects through a Unix domain socket (RedisSocketConfiguration); relock connects over TCP"
+                : configuration instanceof RedisStaticMasterReplicaConfiguration
+                ? "has static master/replica nodes (RedisStaticMasterReplicaConfiguration); relock needs the"
+                        + " master, as one Redis or through Sentinel"
+                : "has a " + configuration.getClass().getName() + ", which relock does not know");
     }
 
-    private static void refuseWhatAUriCannotCarry(LettuceConnectionFactory factory, LettuceClientConfiguration client) {
-        String refused = null;
-        if (factory.getSocketConfiguration() != null) {
-            refused = "connects through a Unix domain socket (RedisSocketConfiguration); relock connects over TCP";
-        } else if (configurationOf(factory) instanceof RedisStaticMasterReplicaConfiguration) {
-            refused = "has static master/replica nodes (RedisStaticMasterReplicaConfiguration); relock needs the"
-                    + " master, as one Redis or through Sentinel";
-        } else if (client.isUseSsl() && client.isStartTls()) {
-            refused = "asks for STARTTLS, which relock's Redis URI cannot";
-        } else if (client.getRedisCredentialsProviderFactory().isPresent()) {
-            refused = "takes its credentials from a RedisCredentialsProviderFactory; relock's Redis URI carries a"
-                    + " fixed username and password";
+    private static void refuseWhatAUriCannotCarry(LettuceClientConfiguration client) {
+        if (client.isUseSsl() && client.isStartTls()) {
+            throw refused("asks for STARTTLS, which relock's Redis URI cannot");
         }
-        if (refused != null) {
-            throw new IllegalArgumentException("The LettuceConnectionFactory " + refused + "; configure the"
-                    + " RelockClient with RelockClient.builder() instead");
+        if (client.isUseSsl() && client.getClientOptions().map(ClientOptions::getSslOptions)
+                .filter(ssl -> ssl != ClientOptions.DEFAULT_SSL_OPTIONS).isPresent()) {
+            // Lettuce's builders keep this very instance unless sslOptions(...) was given
+            throw refused("has client options with SslOptions of its own (a trust store, a client certificate,"
+                    + " protocols or ciphers), which relock's Redis URI cannot carry");
         }
+        if (client.getRedisCredentialsProviderFactory().isPresent()) {
+            throw refused("takes its credentials from a RedisCredentialsProviderFactory; relock's Redis URI carries"
+                    + " a fixed username and password");
+        }
+    }
+
+    private static IllegalArgumentException refused(String why) {
+        return new IllegalArgumentException("The LettuceConnectionFactory " + why + "; configure the RelockClient"
+                + " with RelockClient.builder() instead");
     }
 
     /**
-     * The configuration the factory was made from, or null where it cannot be read. Spring Data Redis has no
-     * getter for it, and a factory made from a static master/replica configuration reports a default standalone one
-     * (localhost:6379) instead, so it is read from the field where Spring Data Redis 3.x and 4.x keep it.
+     * The configuration the factory connects with. Spring Data Redis has no getter for it: the public getters of
+     * host, port and database resolve it, but not the username, and {@code getStandaloneConfiguration()} returns a
+     * default (localhost:6379) where the factory was made from any {@code RedisConfiguration} other than a
+     * standalone one typed as such (from {@code createRedisConfiguration(url)}, a static master/replica one). So it
+     * is read from the field where Spring Data Redis 3.x and 4.x keep it, set by every constructor.
+     *
+     * @throws IllegalArgumentException if it cannot be read, rather than connect elsewhere than the factory does
      */
-    private static Object configurationOf(LettuceConnectionFactory factory) {
+    private static RedisConfiguration configurationOf(LettuceConnectionFactory factory) {
+        Object configuration;
         try {
-            Field configuration = LettuceConnectionFactory.class.getDeclaredField("configuration");
-            configuration.setAccessible(true);
-            return configuration.get(factory);
+            Field field = LettuceConnectionFactory.class.getDeclaredField("configuration");
+            field.setAccessible(true);
+            configuration = field.get(factory);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            return null;
+            throw new IllegalArgumentException("The configuration of the LettuceConnectionFactory could not be read"
+                    + " (its field 'configuration', as Spring Data Redis 3.x and 4.x keep it: " + e
+                    + "); configure the RelockClient with RelockClient.builder() instead", e);
         }
+        if (!(configuration instanceof RedisConfiguration redisConfiguration)) {
+            throw new IllegalArgumentException("The configuration of the LettuceConnectionFactory could not be read"
+                    + " (its field 'configuration' holds " + configuration + ", not a RedisConfiguration);"
+                    + " configure the RelockClient with RelockClient.builder() instead");
+        }
+        return redisConfiguration;
     }
 
     private static List<String> hostsAndPorts(Set<RedisNode> nodes) {

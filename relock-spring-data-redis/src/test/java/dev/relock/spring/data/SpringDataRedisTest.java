@@ -9,8 +9,11 @@ import dev.relock.spring.data.internal.RedisEndpoint;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisSentinelGroup;
 import dev.relock.testredis.RedisServer;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.SslVerifyMode;
+import io.lettuce.core.cluster.ClusterClientOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -108,6 +111,60 @@ class SpringDataRedisTest {
         assertThatThrownBy(() -> SpringDataRedis.clientBuilder(new LettuceConnectionFactory(sentinelWithPassword)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("password for the Sentinels");
         assertThatThrownBy(() -> SpringDataRedis.clientBuilder(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void aConfigurationFromAUrlIsTheOneReadNotTheFactorysDefaultStandaloneOne() {
+        RedisEndpoint endpoint = SpringDataRedis.endpointOf(new LettuceConnectionFactory(
+                LettuceConnectionFactory.createRedisConfiguration("redis://app:p%20w@redis.internal:6380/3")));
+
+        RedisURI uri = RedisURI.create(endpoint.redisUri());
+        assertThat(RedisEndpoint.hostAndPort(uri.getHost(), uri.getPort())).isEqualTo("redis.internal:6380");
+        assertThat(uri.getDatabase()).isEqualTo(3);
+        var credentials = uri.getCredentialsProvider().resolveCredentials().block();
+        assertThat(credentials.getUsername()).isEqualTo("app");
+        assertThat(new String(credentials.getPassword())).isEqualTo("p w");
+        RedisEndpoint sentinel = SpringDataRedis.endpointOf(new LettuceConnectionFactory(
+                LettuceConnectionFactory.createRedisConfiguration("redis-sentinel://s1:26379/2?sentinelMasterId=orders")));
+        assertThat(sentinel.describe()).isEqualTo("Sentinel master 'orders' via s1:26379 (database 2)");
+    }
+
+    @Test
+    void tlsWithSslOptionsOfItsOwnIsRefusedAndWithLettucesDefaultIsNot() {
+        ClientOptions trustStoreOfItsOwn = ClientOptions.builder()
+                .sslOptions(SslOptions.builder().protocols("TLSv1.3").build()).build();
+        assertThatThrownBy(() -> SpringDataRedis.clientBuilder(new LettuceConnectionFactory(new RedisStandaloneConfiguration(),
+                LettuceClientConfiguration.builder().useSsl().and().clientOptions(trustStoreOfItsOwn).build())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SslOptions of its own");
+        assertThatThrownBy(() -> SpringDataRedis.clientBuilder(new LettuceConnectionFactory(
+                new RedisClusterConfiguration(List.of("a:7000")), LettuceClientConfiguration.builder().useSsl().and()
+                        .clientOptions(ClusterClientOptions.builder(trustStoreOfItsOwn).build()).build())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SslOptions of its own");
+
+        LettuceClientConfiguration defaultSsl = LettuceClientConfiguration.builder().useSsl().and()
+                .clientOptions(ClientOptions.builder().autoReconnect(false).build()).build();
+        assertThat(SpringDataRedis.endpointOf(new LettuceConnectionFactory(new RedisStandaloneConfiguration(), defaultSsl))
+                .redisUri()).startsWith("rediss://");
+        LettuceClientConfiguration noTls = LettuceClientConfiguration.builder().clientOptions(trustStoreOfItsOwn).build();
+        assertThat(SpringDataRedis.endpointOf(new LettuceConnectionFactory(new RedisStandaloneConfiguration(), noTls))
+                .redisUri()).as("SslOptions without TLS are not used").startsWith("redis://");
+    }
+
+    @Test
+    void aClientLocksOnTheServerOfAFactoryMadeFromAUrl() {
+        try (RedisServer redis = RedisServer.builder().password("url-pw").start()) {
+            LettuceConnectionFactory factory = new LettuceConnectionFactory(LettuceConnectionFactory.createRedisConfiguration(
+                    "redis://:url-pw@" + RedisEndpoint.hostAndPort(redis.host(), redis.port()) + "/3"));
+            // checked before a client connects: a wrong mapping would lock on localhost:6379, which is not the fixture's
+            assertThat(SpringDataRedis.endpointOf(factory).describe())
+                    .isEqualTo("redis://" + RedisEndpoint.hostAndPort(redis.host(), redis.port()) + "/3");
+
+            try (RelockClient client = SpringDataRedis.clientBuilder(factory).build();
+                    LockHandle held = client.lock("from-url").acquire()) {
+                assertThat(redis.execute("INFO", "keyspace")).as("relock's keys, in database 3 only")
+                        .contains("db3:keys=").doesNotContain("db0:");
+            }
+        }
     }
 
     @Test
