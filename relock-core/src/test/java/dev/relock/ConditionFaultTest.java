@@ -83,6 +83,10 @@ class ConditionFaultTest extends OneServerTestBase {
             signaller.newCondition().signal(); // nobody left to move into the lock's queue
             signaller.unlock();
             assertThat(admin().zrange("relock:{order}:queue", 0, -1)).isEmpty();
+            // the client stays dead: closing the proxy would deliver what it held back (its thread, its entry
+            // lapsed, goes on to take the lock again), so its connections are reset first and new ones refused
+            proxy.rejectNew(true);
+            proxy.cutConnections();
         }
     }
 
