@@ -75,9 +75,9 @@ record Findings(
                     queue.produced(), queue.taken(), queue.lost(), queue.duplicated(), queue.lostSignals());
         }
         if (latch.rounds() > 0) {
-            summary += String.format(Locale.ROOT, "; latch: %d rounds, %d opened, %d wake-ups, %d opened early,"
-                    + " %d missed wake-ups", latch.rounds(), latch.opened(), latch.wakeups(), latch.openedEarly(),
-                    latch.missedWakeups());
+            summary += String.format(Locale.ROOT, "; latch: %d operations, %d rounds, %d opened, %d wake-ups,"
+                    + " %d opened early, %d missed wake-ups", latch.operations(), latch.rounds(), latch.opened(),
+                    latch.wakeups(), latch.openedEarly(), latch.missedWakeups());
         }
         return summary;
     }

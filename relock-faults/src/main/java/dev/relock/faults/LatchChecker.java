@@ -28,8 +28,9 @@ final class LatchChecker {
      * @param wakeups awaits that returned true
      * @param openedEarly awaits that returned true before the count's worth of count-downs, before the expiry
      * @param missedWakeups awaits that timed out although their round had opened more than grace before their deadline
+     * @param operations count-downs sent and awaits begun (COUNT_SENT and LATCH_WAIT): the workload's operations
      */
-    record LatchFindings(int rounds, int opened, int wakeups, int openedEarly, int missedWakeups) {
+    record LatchFindings(int rounds, int opened, int wakeups, int openedEarly, int missedWakeups, int operations) {
 
         boolean clean() {
             return openedEarly == 0 && missedWakeups == 0;
@@ -52,18 +53,25 @@ final class LatchChecker {
         int wakeups = 0;
         int early = 0;
         int missed = 0;
+        int operations = 0;
         for (HistoryEvent e : events) {
             Round round = rounds.get(e.token());
             switch (e.kind()) {
                 case ROUND_SET -> rounds.put(e.token(), new Round(e.nanos(), Long.parseLong(e.detail())));
-                case COUNT_SENT -> sent.merge(e.token(), 1, Integer::sum);
+                case COUNT_SENT -> {
+                    operations++;
+                    sent.merge(e.token(), 1, Integer::sum);
+                }
                 case COUNTED -> {
                     if (round != null && e.detail().equals("0") && sent.getOrDefault(e.token(), 0) >= round.count()
                             && e.nanos() < round.setNanos() + expiry) {
                         openedAt.putIfAbsent(e.token(), e.nanos());
                     }
                 }
-                case LATCH_WAIT -> waits.put(e.worker(), e);
+                case LATCH_WAIT -> {
+                    operations++;
+                    waits.put(e.worker(), e);
+                }
                 case LATCH_OPEN -> {
                     wakeups++;
                     waits.remove(e.worker());
@@ -81,6 +89,6 @@ final class LatchChecker {
                 default -> { }
             }
         }
-        return new LatchFindings(rounds.size(), openedAt.size(), wakeups, early, missed);
+        return new LatchFindings(rounds.size(), openedAt.size(), wakeups, early, missed, operations);
     }
 }

@@ -3,15 +3,19 @@ package dev.relock.faults;
 import dev.relock.RelockClient;
 import dev.relock.RelockCountDownLatch;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Starts the latch workload's rounds ({@link LatchRounds}), in a thread of the campaign's JVM: arms round r's latch
- * with a count, logs ROUND_SET, names the round on the resource Redis, and waits for the latch to open (at most
- * {@link #ROUND_TIME}) before the next. Every {@value #NEVER_OPENING}th round is armed with one count more than there
- * are counting workers, so that it expires unopened (its waiters must not wake), unless a worker started in place of a
+ * Starts the latch workload's rounds ({@link LatchRounds}), in one thread of the campaign's JVM for each of its
+ * {@value LatchRounds#LANES} lanes: a lane's thread arms its round's latch with a count, logs ROUND_SET, names the
+ * round in the lane's key on the resource Redis, and waits for the latch to open (at most {@link #ROUND_TIME}) before
+ * the lane's next. Every {@value #NEVER_OPENING}th round of a lane is armed with one count more than there are
+ * counting workers, so that it expires unopened (its waiters must not wake), unless a worker started in place of a
  * killed one counts it down too.
  *
- * <p>Its thread owns the client and the round; {@link #close()} stops it and waits for it.
+ * <p>Each lane's thread owns its lane's rounds; the client is shared by them and closed by {@link #close()}, which
+ * stops the threads and waits for them.
  */
 final class LatchCoordinator implements AutoCloseable {
 
@@ -25,7 +29,7 @@ final class LatchCoordinator implements AutoCloseable {
     private final Resources resources;
     private final HistoryWriter history;
     private final int counters;
-    private final Thread thread;
+    private final List<Thread> lanes = new ArrayList<>();
     private volatile boolean stopped;
 
     private LatchCoordinator(RelockClient client, Resources resources, HistoryWriter history, int counters) {
@@ -33,21 +37,25 @@ final class LatchCoordinator implements AutoCloseable {
         this.resources = resources;
         this.history = history;
         this.counters = counters;
-        this.thread = new Thread(this::run, "latch-coordinator");
+        for (int lane = 0; lane < LatchRounds.LANES; lane++) {
+            int it = lane;
+            lanes.add(new Thread(() -> run(it), "latch-coordinator-" + lane));
+        }
     }
 
     /** Starts rounds counted down by {@code counters} workers, logging to {@code history}; the client is its own. */
     static LatchCoordinator start(RelockClient client, Resources resources, HistoryWriter history, int counters) {
         LatchCoordinator coordinator = new LatchCoordinator(client, resources, history, counters);
-        coordinator.thread.start();
+        coordinator.lanes.forEach(Thread::start);
         return coordinator;
     }
 
-    private void run() {
-        long round = 0;
+    private void run(int lane) {
+        long n = 0;
         while (!stopped) {
-            round++;
-            long count = round % NEVER_OPENING == 0 ? counters + 1 : counters;
+            n++;
+            long round = LatchRounds.roundId(lane, n);
+            long count = n % NEVER_OPENING == 0 ? counters + 1 : counters;
             RelockCountDownLatch latch = client.countDownLatch(LatchRounds.latchName(round));
             try {
                 if (!latch.trySetCount(count, IDLE_EXPIRY)) {
@@ -55,7 +63,7 @@ final class LatchCoordinator implements AutoCloseable {
                     continue;
                 }
                 history.append(EventKind.ROUND_SET, round, Long.toString(count));
-                resources.setRound(round);
+                resources.setRound(lane, round);
                 latch.await(ROUND_TIME);
             } catch (InterruptedException e) {
                 return; // close() stops it
@@ -78,8 +86,10 @@ final class LatchCoordinator implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         stopped = true;
-        thread.interrupt();
-        thread.join(Duration.ofSeconds(30).toMillis());
+        lanes.forEach(Thread::interrupt);
+        for (Thread lane : lanes) {
+            lane.join(Duration.ofSeconds(30).toMillis());
+        }
         client.close();
     }
 }

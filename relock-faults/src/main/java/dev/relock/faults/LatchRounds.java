@@ -4,15 +4,26 @@ import dev.relock.RelockCountDownLatch;
 import java.time.Duration;
 
 /**
- * The latch workload's loops, one per worker thread: rounds of a count-down latch ({@code campaign-latch-<round>}),
- * each armed by the {@link LatchCoordinator}, which then names the round in {@value #ROUND} on the resource Redis.
- * Thread 1 of each worker counts each round it sees down once; the others wait in each round they see, for
- * {@link #AWAIT_MILLIS}. Each step is logged so that {@link LatchChecker} can tell a latch that opened before its
- * count-downs, and a waiter that missed an opening.
+ * The latch workload's loops, one per worker thread: rounds of count-down latches, in {@value #LANES} lanes at once.
+ * Each lane is a sequence of rounds ({@code campaign-latch-<round>}, round ids unique across lanes,
+ * {@link #roundId}), each armed by the {@link LatchCoordinator}, which then names the round in its lane's key
+ * ({@link #roundKey}) on the resource Redis. A worker has {@value #THREADS_A_LANE} threads in each lane: the first
+ * counts each round it sees down once, the others wait in each round they see, for {@link #AWAIT_MILLIS}. Each step
+ * is logged so that {@link LatchChecker} can tell a latch that opened before its count-downs, and a waiter that
+ * missed an opening.
+ *
+ * <p>The lanes exist for density: a lane's round that never opens holds it for {@link LatchCoordinator#ROUND_TIME},
+ * so one lane runs about two rounds a second; several at once put more latches (and more waiters on one client) under
+ * the same fault.
  */
 final class LatchRounds {
 
-    static final String ROUND = "campaign:round";
+    /** Lanes of rounds running at once. */
+    static final int LANES = 8;
+    /** A worker's threads in each lane: a counter and two waiters. */
+    static final int THREADS_A_LANE = 3;
+    /** A worker's threads: {@value #THREADS_A_LANE} in each of the {@value #LANES} lanes. */
+    static final int THREADS = LANES * THREADS_A_LANE;
     /** A waiter's await: longer than an opening takes to arrive, shorter than a round's idle expiry. */
     static final long AWAIT_MILLIS = 2_000;
     /** How often a thread looks for the next round; the coordinator starts one every few ms at most. */
@@ -21,24 +32,36 @@ final class LatchRounds {
     private LatchRounds() {
     }
 
+    /** The resource Redis key naming lane {@code lane}'s current round. */
+    static String roundKey(int lane) {
+        return "campaign:round:" + lane;
+    }
+
+    /** The id of lane {@code lane}'s {@code n}th round (from 1): unique across lanes, never 0. */
+    static long roundId(int lane, long n) {
+        return n * LANES + lane;
+    }
+
     static String latchName(long round) {
         return "campaign-latch-" + round;
     }
 
     static void run(WorkerThread t) throws InterruptedException {
-        boolean counter = t.index() == 1;
+        int lane = (t.index() - 1) / THREADS_A_LANE;
+        boolean counter = (t.index() - 1) % THREADS_A_LANE == 0;
+        String key = roundKey(lane);
         long seen = 0;
         while (t.running()) {
             long round;
             try {
-                String current = t.resource().get(ROUND);
+                String current = t.resource().get(key);
                 round = current == null ? 0 : Long.parseLong(current);
             } catch (RuntimeException e) {
                 t.failed("round: ", e);
                 continue;
             }
             if (round <= seen) {
-                Thread.sleep(POLL_MILLIS); // nothing new: the coordinator has not started the next round yet
+                Thread.sleep(POLL_MILLIS); // nothing new: the coordinator has not started the lane's next round yet
                 continue;
             }
             seen = round;

@@ -93,8 +93,9 @@ final class ReliabilityReport {
                 .append("lock and its condition; no item lost or taken twice (the list is drained at the end), and no ")
                 .append("signal lost: an item still untaken ").append(QueueChecker.GRACE_NANOS / 1_000_000_000)
                 .append(" s after its signal while a consumer awaited throughout (`QueueChecker`).\n");
-        md.append("- **count-down latch**: rounds armed by a coordinator in the campaign's JVM; a counter and two ")
-                .append("waiters a worker; one round in ").append(LatchCoordinator.NEVER_OPENING).append(" needs one ")
+        md.append("- **count-down latch**: rounds armed by a coordinator in the campaign's JVM, in ")
+                .append(LatchRounds.LANES).append(" lanes at once; in each lane a counter and two waiters a worker; ")
+                .append("one round in ").append(LatchCoordinator.NEVER_OPENING).append(" needs one ")
                 .append("count-down more than there are counters and expires unopened. No waiter may wake before the ")
                 .append("count's worth of count-downs was sent, nor miss an opening (`LatchChecker`).\n");
         md.append("- **multi-lock**: two threads a worker, each section a multi-lock of two of three locks with a ")
@@ -206,7 +207,8 @@ final class ReliabilityReport {
                     + f.queue().duplicated() + " taken twice, " + f.queue().lostSignals() + " signals lost");
         }
         if (f.latch().rounds() > 0) {
-            parts.add(f.latch().opened() + " of " + f.latch().rounds() + " rounds opened, " + f.latch().wakeups()
+            parts.add(f.latch().operations() + " operations (count-downs and awaits), " + f.latch().opened() + " of "
+                    + f.latch().rounds() + " rounds opened, " + f.latch().wakeups()
                     + " waiters woken, " + f.latch().openedEarly() + " early, " + f.latch().missedWakeups()
                     + " missed");
         }

@@ -13,7 +13,7 @@ import org.h2.tools.Server;
  * What the workers' sections protect, where no fault reaches: a Redis with the unfenced counter, the registers
  * fenced by {@code RedisFence}, the condition workload's queue and the latch workload's round, and an H2 database (in
  * this JVM, served over TCP) whose {@link #TABLE} row is fenced by {@code JdbcFence}. One per scenario run, used by
- * the campaign's thread, and by the {@link LatchCoordinator}'s for {@link #setRound}.
+ * the campaign's thread, and by the {@link LatchCoordinator}'s lanes for {@link #setRound}.
  */
 final class Resources implements AutoCloseable {
 
@@ -77,9 +77,9 @@ final class Resources implements AutoCloseable {
         return value == null ? 0 : Long.parseLong(value);
     }
 
-    /** Names the latch workload's current round ({@link LatchRounds#ROUND}). */
-    void setRound(long round) {
-        redis.execute("SET", LatchRounds.ROUND, Long.toString(round));
+    /** Names the latch workload's current round in lane {@code lane} ({@link LatchRounds#roundKey}). */
+    void setRound(int lane, long round) {
+        redis.execute("SET", LatchRounds.roundKey(lane), Long.toString(round));
     }
 
     /** Takes every item left in the condition workload's queue ({@link QueueSections#QUEUE}), head first. */

@@ -15,8 +15,8 @@ enum Workload {
     SEMAPHORE("semaphore", 2, true, SemaphoreSections::run),
     /** A lock's condition: a producer and two consumers a worker, on a list ({@link QueueSections}). */
     CONDITION("condition", 3, true, QueueSections::run),
-    /** Rounds of count-down latches: a counter and two waiters a worker, a coordinator in the campaign. */
-    LATCH("count-down latch", 3, true, LatchRounds::run),
+    /** Rounds of count-down latches in lanes: a counter and two waiters a worker in each, a coordinator in the campaign. */
+    LATCH("count-down latch", LatchRounds.THREADS, true, LatchRounds::run),
     /** Multi-locks over two of three locks, two threads a worker. */
     MULTI_LOCK("multi-lock", 2, false, LockSections::multiLock);
 

@@ -32,6 +32,7 @@ class CampaignSmokeTest {
                 case CONDITION -> assertThat(found.queue().taken()).as("%s: items taken", name).isPositive();
                 case LATCH -> {
                     assertThat(found.latch().opened()).as("%s: rounds opened", name).isPositive();
+                    assertThat(found.latch().operations()).as("%s: operations", name).isPositive();
                     assertThat(found.latch().wakeups()).as("%s: waiters woken", name).isPositive();
                 }
                 default -> assertThat(found.criticalSections()).as("%s: sections", name).isPositive();

@@ -24,8 +24,26 @@ class LatchCheckerTest {
                 "150 w2.1 COUNTED 1 0",
                 "160 w1.2 LATCH_OPEN 1");
 
-        assertThat(found).isEqualTo(new LatchChecker.LatchFindings(1, 1, 1, 0, 0));
+        assertThat(found).isEqualTo(new LatchChecker.LatchFindings(1, 1, 1, 0, 0, 3));
         assertThat(found.clean()).isTrue();
+    }
+
+    @Test
+    void roundsOfTwoLanesAtOnceAreJudgedEachByItsOwnCountDowns() {
+        // lane 1's round 7 opens; lane 2's round 8, armed meanwhile, has one count-down of two and must not
+        LatchChecker.LatchFindings found = check(
+                "100 coordinator ROUND_SET 7 1",
+                "101 coordinator ROUND_SET 8 2",
+                "110 w1.2 LATCH_WAIT 7 2000",
+                "111 w1.5 LATCH_WAIT 8 2000",
+                "120 w1.1 COUNT_SENT 7",
+                "121 w1.4 COUNT_SENT 8",
+                "130 w1.1 COUNTED 7 0",
+                "131 w1.4 COUNTED 8 1",
+                "140 w1.2 LATCH_OPEN 7",
+                "150 w1.5 LATCH_OPEN 8");
+
+        assertThat(found).isEqualTo(new LatchChecker.LatchFindings(2, 1, 2, 1, 0, 4));
     }
 
     @Test
