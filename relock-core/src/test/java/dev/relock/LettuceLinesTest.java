@@ -73,6 +73,32 @@ class LettuceLinesTest {
         }
     }
 
+    /**
+     * Issue 39: Spring Boot 3.5 (Lettuce 6.6) logged a WARN about lost leases at every start, and at every connect
+     * attempt while Redis was down. relock's own clients say at INFO, once per JVM, that this Lettuce sends
+     * commands again, and only where it does; never at WARN.
+     */
+    @Test
+    void relocksOwnClientsTellOfCommandsSentAgainAtInfoAtMostOnceAndOnlyWhereTheyAre() {
+        String notice = "sends a command again after a reconnect";
+        try (RedisServer server = RedisServer.start(); StderrCapture err = new StderrCapture()) {
+            for (int i = 0; i < 3; i++) {
+                RelockClient.builder().redisUri(server.uri()).build().close();
+            }
+            String told = err.text();
+            int times = told.split(java.util.regex.Pattern.quote(notice), -1).length - 1;
+            assertThat(told.lines().filter(line -> line.contains(notice)))
+                    .allSatisfy(line -> assertThat(line).contains("INFO").doesNotContain("WARN"));
+            if (RedisConnections.lettuceSendsInFlightCommandsAgain()) {
+                // once per JVM: another test of this JVM may have been told first
+                assertThat(times).as("times told in three builds").isLessThanOrEqualTo(1);
+            } else {
+                assertThat(times).as("told where Lettuce %s does not send commands again",
+                        RedisConnections.lettuceVersion()).isZero();
+            }
+        }
+    }
+
     private static String blockedIn(RedisServer server, String command) {
         for (String line : server.execute("CLIENT", "LIST").split("\\r?\\n")) {
             if (line.contains(" cmd=" + command + " ")) {

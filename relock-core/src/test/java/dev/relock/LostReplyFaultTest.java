@@ -223,15 +223,15 @@ class LostReplyFaultTest {
 
     /**
      * On a caller's client that sends commands again after a reconnect, the release of a last hold may run twice:
-     * the second run finds the lock free and unlock() reports a lost lease. The client says so at start, and not
-     * for a caller's client that rejects commands while disconnected.
+     * the second run finds the lock free and unlock() reports a lost lease. The client says so at start, at INFO
+     * (locks stay exclusive: issue 39), and not for a caller's client that rejects commands while disconnected.
      */
     @Test
-    void aCallersClientThatSendsCommandsAgainIsWarnedOf() {
+    void aCallersClientThatSendsCommandsAgainIsToldOf() {
         try (StderrCapture err = new StderrCapture()) {
             onCallersClientBehindProxy();
-            assertThat(err.text()).contains("WARN").contains("sends commands again after a reconnect")
-                    .contains("REJECT_COMMANDS");
+            assertThat(err.text().lines().filter(line -> line.contains("sends a command again after a reconnect")))
+                    .singleElement().asString().contains("INFO").contains("REJECT_COMMANDS").doesNotContain("WARN");
         }
         RedisClient rejecting = RedisClient.create(proxy.uri());
         closing.push(rejecting::shutdown);
@@ -239,7 +239,7 @@ class LostReplyFaultTest {
                 .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
         try (StderrCapture err = new StderrCapture()) {
             closedAfter(RelockClient.builder().redisClient(rejecting).build());
-            assertThat(err.text()).doesNotContain("sends commands again");
+            assertThat(err.text()).doesNotContain("sends a command again");
         }
     }
 

@@ -1,11 +1,14 @@
 package dev.relock.cli;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The top-level {@code relock} command; the work is in its subcommands.
@@ -41,23 +44,25 @@ public final class RelockCommand implements Runnable {
         SUBCOMMANDS.put("verify", VerifyCommand::new);
     }
 
-    /** The options of {@link ConnectionOptions} that every command has, and whether each takes a value. */
-    private static final Map<String, Boolean> SHARED_OPTIONS = Map.of("--redis", true, "--prefix", true,
-            "--verbose", false);
+    /**
+     * The options of {@link ConnectionOptions} that every command has, as its annotations declare them: each name,
+     * and whether it takes a value.
+     */
+    private static final Map<String, Boolean> SHARED_OPTIONS = new HashMap<>();
+    /** Their model, from a throwaway instance: the hidden copies at the top level write into it. */
+    private static final List<OptionSpec> SHARED_OPTION_SPECS =
+            CommandLine.Model.CommandSpec.forAnnotatedObject(new ConnectionOptions()).options();
+
+    static {
+        for (OptionSpec option : SHARED_OPTION_SPECS) {
+            for (String name : option.names()) {
+                SHARED_OPTIONS.put(name, option.arity().max() > 0);
+            }
+        }
+    }
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
-
-    // the shared options given with no command after them (commandFirst moves them otherwise): accepted here, so
-    // that the mistake reported is the missing command, not an option the help says may come first
-    @CommandLine.Option(names = "--redis", hidden = true)
-    String redis;
-
-    @CommandLine.Option(names = "--prefix", hidden = true)
-    String prefix;
-
-    @CommandLine.Option(names = "--verbose", hidden = true)
-    boolean verbose;
 
     @Override
     public void run() {
@@ -112,6 +117,11 @@ public final class RelockCommand implements Runnable {
             if (subcommand.getCommandSpec().version().length == 0) {
                 subcommand.getCommandSpec().version(commandLine.getCommandSpec().version());
             }
+        }
+        // the shared options given with no command after them (commandFirst moves them otherwise): accepted here,
+        // hidden, so that the mistake reported is the missing command, not an option the help says may come first
+        for (OptionSpec option : SHARED_OPTION_SPECS) {
+            commandLine.getCommandSpec().addOption(OptionSpec.builder(option).hidden(true).build());
         }
         // after the subcommands: converters and settings reach only the commands present
         return commandLine

@@ -120,8 +120,9 @@ class DistributionIT {
         assertThat(help.exitCode()).as(help.describe()).isZero();
         assertThat(help.stdout()).contains("exec", "list", "inspect", "unlock", "demo");
 
-        // list, run by exec while exec holds the lock: both from the unpacked tree
-        Launcher.Result held = run(home, Map.of(), "exec", "--redis", redis.uri(), "nightly-report", "--",
+        // list, run by exec while exec holds the lock: both from the unpacked tree; --redis before the command, which
+        // the launcher still finds to dump its archive
+        Launcher.Result held = run(home, Map.of(), "--redis", redis.uri(), "exec", "nightly-report", "--",
                 installed.resolve("bin/relock").toString(), "list", "--redis", redis.uri());
         assertThat(held.exitCode()).as(held.describe()).isZero();
         assertThat(held.stdout()).contains("nightly-report");

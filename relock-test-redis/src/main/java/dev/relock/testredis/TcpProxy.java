@@ -247,7 +247,7 @@ public final class TcpProxy implements AutoCloseable {
         return links.stream().sorted(Comparator.comparingLong(link -> link.sequence)).toList();
     }
 
-    /** Stops listening and resets every connection. Idempotent. */
+    /** Stops listening and resets every connection; what a black hole held is lost, not delivered. Idempotent. */
     @Override
     public void close() {
         closed = true;
@@ -256,7 +256,9 @@ public final class TcpProxy implements AutoCloseable {
         } catch (IOException ignored) {
             // closing a listening socket has nothing to flush; nothing to report
         }
-        heal(); // writers parked in the black hole must wake up to notice their sockets are gone
+        // cut before anything is let through: bytes a black hole holds are lost, as at a reset, never delivered
+        // (a heal first delivered them, so a client cut off at the end of its test could still act). The reset
+        // wakes the writers parked in the black hole, which then find their sockets closed
         cutConnections();
     }
 

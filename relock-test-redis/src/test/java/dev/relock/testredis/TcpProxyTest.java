@@ -157,6 +157,31 @@ class TcpProxyTest {
         }
     }
 
+    /**
+     * Closing the proxy cuts what a black hole held: a client cut off at the end of a test must not act after it
+     * (closing once healed first, which delivered the held commands, and a lock waiter cut off under load took a
+     * lock again after its test).
+     */
+    @Test
+    void closeLosesWhatABlackholeHeld() {
+        TcpProxy proxy = TcpProxy.to(redis);
+        try (StatefulRedisConnection<String, String> connection = connect(proxy, Duration.ofMillis(300))) {
+            assertThat(connection.sync().ping()).isEqualTo("PONG");
+            int withTheProxys = clientCount();
+            proxy.blackhole();
+            assertThatThrownBy(() -> connection.sync().set("held", "1")).isInstanceOf(RedisCommandTimeoutException.class);
+
+            proxy.close();
+            // once the server has dropped the proxy's connection, nothing it held can arrive any more
+            await().atMost(TestTimeouts.scaled(Duration.ofSeconds(5))).until(() -> clientCount() == withTheProxys - 1);
+            assertThat(redis.execute("EXISTS", "held")).as("the held SET reached the server").isEqualTo("0");
+        }
+    }
+
+    private static int clientCount() {
+        return redis.execute("CLIENT", "LIST").split("\\r?\\n").length;
+    }
+
     @Test
     void cutConnectionsResetsClientsAndNewConnectionsWork() {
         try (TcpProxy proxy = TcpProxy.to(redis);

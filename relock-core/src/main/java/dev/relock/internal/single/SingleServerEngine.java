@@ -283,7 +283,7 @@ public final class SingleServerEngine implements Engine {
             List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(settings);
         if (redisClient != null) {
-            if (settings.replicationGuard() != null && sendsCommandsAgain(redisClient.getOptions())) {
+            if (settings.replicationGuard() != null && ResentCommandsNotice.sendsCommandsAgain(redisClient.getOptions())) {
                 // the guard's connection is the caller's client's too; ClusterGuardLinks make their own
                 throw new IllegalArgumentException("replicationGuard(...) needs a Lettuce client that does not send"
                         + " commands again after a reconnect, but the given one has autoReconnect with"
@@ -292,7 +292,7 @@ public final class SingleServerEngine implements Engine {
                         + " unreplicated. Set ClientOptions.disconnectedBehavior(REJECT_COMMANDS) (or"
                         + " autoReconnect(false)) on the RedisClient, or give relock a URI");
             }
-            warnIfCommandsAreSentAgain(redisClient);
+            ResentCommandsNotice.tellIfCommandsAreSentAgain(redisClient, true);
             return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners, core -> new SingleServerEngine(core,
                     instrumentation, redisClient, false, "(caller's Lettuce client)")));
         }
@@ -310,36 +310,10 @@ public final class SingleServerEngine implements Engine {
             created = RedisClient.create(uri);
         }
         created.setOptions(RedisConnections.clientOptions(settings.commandTimeout()));
-        warnIfCommandsAreSentAgain(created);
+        ResentCommandsNotice.tellIfCommandsAreSentAgain(created, false);
         RedisClient owned = created;
         return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners,
                 core -> new SingleServerEngine(core, instrumentation, owned, true, address)));
-    }
-
-    /**
-     * Logs a WARN when a Lettuce client sends the commands in flight again after it reconnected (at-least-once:
-     * auto-reconnect without {@code REJECT_COMMANDS}, Lettuce's default; or any auto-reconnecting client of a Lettuce
-     * before 6.7, relock's own included). relock stays safe on it, since every
-     * script leaves what one run leaves, but the release of an owner's last hold that Redis ran twice finds the lock
-     * already free the second time, and its {@code unlock()} then reports the lease lost although it was released.
-     */
-    private static void warnIfCommandsAreSentAgain(AbstractRedisClient client) {
-        ClientOptions options = client.getOptions();
-        if (sendsCommandsAgain(options)) {
-            log.warn("relock: the Lettuce client sends commands again after a reconnect (autoReconnect with"
-                    + " disconnectedBehavior {}, Lettuce {}): locks stay safe, but an unlock() whose reply was lost with"
-                    + " its connection may report a lost lease although the lock was released. Give relock a client"
-                    + " with DisconnectedBehavior.REJECT_COMMANDS on Lettuce 6.7 or newer (before 6.7 Lettuce sends"
-                    + " commands in flight again even then)", options.getDisconnectedBehavior(),
-                    RedisConnections.lettuceVersion());
-        }
-    }
-
-    /** Whether a client on {@code options} sends the commands in flight again after it reconnected. */
-    private static boolean sendsCommandsAgain(ClientOptions options) {
-        return options.isAutoReconnect()
-                && (options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS
-                        || RedisConnections.lettuceSendsInFlightCommandsAgain());
     }
 
     /**
@@ -367,7 +341,7 @@ public final class SingleServerEngine implements Engine {
             Instrumentation instrumentation) {
         refuseTheGuardOnALettuceThatSendsInFlightCommandsAgain(settings);
         if (clusterClient != null) {
-            warnIfCommandsAreSentAgain(clusterClient);
+            ResentCommandsNotice.tellIfCommandsAreSentAgain(clusterClient, true);
             return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners, core -> new SingleServerEngine(core,
                     instrumentation, clusterClient, false, "(caller's Lettuce cluster client)")));
         }
@@ -398,7 +372,7 @@ public final class SingleServerEngine implements Engine {
                         .enablePeriodicRefresh(Duration.ofSeconds(30))
                         .build())
                 .build());
-        warnIfCommandsAreSentAgain(created);
+        ResentCommandsNotice.tellIfCommandsAreSentAgain(created, false);
         return offeringWhatTheGuardNeeds(new EngineClient(settings, identity, listeners,
                 core -> new SingleServerEngine(core, instrumentation, created, true, address)));
     }
