@@ -25,6 +25,10 @@ public interface LockHandle extends AutoCloseable {
      * 24 h unused) the server clock alone keeps tokens rising, so only while the clock of the server that hands
      * out the next token is not behind that of the server that handed out the last by more than the time between
      * the two.
+     *
+     * <p>A plain {@code long}, where {@link RelockLock#fencingToken()} is an {@code OptionalLong}: a handle is made
+     * only by an acquisition that got its token and keeps it after it is closed or lost, while a lock view may name a
+     * lock that nobody holds.
      */
     long fencingToken();
 

@@ -48,6 +48,21 @@ public interface RelockClient extends AutoCloseable {
     RelockLock lock(String name);
 
     /**
+     * The exclusive lock with this name, {@link #lock(String)}'s, seen without re-entry: a thread that holds it does
+     * not acquire it again through this view; {@code lock()} throws {@link IllegalStateException} naming the lock
+     * instead of waiting for the thread itself forever, and {@code tryLock} returns false at once (see
+     * {@link RelockLock}). It is the same lock in Redis, under the same keys: it excludes {@code lock(name)} and
+     * {@code readWriteLock(name)} holders of every client, and a thread's hold is one hold in this client whichever
+     * view took it, so a thread that holds {@code lock(name)} is refused here, while {@code lock(name)} re-enters a
+     * hold taken here. Cheap, like {@link #lock(String)}.
+     *
+     * @throws NullPointerException if name is null
+     * @throws IllegalArgumentException if name is blank, too long or not valid Unicode
+     * @throws IllegalStateException if the client is closed
+     */
+    RelockLock nonReentrantLock(String name);
+
+    /**
      * The read-write lock with this name; its write half is {@link #lock(String)} of the same name.
      *
      * @throws NullPointerException if name is null

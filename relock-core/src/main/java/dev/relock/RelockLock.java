@@ -9,11 +9,22 @@ import java.util.concurrent.locks.Lock;
 
 /**
  * A reentrant, fair, distributed lock held in Redis: the exclusive lock of
- * {@link RelockClient#lock(String)}, or one half of a {@link RelockReadWriteLock}.
+ * {@link RelockClient#lock(String)}, or one half of a {@link RelockReadWriteLock}; or the same
+ * exclusive lock seen without re-entry, {@link RelockClient#nonReentrantLock(String)}.
  *
  * <p>The owner of a hold is the thread that acquired it (with the client's id, so threads of
  * different clients never share a hold). A thread may acquire a lock it holds again; it must
  * release it as many times. Waiters from every client are served first come, first served.
+ *
+ * <p><b>Without re-entry.</b> Through a view from {@link RelockClient#nonReentrantLock(String)}, a
+ * thread that holds the lock (through any view of its name in this client) does not acquire it
+ * again: {@link #lock()}, {@link #lock(long, TimeUnit)}, {@link #lockInterruptibly()},
+ * {@link #lockInterruptibly(long, TimeUnit)} and {@link #acquire()} throw
+ * {@link IllegalStateException} at once, naming the lock, where they would otherwise wait for the
+ * thread itself forever; the {@code tryLock} and {@code tryAcquire} methods return false or empty at
+ * once, whatever their wait. A hold already lost throws {@link LeaseLostException} instead, as a
+ * re-entry would. Everything else, the asynchronous methods included (their handles never re-enter),
+ * is the same.
  *
  * <p>A hold has a lease kept by Redis. Without an explicit lease, the client's lease keeper
  * renews it every lease/3 for as long as it is held. With an explicit lease
@@ -71,6 +82,19 @@ public interface RelockLock extends Lock {
     /** As {@link #lock()}, but stops with InterruptedException when the thread is interrupted. */
     @Override
     void lockInterruptibly() throws InterruptedException;
+
+    /**
+     * As {@link #lock(long, TimeUnit)}: acquires the lock with a lease of {@code lease} that is not renewed, waiting
+     * as long as it takes; but stops with InterruptedException when the thread is interrupted, before or while it
+     * waits, as {@link #lockInterruptibly()} does. Redis trouble is retried.
+     *
+     * @throws NullPointerException if unit is null
+     * @throws IllegalArgumentException if lease is not positive, or on Redlock not longer than the clock drift
+     *     allowance
+     * @throws InterruptedException if the thread was interrupted; it holds nothing new then and its interrupt
+     *     status is cleared
+     */
+    void lockInterruptibly(long lease, TimeUnit unit) throws InterruptedException;
 
     /**
      * Acquires the lock if it is free and nobody is queued for it, without waiting.
@@ -199,6 +223,16 @@ public interface RelockLock extends Lock {
     /** Whether the current thread holds the lock and its lease is not known to be lost. No round trip. */
     boolean isHeldByCurrentThread();
 
+    /**
+     * Whether the thread whose {@link Thread#getId()} is {@code threadId} holds the lock through this client, and its
+     * lease is not known to be lost: {@link #isHeldByCurrentThread()} for another thread of this JVM. A thread of
+     * another client never holds it here (owners are this client's id and the thread's id); nor does a handle of
+     * {@link #acquireAsync()}, which belongs to no thread. No round trip.
+     *
+     * @throws IllegalArgumentException if threadId is not positive (no thread has such an id)
+     */
+    boolean isHeldByThread(long threadId);
+
     /** How many holds the current thread has on this lock (0 if none). No round trip. */
     int getHoldCount();
 
@@ -209,6 +243,10 @@ public interface RelockLock extends Lock {
      * The fencing token to write with: the current thread's own hold's when it holds this lock (no round
      * trip), even after its lease was lost and somebody else took the lock, so a fenced resource refuses
      * the late write; otherwise the current holder's, whoever it is, as Redis reports it.
+     *
+     * <p>An {@code OptionalLong}, where {@link LockHandle#fencingToken()} is a {@code long}: this object is a view
+     * of a name that nobody may hold, so it may have no token to give; a handle exists only once an acquisition
+     * got its token, and keeps it.
      *
      * @return empty if neither this thread nor anybody else holds the lock
      */

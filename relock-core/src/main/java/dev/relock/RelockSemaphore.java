@@ -47,6 +47,17 @@ public interface RelockSemaphore {
     int availablePermits();
 
     /**
+     * Acquires one permit, waiting as long as it takes, under a renewed lease: {@link #acquire(int) acquire(1)}.
+     *
+     * @throws IllegalStateException if no number of permits is set
+     * @throws IllegalArgumentException if the semaphore has no permits at all
+     * @throws InterruptedException if interrupted while waiting
+     */
+    default PermitHandle acquire() throws InterruptedException {
+        return acquire(1);
+    }
+
+    /**
      * Acquires {@code permits}, waiting as long as it takes, under a renewed lease.
      *
      * @throws IllegalArgumentException if permits is not positive or more than the semaphore has
@@ -63,8 +74,30 @@ public interface RelockSemaphore {
      */
     Optional<PermitHandle> tryAcquire(int permits, Duration wait) throws InterruptedException;
 
+    /** One permit, waiting up to {@code wait}: {@link #tryAcquire(int, Duration) tryAcquire(1, wait)}. */
+    default Optional<PermitHandle> tryAcquire(Duration wait) throws InterruptedException {
+        return tryAcquire(1, wait);
+    }
+
     /** As {@link #tryAcquire(int, Duration)}, with an explicit lease that is not renewed. */
     Optional<PermitHandle> tryAcquire(int permits, Duration wait, Duration lease) throws InterruptedException;
+
+    /**
+     * Takes every permit free now, in one script, as one acquisition: the handle holds them under a renewed lease,
+     * like {@link #acquire(int)}'s, and {@link PermitHandle#permits()} says how many they are. Closing it gives them
+     * back; a holder that dies gives them back when its lease runs out. Without waiting: like an acquisition with no
+     * wait, it never goes before waiters queued for permits, so it takes none while any wait (one woken for its turn
+     * included), nor when none are free.
+     *
+     * <p>The drained permits are taken, not removed: the semaphore's number stays, and {@link #availablePermits()}
+     * is 0 (or less) until they come back. To shrink the semaphore for good, use {@link #addPermits} with a negative
+     * delta.
+     *
+     * @return the handle of the permits taken, or empty when none were taken
+     * @throws IllegalStateException if no number of permits is set
+     * @throws RelockException if Redis cannot be reached within the command timeout
+     */
+    Optional<PermitHandle> drainPermits();
 
     /**
      * As {@link #acquire(int)}, but returns at once and no thread waits: the stage completes with

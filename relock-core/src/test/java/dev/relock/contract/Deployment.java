@@ -104,6 +104,14 @@ abstract class Deployment {
     }
 
     @Nested
+    class NonReentrantLocks extends NonReentrantLockContract {
+        @Override
+        Deployment deployment() {
+            return Deployment.this;
+        }
+    }
+
+    @Nested
     class ReadWriteLocks extends ReadWriteLockContract {
         @Override
         Deployment deployment() {

@@ -525,6 +525,118 @@ abstract class LockContract extends ContractBase {
     }
 
     @Test
+    void isHeldByThreadTellsWhetherTheThreadWithThatIdHoldsTheLockThroughThisClient() throws Exception {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("by-thread");
+        CompletableFuture<Long> holderId = new CompletableFuture<>();
+        CountDownLatch checked = new CountDownLatch(1);
+        CompletableFuture<Boolean> holder = inNewThread("holder", () -> {
+            lock.lock();
+            try {
+                holderId.complete(Thread.currentThread().getId());
+                checked.await();
+                return lock.isHeldByThread(Thread.currentThread().getId());
+            } finally {
+                lock.unlock();
+            }
+        });
+        long id = resultOf(holderId);
+        long self = Thread.currentThread().getId();
+        assertThat(lock.isHeldByThread(id)).as("the holding thread").isTrue();
+        assertThat(client.lock("by-thread").isHeldByThread(id)).as("through another view of the name").isTrue();
+        assertThat(lock.isHeldByThread(self)).as("this thread").isFalse();
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(newClient().lock("by-thread").isHeldByThread(id)).as("the same thread id in another client")
+                .isFalse();
+        assertThat(client.readWriteLock("by-thread").readLock().isHeldByThread(id)).as("the read half").isFalse();
+        assertThat(client.lock("by-thread:other").isHeldByThread(id)).as("a lock of another name").isFalse();
+        checked.countDown();
+        assertThat(resultOf(holder)).as("the holder asking about its own id").isTrue();
+        assertThat(lock.isHeldByThread(id)).as("after the holder's unlock").isFalse();
+
+        // a handle belongs to no thread, not even the one that asked for it
+        LockHandle handle = lock.acquireAsync().toCompletableFuture().get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isHeldByThread(self)).as("while a handle of this thread's asking holds it").isFalse();
+        handle.close();
+
+        // a hold whose explicit lease ran out is no longer held, before anybody unlocks it
+        lock.lock(300, TimeUnit.MILLISECONDS);
+        long token = lock.fencingToken().orElseThrow();
+        assertThat(lock.isHeldByThread(self)).as("this thread, holding").isTrue();
+        soon("the explicit lease ran out").until(() -> !lock.isHeldByThread(self));
+        soon("the loss was told").until(() -> lost.stream().anyMatch(event -> event.fencingToken() == token));
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
+
+        for (long bad : new long[] {0, -1, Long.MIN_VALUE}) {
+            assertThatThrownBy(() -> lock.isHeldByThread(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("by-thread").hasMessageContaining("thread id").hasMessageContaining("" + bad);
+        }
+    }
+
+    @Test
+    void lockInterruptiblyWithALeaseHoldsItUnrenewedUntilTheLeaseEndsAndAnInterruptEndsItsWait() throws Exception {
+        // the holder's lease keeper looks every 200 ms, and must leave the explicit lease alone
+        RelockClient holderClient = newClient(b -> b.defaultLease(Duration.ofMillis(600)));
+        RelockLock holder = holderClient.lock("interruptible-lease");
+        RelockClient otherClient = newClient();
+        RelockLock other = otherClient.lock("interruptible-lease");
+        assertThatThrownBy(() -> holder.lockInterruptibly(0, TimeUnit.MILLISECONDS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease")
+                .hasMessageContaining("interruptible-lease");
+        assertThatThrownBy(() -> holder.lockInterruptibly(-1, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease");
+        assertThatThrownBy(() -> holder.lockInterruptibly(1, null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("unit");
+        assertThat(holder.isLocked()).as("after the refused calls").isFalse();
+
+        long start = System.nanoTime();
+        holder.lockInterruptibly(500, TimeUnit.MILLISECONDS);
+        long token = holder.fencingToken().orElseThrow();
+        assertThat(holder.isHeldByCurrentThread()).isTrue();
+        assertThat(holder.remainingLease()).hasValueSatisfying(left ->
+                assertThat(left).isPositive().isLessThanOrEqualTo(Duration.ofMillis(500)));
+        // nobody releases: the other client gets the lock once the lease ran out (Redlock: its validity, as above)
+        assertThat(other.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(millisSince(start)).as("ms from lockInterruptibly(500 ms) until another client held the lock")
+                .isGreaterThanOrEqualTo(500 - 55).isLessThan(5_000);
+        assertThat(other.fencingToken().orElseThrow()).isGreaterThan(token);
+        soon("the loss was told").until(() -> lost.stream().anyMatch(event -> event.fencingToken() == token));
+        assertThatThrownBy(holder::unlock).isInstanceOf(LeaseLostException.class);
+
+        // a wait for the held lock ends with InterruptedException, holding nothing, and leaves the queue
+        CompletableFuture<Thread> waitingThread = new CompletableFuture<>();
+        CompletableFuture<String> waiter = inNewThread("interruptible-with-lease", () -> {
+            waitingThread.complete(Thread.currentThread());
+            try {
+                holder.lockInterruptibly(5, TimeUnit.SECONDS);
+                holder.unlock();
+                return "acquired";
+            } catch (InterruptedException e) {
+                return "InterruptedException, interrupt status " + Thread.currentThread().isInterrupted()
+                        + ", holds " + holder.getHoldCount();
+            }
+        });
+        soon().until(() -> otherClient.inspect("interruptible-lease").waiters() == 1);
+        resultOf(waitingThread).interrupt();
+        assertThat(resultOf(waiter)).isEqualTo("InterruptedException, interrupt status false, holds 0");
+        soon("the interrupted waiter left the queue")
+                .until(() -> otherClient.inspect("interruptible-lease").waiters() == 0);
+        assertThat(other.isHeldByCurrentThread()).isTrue();
+        other.unlock();
+
+        // with the interrupt already set it throws at once, even on a free lock
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> holder.lockInterruptibly(5, TimeUnit.SECONDS))
+                    .isInstanceOf(InterruptedException.class).hasMessageContaining("interruptible-lease");
+            assertThat(Thread.currentThread().isInterrupted()).as("status cleared by the exception").isFalse();
+            assertThat(holder.isLocked()).isFalse();
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    @Test
     void theLeaseKeeperKeepsAHeldLockThroughManyLeases() throws Exception {
         RelockLock held = newClient(b -> b.defaultLease(Duration.ofMillis(600))).lock("kept");
         RelockLock other = newClient().lock("kept");

@@ -167,6 +167,88 @@ abstract class SemaphoreContract extends ContractBase {
         assertThatThrownBy(dead::close).isInstanceOf(LeaseLostException.class);
     }
 
+    @Test
+    void acquireAndTryAcquireWithoutACountTakeOnePermit() throws Exception {
+        assumeThat(deployment().servesSemaphores()).isTrue();
+        RelockSemaphore semaphore = newClient().semaphore("single-permits");
+        assertThatThrownBy(semaphore::acquire).as("before a number is set").isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("trySetPermits");
+        assertThat(semaphore.trySetPermits(2)).isTrue();
+        PermitHandle one = semaphore.acquire();
+        PermitHandle two = semaphore.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(List.of(one.permits(), two.permits())).containsOnly(1);
+        assertThat(semaphore.availablePermits()).isZero();
+        assertThat(semaphore.tryAcquire(Duration.ofMillis(100))).as("a third permit of two").isEmpty();
+        assertThatThrownBy(() -> semaphore.tryAcquire((Duration) null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("wait");
+        one.close();
+        two.close();
+        assertThat(semaphore.availablePermits()).isEqualTo(2);
+    }
+
+    @Test
+    void drainPermitsTakesEveryFreePermitAsOneLeasedHandleAndNeverGoesBeforeAWaiter() throws Exception {
+        assumeThat(deployment().servesSemaphores()).isTrue();
+        RelockClient client = newClient();
+        RelockSemaphore semaphore = client.semaphore("drained");
+        assertThatThrownBy(semaphore::drainPermits).as("before a number is set")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("trySetPermits");
+        assertThat(semaphore.trySetPermits(5)).isTrue();
+        PermitHandle held = semaphore.acquire(2);
+
+        RelockClient drainerClient = newClient();
+        RelockSemaphore drainer = drainerClient.semaphore("drained");
+        PermitHandle drained = drainer.drainPermits().orElseThrow();
+        assertThat(drained.permits()).as("the free permits").isEqualTo(3);
+        assertThat(drained.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(semaphore.availablePermits()).isZero();
+        // taken, not removed: the number stays, and the permits are held under a lease like any acquisition's
+        LockInfo info = client.inspectSemaphore("drained");
+        assertThat(info.permits()).isEqualTo(5);
+        assertThat(info.holders()).hasSize(2).containsValues(2, 3);
+        assertThat(info.remainingLease()).isPositive();
+        assertThat(drainerClient.heldLocks()).singleElement().satisfies(hold -> {
+            assertThat(hold.kind()).isEqualTo(LockKind.SEMAPHORE);
+            assertThat(hold.renewed()).isTrue();
+        });
+        assertThat(drainer.drainPermits()).as("a drain with none free").isEmpty();
+        assertThat(semaphore.tryAcquire(1, Duration.ZERO)).isEmpty();
+
+        held.close();
+        PermitHandle rest = drainer.drainPermits().orElseThrow();
+        assertThat(rest.permits()).as("what came back after the drain").isEqualTo(2);
+        drained.close();
+        drained.close(); // a second close does nothing
+        assertThat(semaphore.availablePermits()).isEqualTo(3);
+
+        // 3 free, a waiter queued for 4: the drain takes none of its turn
+        RelockClient waiterClient = newClient();
+        CompletableFuture<PermitHandle> four = waiterClient.semaphore("drained").acquireAsync(4).toCompletableFuture();
+        await().atMost(HANG).until(() -> client.inspectSemaphore("drained").waiters() == 1);
+        assertThat(drainer.drainPermits()).as("a drain while a waiter is queued").isEmpty();
+        assertThat(semaphore.availablePermits()).isEqualTo(3);
+        rest.close();
+        PermitHandle waited = four.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(drainer.drainPermits()).as("the one left once the waiter was served")
+                .hasValueSatisfying(last -> {
+                    assertThat(last.permits()).isEqualTo(1);
+                    last.close();
+                });
+        waited.close();
+
+        // permits taken away while held leave none free: nothing to drain
+        PermitHandle all = semaphore.acquire(5);
+        assertThat(semaphore.addPermits(-2)).isEqualTo(3);
+        assertThat(semaphore.availablePermits()).isEqualTo(-2);
+        assertThat(drainer.drainPermits()).as("a drain with fewer than none free").isEmpty();
+        all.close();
+        assertThat(drainer.drainPermits()).hasValueSatisfying(last -> {
+            assertThat(last.permits()).isEqualTo(3);
+            last.close();
+        });
+        assertThat(semaphore.availablePermits()).isEqualTo(3);
+    }
+
     /**
      * Review finding (issue 12, part 3): a waiter answered "you ask for more permits than the semaphore has now"
      * (permits were taken away while it waited) failed without leaving the queue, and its entry, at the head,

@@ -68,7 +68,7 @@ public final class EngineClient implements RelockClient {
             Function<EngineClient, Engine> connect) {
         this.identity = identity;
         this.clientId = identity.clientId();
-        this.ownerOfThread = ThreadLocal.withInitial(() -> clientId + ":" + Thread.currentThread().getId());
+        this.ownerOfThread = ThreadLocal.withInitial(() -> ownerOfThread(Thread.currentThread().getId()));
         this.settings = settings;
         this.listeners = List.copyOf(listeners);
         this.engine = connect.apply(this);
@@ -85,6 +85,12 @@ public final class EngineClient implements RelockClient {
     public RelockLock lock(String name) {
         checkOpenFor(name);
         return new EngineLock(this, name, LockKeys.of(settings.keyPrefix(), name), LockMode.WRITE);
+    }
+
+    @Override
+    public RelockLock nonReentrantLock(String name) {
+        checkOpenFor(name);
+        return new EngineLock(this, name, LockKeys.of(settings.keyPrefix(), name), LockMode.WRITE, false);
     }
 
     @Override
@@ -216,6 +222,11 @@ public final class EngineClient implements RelockClient {
 
     public String ownerOfCurrentThread() {
         return ownerOfThread.get();
+    }
+
+    /** The owner id of the thread with this id ({@link Thread#getId()}) in this client, as it owns its holds. */
+    public String ownerOfThread(long threadId) {
+        return clientId + ":" + threadId;
     }
 
     /**

@@ -17,10 +17,12 @@ import java.util.regex.Pattern;
  * One mode of a named lock, on whatever engine: the exclusive lock and the write half of a read-write
  * lock are the WRITE mode of a name, the read half is its READ mode (see {@link RelockLock} for the
  * contract). A stateless view: holds live in the client's {@link HoldTable}, so two objects of one
- * name and mode agree. Each blocking method maps onto one {@link #acquire(long, boolean, long, boolean)},
- * each asynchronous one onto a fresh acquisition owned by the handle it will make; how a lock is taken,
- * re-entered and released is the {@link Engine}'s. Public because the Redlock engine takes these in
- * {@link Engine#multiLock}.
+ * name and mode agree. Whether a thread's second acquisition re-enters its hold is the view's choice
+ * ({@code reentrant}), not the hold's: a non-reentrant view refuses it, a reentrant one of the same
+ * name re-enters a hold the other took. Each blocking method maps onto one
+ * {@link #acquire(long, boolean, long, boolean)}, each asynchronous one onto a fresh acquisition owned
+ * by the handle it will make; how a lock is taken, re-entered and released is the {@link Engine}'s.
+ * Public because the Redlock engine takes these in {@link Engine#multiLock}.
  */
 public final class EngineLock implements RelockLock {
 
@@ -29,15 +31,22 @@ public final class EngineLock implements RelockLock {
     private final String name;
     private final LockKeys keys;
     private final LockMode mode;
+    // false for RelockClient.nonReentrantLock: a thread that holds the lock does not acquire it again here
+    private final boolean reentrant;
     // a condition's name goes into its keys as it is: nothing that could break the hash tag or a message line
     private static final Pattern CONDITION_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     EngineLock(EngineClient client, String name, LockKeys keys, LockMode mode) {
+        this(client, name, keys, mode, true);
+    }
+
+    EngineLock(EngineClient client, String name, LockKeys keys, LockMode mode, boolean reentrant) {
         this.client = client;
         this.engine = client.engine();
         this.name = name;
         this.keys = keys;
         this.mode = mode;
+        this.reentrant = reentrant;
     }
 
     @Override
@@ -59,7 +68,9 @@ public final class EngineLock implements RelockLock {
      * @param forever wait without a deadline
      * @param leaseMillis an explicit lease, or {@link EngineClient#RENEWED} for the client's renewed lease
      * @param interruptible whether an interrupt ends the wait with InterruptedException
-     * @return the hold, or null if the wait ended first
+     * @return the hold, or null if the wait ended first (or, on a non-reentrant view, at once when the thread holds
+     *     the lock and the wait has a deadline)
+     * @throws IllegalStateException on a non-reentrant view when the thread holds the lock and the wait has none
      */
     private Hold acquire(long waitNanos, boolean forever, long leaseMillis, boolean interruptible)
             throws InterruptedException {
@@ -75,6 +86,9 @@ public final class EngineLock implements RelockLock {
             if (held.state() == LeaseState.LOST) {
                 throw Engine.lostAtReentry(held);
             }
+            if (!reentrant) {
+                return refuseReentry(forever);
+            }
             return engine.reenter(held, lease, renewed);
         }
         if (mode == LockMode.WRITE && client.holds().get(keys, LockMode.READ, owner) != null) {
@@ -83,6 +97,19 @@ public final class EngineLock implements RelockLock {
                     + " release the read lock first");
         }
         return engine.acquisition(name, keys, mode, owner, lease, renewed).run(waitNanos, forever, interruptible);
+    }
+
+    /**
+     * A non-reentrant view's answer to a thread that holds the lock: a wait with a deadline ends at once without the
+     * lock (null), as it could end no other way while the thread holds it; one without throws rather than wait for
+     * the thread itself forever.
+     */
+    private Hold refuseReentry(boolean forever) {
+        if (forever) {
+            throw new IllegalStateException(describe(mode, name) + " is held by the current thread ("
+                    + Thread.currentThread().getName() + ") and is not reentrant: unlock it before acquiring it again");
+        }
+        return null;
     }
 
     /** A handle whose close() gives up one hold of {@code hold}. */
@@ -120,6 +147,11 @@ public final class EngineLock implements RelockLock {
     @Override
     public void lockInterruptibly() throws InterruptedException {
         acquire(Long.MAX_VALUE, true, EngineClient.RENEWED, true);
+    }
+
+    @Override
+    public void lockInterruptibly(long lease, TimeUnit unit) throws InterruptedException {
+        acquire(Long.MAX_VALUE, true, leaseMillis(lease, unit), true);
     }
 
     @Override
@@ -185,7 +217,20 @@ public final class EngineLock implements RelockLock {
 
     @Override
     public boolean isHeldByCurrentThread() {
-        Hold hold = currentThreadsHold();
+        return isLive(currentThreadsHold());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        if (threadId <= 0) {
+            throw new IllegalArgumentException("thread id for " + describe(mode, name) + " must be positive, as"
+                    + " Thread.getId() is: " + threadId);
+        }
+        return isLive(client.holds().get(keys, mode, client.ownerOfThread(threadId)));
+    }
+
+    /** Whether {@code hold} is there, held, and its lease not known to be over. */
+    private static boolean isLive(Hold hold) {
         // an explicit lease may have run out before the lease keeper's next look noticed
         return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
     }
@@ -317,7 +362,7 @@ public final class EngineLock implements RelockLock {
     @Override
     public String toString() {
         String topology = engine.topology();
-        return "RelockLock[" + name + (mode == LockMode.READ ? ", read" : "")
+        return "RelockLock[" + name + (mode == LockMode.READ ? ", read" : "") + (reentrant ? "" : ", non-reentrant")
                 + (topology == null ? "" : ", " + topology) + "]";
     }
 }

@@ -126,6 +126,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     // something of this acquisition may be in Redis (an attempt, or a release that named it successor): an
     // unsuccessful end withdraws
     private boolean touched;
+    // the permits the attempt that took the hold took (permits-acquire.lua's 4th reply), 0 for a lock: written under
+    // lock before the outcome is decided, read by whoever got the hold from the outcome, which completes after that
+    private long permitsTaken;
 
     /**
      * @param extraArgs the acquire script's arguments after the wake-up route
@@ -172,6 +175,16 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     LockKeys keys() {
         return keys;
+    }
+
+    /** How many permits the hold of a semaphore acquisition holds; read only once its outcome gave the hold. */
+    int permitsTaken() {
+        lock.lock();
+        try {
+            return (int) permitsTaken;
+        } finally {
+            lock.unlock();
+        }
     }
 
     // ---- events -------------------------------------------------------------------------------
@@ -418,6 +431,10 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /** The attempt's reply, or its failure; {@code grant}: a grant for it arrived meanwhile. Lock held. */
     private void handleReply(List<Long> result, Throwable error, boolean grant, long sentNanos) {
+        if (error == null && result.get(0) == 1 && result.size() > 3) {
+            // a semaphore's attempt took permits (permits-acquire.lua): how many
+            permitsTaken = result.get(3);
+        }
         if (error != null) {
             // the withdraw that follows a lost reply undoes a grant too; any other failure
             // leaves a grant that is known to exist in Redis

@@ -23,6 +23,9 @@ import java.util.concurrent.CompletionStage;
  */
 final class RedisSemaphore implements RelockSemaphore {
 
+    // permits-acquire.lua's count for "every permit free now"
+    private static final String ALL_FREE = "all";
+
     private final SingleServerEngine client;
     private final String name;
     private final LockKeys keys;
@@ -83,6 +86,23 @@ final class RedisSemaphore implements RelockSemaphore {
         return Optional.ofNullable(acquire(permits, Durations.saturatedNanos(wait), false, explicitLeaseMillis(lease)));
     }
 
+    /**
+     * One attempt without a wait, asking permits-acquire.lua for every free permit: it takes them for a holder of its
+     * own in the script that counts them, so no acquisition or change of the number comes between the count and the
+     * taking, and it skips the queue no more than any attempt without a wait does.
+     */
+    @Override
+    public Optional<PermitHandle> drainPermits() {
+        Acquisition drain = acquisition(ALL_FREE, EngineClient.RENEWED);
+        Hold hold;
+        try {
+            hold = drain.run(0, false, false);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible attempt does not throw InterruptedException", e);
+        }
+        return hold == null ? Optional.empty() : Optional.of(new Permits(client, hold, drain.permitsTaken()));
+    }
+
     @Override
     public CompletionStage<PermitHandle> acquireAsync(int permits) {
         return acquisition(permits, EngineClient.RENEWED)
@@ -123,11 +143,16 @@ final class RedisSemaphore implements RelockSemaphore {
             throw new IllegalArgumentException("permits to acquire from semaphore '" + name
                     + "' must be positive: " + permits);
         }
+        return acquisition(Integer.toString(permits), leaseMillis);
+    }
+
+    /** A fresh acquisition of {@code permits} (a number, or {@link #ALL_FREE}) with a holder id of its own. */
+    private Acquisition acquisition(String permits, long leaseMillis) {
         client.core.ensureOpen();
         boolean renewed = leaseMillis == EngineClient.RENEWED;
         long lease = renewed ? client.core.defaultLeaseMillis() : leaseMillis;
         return new Acquisition(client, name, keys, LockMode.PERMITS, client.core.newHolderId(), lease, renewed,
-                new String[] {Integer.toString(permits)}, code -> {
+                new String[] {permits}, code -> {
                     if (code == -3) {
                         return notSet();
                     }

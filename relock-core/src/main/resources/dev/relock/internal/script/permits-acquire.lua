@@ -7,9 +7,10 @@
 -- ARGV[3] how much longer the caller will wait, in ms; '0' = try once, do not queue
 -- ARGV[4] handoff grace in ms
 -- ARGV[5] wake-up route (see queue.lua)
--- ARGV[6] n, the number of permits (> 0)
+-- ARGV[6] n, the number of permits (> 0), or 'all' for every permit free now (a drain: with
+--         ARGV[3] '0', and taken only when there is at least one)
 -- (no hold count, unlike acquire.lua: permits are never re-entered)
--- Returns {1, token, available}  acquired; available = permits left
+-- Returns {1, token, available, n}  acquired n permits; available = permits left
 --         {0, retry_ms}          not acquired; try again after retry_ms unless woken before
 --         {-3}                   the semaphore has no number of permits set
 --         {-4, limit}            n is more than the semaphore will ever have
@@ -19,23 +20,30 @@ local lease = tonumber(ARGV[2])
 local wait = tonumber(ARGV[3])
 local grace = tonumber(ARGV[4])
 local route = ARGV[5]
+local drain = ARGV[6] == 'all'
 local n = tonumber(ARGV[6])
 
 local limit = redis.call('HGET', sem, '~limit')
 if not limit then return {-3} end
 limit = tonumber(limit)
-if n > limit then return {-4, limit} end
+if not drain and n > limit then return {-4, limit} end
 
 local now_ms, now_us = server_time()
 local used = live_permits(sem, leases, now_ms)
-if redis.call('HEXISTS', sem, holder) == 1 then
+local held = redis.call('HGET', sem, holder)
+if held then
   -- this acquisition's own earlier run (re-sent after a reconnect, or its reply lost): it holds its
   -- permits already, and taking them again would count them twice
   redis.call('ZADD', leases, now_ms + lease, holder)
-  return {1, next_token(fence, now_us), limit - used}
+  return {1, next_token(fence, now_us), limit - used, tonumber(held)}
+end
+if drain then
+  -- every permit free now; none (0 or less: taken away while held) is no acquisition
+  n = limit - used
+  wait = 0
 end
 local head, dropped = live_head(queue, expiry, now_ms)
-if used + n <= limit and (head == nil or head == holder) then
+if n > 0 and used + n <= limit and (head == nil or head == holder) then
   redis.call('HINCRBY', sem, holder, n)
   redis.call('HINCRBY', sem, '~used', n)
   -- no TTL on leases: it must outlive every holder listed in the (persistent) semaphore hash
@@ -49,7 +57,7 @@ if used + n <= limit and (head == nil or head == holder) then
     -- permits are left: the next waiter may fit too
     hand_off(sem, queue, expiry, now_ms, grace, route, false)
   end
-  return {1, token, limit - used - n}
+  return {1, token, limit - used - n, n}
 end
 
 if dropped and used < limit then
