@@ -37,7 +37,11 @@ import java.util.concurrent.locks.Lock;
  * of this name: pass it to the resource you protect so it can reject a stale holder.
  *
  * <p>Redis trouble surfaces as {@link RelockException} (unchecked) after at most the command
- * timeout, except in {@link #lock()} and {@link #lockInterruptibly()}, which keep trying.
+ * timeout, except while an acquisition waits: {@link #lock()} and {@link #lockInterruptibly()} keep
+ * trying through Redis being unavailable, and a wait with a deadline ({@link #tryLock(long, TimeUnit)},
+ * {@link #tryAcquire(Duration)}, {@link #tryAcquireAsync(Duration)}) keeps trying until its deadline,
+ * then throws {@link RedisUnavailableException} if its last try still found Redis unavailable. A single
+ * try ({@link #tryLock()}, a wait of zero) fails at once.
  *
  * <p><b>Asynchronous acquisition.</b> {@link #acquireAsync()} and {@link #tryAcquireAsync} return
  * at once; no thread waits while the lock is taken: the next attempt is started by the wake-up
@@ -105,16 +109,24 @@ public interface RelockLock extends Lock {
     boolean tryLock();
 
     /**
-     * Acquires the lock, waiting up to {@code wait}; a wait of zero or less tries once.
+     * Acquires the lock, waiting up to {@code wait}; a wait of zero or less tries once. While Redis is
+     * unavailable (down, unreachable, not answering within the command timeout, failing over) the wait
+     * tries again with back-off (50 ms, doubling up to 2 s), the last try at its deadline at the latest;
+     * whether Redis answered that last try decides how it ends.
      *
-     * @return whether the lock was acquired
-     * @throws RelockException if Redis fails; never later than the wait plus the command timeout
+     * @return whether the lock was acquired; false when the wait ended with Redis answering that the lock
+     *     is held
+     * @throws RedisUnavailableException if the last try of the wait (the only one, for a wait of zero)
+     *     found Redis unavailable, with what went wrong as its cause; never later than the wait plus the
+     *     command timeout
+     * @throws RelockException if Redis refused the command (a key of another type at the lock's name)
      */
     @Override
     boolean tryLock(long wait, TimeUnit unit) throws InterruptedException;
 
     /**
-     * Acquires the lock with a lease that is not renewed, waiting up to {@code wait}.
+     * Acquires the lock with a lease that is not renewed, waiting up to {@code wait}, through Redis being
+     * unavailable as {@link #tryLock(long, TimeUnit)} does.
      *
      * @throws IllegalArgumentException if lease is not positive
      */
@@ -182,12 +194,14 @@ public interface RelockLock extends Lock {
 
     /**
      * Acquires the lock for a new handle, with a renewed lease, waiting up to {@code wait}; a wait
-     * of zero or less tries once. Returns at once.
+     * of zero or less tries once. While Redis is unavailable the wait tries again until its deadline,
+     * as {@link #tryLock(long, TimeUnit)} does. Returns at once.
      *
-     * @return a stage that completes with the handle, or with empty when the wait ended first;
-     *     exceptionally with {@link RelockException} when Redis fails (no later than the wait plus
-     *     the command timeout) and with {@link IllegalStateException} if the client is closed
-     *     meanwhile
+     * @return a stage that completes with the handle, or with empty when the wait ended with the lock
+     *     held by another; exceptionally with {@link RedisUnavailableException} when the last try of
+     *     the wait found Redis unavailable (no later than the wait plus the command timeout), with
+     *     {@link RelockException} when Redis refused the command, and with {@link IllegalStateException}
+     *     if the client is closed meanwhile
      * @throws IllegalStateException if the client is closed
      */
     CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait);

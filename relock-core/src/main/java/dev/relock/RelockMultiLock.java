@@ -13,6 +13,12 @@ import java.util.concurrent.locks.Lock;
  * lock cannot be had within the wait, those already taken are released before the call returns.
  * Each lock is the same as {@link RelockClient#lock(String)} of its name, with its own lease,
  * renewal and fencing token.
+ *
+ * <p>Redis being unavailable: {@link #lock()} and {@link #acquire()} keep trying; a wait with a
+ * deadline ({@link #tryLock(long, java.util.concurrent.TimeUnit)}, {@link #tryAcquire(Duration)}) keeps
+ * trying until its deadline, as each lock's does, and then throws {@link RedisUnavailableException} if
+ * its last try still found Redis unavailable (giving back what it took); a single try
+ * ({@link #tryLock()}, a wait of zero) fails at once.
  */
 public interface RelockMultiLock extends Lock {
 
@@ -23,9 +29,11 @@ public interface RelockMultiLock extends Lock {
     MultiLockHandle acquire();
 
     /**
-     * Acquires every lock within {@code wait} in all, or none.
+     * Acquires every lock within {@code wait} in all, or none, trying again through Redis being
+     * unavailable until the wait ends (see the class comment).
      *
      * @return the handle, or empty if not every lock could be had in time
+     * @throws RedisUnavailableException if the last try of the wait found Redis unavailable
      */
     Optional<MultiLockHandle> tryAcquire(Duration wait) throws InterruptedException;
 

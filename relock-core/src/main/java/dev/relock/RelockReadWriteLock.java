@@ -23,6 +23,11 @@ import java.util.concurrent.locks.ReadWriteLock;
  *
  * <p>Fencing: every fresh acquisition, read or write, draws a token from the same counter, so a
  * writer's token is greater than every earlier writer's and reader's on that name.
+ *
+ * <p>Redis being unavailable: as for every {@link RelockLock}, a wait of either half tries again until
+ * its deadline ({@link RelockLock#tryLock(long, java.util.concurrent.TimeUnit)}) and throws
+ * {@link RedisUnavailableException} only if its last try still found Redis unavailable; a single try
+ * fails at once.
  */
 public interface RelockReadWriteLock extends ReadWriteLock {
 

@@ -68,9 +68,12 @@ public interface RelockSemaphore {
 
     /**
      * Acquires {@code permits} under a renewed lease, waiting up to {@code wait}; a wait of zero or
-     * less tries once.
+     * less tries once. While Redis is unavailable the wait tries again until its deadline, as
+     * {@link RelockLock#tryLock(long, java.util.concurrent.TimeUnit)} does.
      *
      * @return the handle, or empty if the permits were not free within {@code wait}
+     * @throws RedisUnavailableException if the last try of the wait (the only one, for a wait of zero)
+     *     found Redis unavailable; never later than the wait plus the command timeout
      */
     Optional<PermitHandle> tryAcquire(int permits, Duration wait) throws InterruptedException;
 
@@ -111,8 +114,9 @@ public interface RelockSemaphore {
 
     /**
      * As {@link #tryAcquire(int, Duration)}, but returns at once: the stage completes with the
-     * handle, with empty when the wait ended first, or exceptionally with {@link RelockException}
-     * when Redis fails.
+     * handle, with empty when the wait ended with the permits taken, or exceptionally with
+     * {@link RedisUnavailableException} when the last try of the wait found Redis unavailable (with
+     * {@link RelockException} when Redis refused the command).
      */
     CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait);
 

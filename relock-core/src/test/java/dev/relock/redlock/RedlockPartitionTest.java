@@ -8,6 +8,8 @@ import dev.relock.LeaseLostException;
 import dev.relock.LockHandle;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
+import dev.relock.RelockLock;
+import dev.relock.RequestsSeen;
 import dev.relock.testredis.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -154,6 +156,39 @@ class RedlockPartitionTest extends RedlockTestBase {
         assertThat(held.isValid()).isTrue();
         held.close();
         assertThat(lost).isEmpty();
+    }
+
+    /**
+     * A wait with a deadline that finds no majority (two of three nodes in a black hole: its attempt times out there)
+     * tries again with back-off until its deadline, as {@code lock()} does, and takes the lock once a majority answers
+     * again. The black hole ends when the first node cut off is sent something more for the lock after the first
+     * attempt (the next attempt, or the clean-up of the first once it timed out): the first attempt has failed by then.
+     */
+    @Test
+    void aWaitThatFindsNoMajorityTriesAgainAndTakesTheLockOnceAMajorityAnswers() throws Exception {
+        String name = "majority-back";
+        Duration wait = Duration.ofSeconds(10);
+        List<String> throughProxies = new ArrayList<>();
+        proxies.forEach(proxy -> throughProxies.add(proxy.uri()));
+        RelockClient client = RelockClient.builder().redlockUris(throughProxies).commandTimeout(COMMAND_TIMEOUT).build();
+        registerForClose(client);
+        RelockLock lock = client.lock(name);
+        assertThat(lock.tryLock()).isTrue(); // every node's connection is open
+        lock.unlock();
+        proxies.get(0).blackhole();
+        proxies.get(1).blackhole();
+        try {
+            RequestsSeen sent = RequestsSeen.watch(proxies.get(0), "{" + name + "}", 2,
+                    () -> proxies.forEach(TcpProxy::heal));
+            long start = System.nanoTime();
+            assertThat(lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(millisSince(start)).as("returned once a majority answered").isLessThan(wait.toMillis());
+            assertThat(sent.count()).isGreaterThanOrEqualTo(2);
+            await().atMost(HANG).until(() -> nodesHolding(name) == nodes.size());
+            lock.unlock();
+        } finally {
+            proxies.forEach(TcpProxy::heal);
+        }
     }
 
     /**

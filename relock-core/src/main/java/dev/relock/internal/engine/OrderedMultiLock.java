@@ -2,6 +2,7 @@ package dev.relock.internal.engine;
 
 import dev.relock.LockHandle;
 import dev.relock.MultiLockHandle;
+import dev.relock.RedisUnavailableException;
 import dev.relock.RelockLock;
 import dev.relock.RelockMultiLock;
 import dev.relock.internal.metrics.LockEvents;
@@ -23,7 +24,9 @@ import java.util.function.LongFunction;
  * A multi-lock (see {@link RelockMultiLock}). On one Redis it first tries to take every lock in
  * one script, all or none, in one round trip; otherwise (and on Redlock, which has no such script)
  * it takes them one by one in the order of their keys, waiting for each, and on any failure or
- * timeout releases what it took, in reverse. Stateless beyond the sorted locks; the holds are
+ * timeout releases what it took, in reverse. A wait that finds Redis unavailable at that script goes
+ * on one by one too, so it tries again until its deadline as each lock's acquisition does; a single
+ * try fails. Stateless beyond the sorted locks; the holds are
  * those of the member locks, so each is released, renewed and fenced as the lock it is.
  *
  * <p>Public because both engines, each in a package of its own, make multi-locks.
@@ -43,7 +46,9 @@ public final class OrderedMultiLock implements RelockMultiLock {
      *
      * @param locks the member locks, already in their global order (by lock key)
      * @param atOnce given an explicit lease in ms, or {@link EngineClient#RENEWED}: the holds of every
-     *     lock taken at once for the current thread, or null when that is not possible
+     *     lock taken at once for the current thread, or null when that is not possible; when it throws
+     *     {@link RedisUnavailableException}, what undoes its script has been sent ahead of the thread's
+     *     next command
      * @param handleOfHold the handle of one hold {@code atOnce} took
      */
     public OrderedMultiLock(List<? extends RelockLock> locks, LockEvents events, LongFunction<List<Hold>> atOnce,
@@ -67,9 +72,20 @@ public final class OrderedMultiLock implements RelockMultiLock {
         });
     }
 
-    /** All locks in one script for the current thread, or null when one is not free. */
-    private List<Hold> atOnce(long leaseMillis) {
-        return atOnce.apply(leaseMillis);
+    /**
+     * All locks in one script for the current thread, or null when one is not free, or when Redis is unavailable and
+     * the wait goes on (it has no deadline, {@code forever}, or its {@code deadline} has not passed): then they are
+     * taken one by one. A single try has its deadline at its start.
+     */
+    private List<Hold> atOnce(long leaseMillis, boolean forever, long deadline) {
+        try {
+            return atOnce.apply(leaseMillis);
+        } catch (RedisUnavailableException e) {
+            if (forever || System.nanoTime() - deadline < 0) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     private MultiLockHandle handleOf(List<Hold> holds) {
@@ -155,7 +171,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private void lockUnobserved() {
-        if (atOnce(EngineClient.RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED, true, 0) != null) {
             return;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -174,7 +190,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring multi-lock " + names);
         }
-        if (atOnce(EngineClient.RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED, true, 0) != null) {
             return;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -190,7 +206,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private boolean tryLockUnobserved() {
-        if (atOnce(EngineClient.RENEWED) != null) {
+        if (atOnce(EngineClient.RENEWED, false, System.nanoTime()) != null) {
             return true;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -210,10 +226,10 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private boolean tryLockUnobserved(long wait, TimeUnit unit) throws InterruptedException {
-        if (atOnce(EngineClient.RENEWED) != null) {
+        long deadline = System.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
+        if (atOnce(EngineClient.RENEWED, false, deadline) != null) {
             return true;
         }
-        long deadline = System.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
         List<RelockLock> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
@@ -236,7 +252,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private MultiLockHandle acquireUnobserved() {
-        List<Hold> atOnce = atOnce(EngineClient.RENEWED);
+        List<Hold> atOnce = atOnce(EngineClient.RENEWED, true, 0);
         if (atOnce != null) {
             return handleOf(atOnce);
         }
@@ -262,11 +278,11 @@ public final class OrderedMultiLock implements RelockMultiLock {
             }
             leaseMillis = Math.max(1, lease.toMillis());
         }
-        List<Hold> atOnce = atOnce(leaseMillis);
+        long deadline = System.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
+        List<Hold> atOnce = atOnce(leaseMillis, false, deadline);
         if (atOnce != null) {
             return Optional.of(handleOf(atOnce));
         }
-        long deadline = System.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
         List<LockHandle> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {

@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * comes first: a wake-up message naming it (pub/sub thread, through the {@link WaitingRoom}), a
  * timer at the holder's lease end or its own deadline (the client's event executors; the far ones
  * wait on its hashed wheel, see {@link SteppedAcquisition#armTimer}), or, when
- * Redis is unreachable and the wait has no deadline, a back-off timer. It never polls at a fixed
- * rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
+ * Redis is unreachable, a back-off timer ({@link RetryBackoff}, cut to the wait's deadline: the last
+ * attempt of a wait is sent by its deadline, and if Redis is still unreachable then, that failure is the
+ * outcome; a single try has no back-off and fails at once). It never polls at a fixed rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
  * thread) and the client's close ({@link #failAtClose}). On a Cluster with sharded pub/sub the
  * wake-ups come on the lock's own channel, which the owner listens to from its first failed attempt
  * until it finishes ({@link ShardWakeChannels}); a confirmation of that subscription wakes it too.
@@ -636,10 +637,10 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         if (failed instanceof RedisUnavailableException) {
             // the attempt may still be applied; undo it in order on the same connection
             withdraw(true);
-            // a slot in migration ran nothing and answers again once the migration ends: a wait with a deadline
-            // goes on trying until then, like one without (which tries through any unavailability)
-            boolean waitsOut = queued && RedisCalls.isSlotMigrating(error) && System.nanoTime() - deadline < 0;
-            if ((forever || waitsOut) && !client.core.isClosed()) {
+            // a wait tries again until its deadline (a single try does not): the next try at the deadline at the
+            // latest, so whichever attempt comes last decides, and a failure then is the one thrown
+            boolean waitsOn = forever || (queued && System.nanoTime() - deadline < 0);
+            if (waitsOn && !client.core.isClosed()) {
                 backoff = RetryBackoff.after(backoff);
                 log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
                         mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
