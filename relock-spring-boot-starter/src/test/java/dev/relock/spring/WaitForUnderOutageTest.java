@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.RedisUnavailableException;
+import dev.relock.RelockObservationContext;
 import dev.relock.spring.boot.RelockClientBuilderCustomizer;
 import dev.relock.spring.boot.RelockContextTestBase;
 import dev.relock.spring.boot.RelockMetricsAutoConfiguration;
@@ -11,13 +12,18 @@ import dev.relock.testredis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -96,24 +102,57 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
 
     @Test
     void aWaitTriesAgainWhileRedisIsDownAndTheMethodRunsOnceRedisIsBack() {
+        Set<String> failedTries = ConcurrentHashMap.newKeySet();
         try (RedisServer outage = RedisServer.start()) {
             runner.withConfiguration(AutoConfigurations.of(RelockMetricsAutoConfiguration.class))
                     .withPropertyValues("spring.data.redis.port=" + outage.port(), "relock.command-timeout=500ms")
                     .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                    .withBean(ObservationRegistry.class, () -> recordingFailedTries(failedTries))
                     .withBean(RelockClientBuilderCustomizer.class, () -> builder -> builder.metricsGroup(name -> name))
                     .withBean(LongWait.class)
                     .run(context -> {
                         MeterRegistry meters = context.getBean(MeterRegistry.class);
                         outage.stop();
                         Map<String, CompletableFuture<String>> calls = callEach(context.getBean(LongWait.class));
-                        // every call's acquisition failed at least once, so the outage was seen before it ended
-                        await("an acquisition of each kind failed").atMost(HANG).untilAsserted(() ->
-                                assertThat(calls.keySet()).allSatisfy(kind ->
-                                        assertThat(failedAcquisitions(meters, "outage:" + kind)).isPositive()));
+                        // a try of every call failed, so the outage was seen before it ended
+                        await("a try of each kind failed").atMost(HANG).untilAsserted(() ->
+                                assertThat(failedTries).containsAll(calls.keySet().stream()
+                                        .map(kind -> "outage:" + kind).toList()));
                         assertThat(calls.values()).noneMatch(CompletableFuture::isDone);
                         outage.restart();
                         calls.forEach((kind, call) ->
                                 assertThat(call).succeedsWithin(HANG).isEqualTo("ran " + kind));
+                        // one call, one acquisition: its failed tries are not counted apiece
+                        assertThat(calls.keySet()).allSatisfy(kind -> {
+                            assertThat(acquisitions(meters, "outage:" + kind, "failed")).isZero();
+                            assertThat(acquisitions(meters, "outage:" + kind, "acquired")).isEqualTo(1);
+                        });
+                    });
+        }
+    }
+
+    @Test
+    void aCallWhoseWaitRedisOutlastsCountsOneFailedAcquisition() {
+        try (RedisServer outage = RedisServer.start()) {
+            runner.withConfiguration(AutoConfigurations.of(RelockMetricsAutoConfiguration.class))
+                    .withPropertyValues("spring.data.redis.port=" + outage.port(), "relock.command-timeout=500ms")
+                    .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                    .withBean(RelockClientBuilderCustomizer.class, () -> builder -> builder.metricsGroup(name -> name))
+                    .withBean(ShortWait.class)
+                    .run(context -> {
+                        MeterRegistry meters = context.getBean(MeterRegistry.class);
+                        ShortWait bean = context.getBean(ShortWait.class);
+                        outage.stop();
+                        long start = System.nanoTime();
+                        // tries after 0, 50, 150, 350 and 750 ms and at 1 s: six failures, one call
+                        List<CompletableFuture<Long>> failedAfterMillis = List.of(
+                                millisToFailure(start, CompletableFuture.supplyAsync(() -> bean.plain("plain"))),
+                                millisToFailure(start, bean.stage("stage")),
+                                millisToFailure(start, bean.mono("mono").toFuture()),
+                                millisToFailure(start, bean.flux("flux").single().toFuture()));
+                        assertThat(failedAfterMillis).allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG));
+                        assertThat(List.of("plain", "stage", "mono", "flux")).allSatisfy(kind -> assertThat(
+                                acquisitions(meters, "outage:" + kind, "failed")).as(kind).isEqualTo(1));
                     });
         }
     }
@@ -194,8 +233,27 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
         });
     }
 
-    private static long failedAcquisitions(MeterRegistry meters, String group) {
-        Timer failed = meters.find("relock.acquire").tags("group", group, "outcome", "failed").timer();
-        return failed == null ? 0 : failed.count();
+    private static long acquisitions(MeterRegistry meters, String group, String outcome) {
+        Timer timer = meters.find("relock.acquire").tags("group", group, "outcome", outcome).timer();
+        return timer == null ? 0 : timer.count();
+    }
+
+    /** Observations whose every {@code relock.wait} that failed adds its lock's name to {@code failedTries}. */
+    private static ObservationRegistry recordingFailedTries(Set<String> failedTries) {
+        ObservationRegistry registry = ObservationRegistry.create();
+        registry.observationConfig().observationHandler(new ObservationHandler<RelockObservationContext>() {
+            @Override
+            public boolean supportsContext(Observation.Context context) {
+                return context instanceof RelockObservationContext;
+            }
+
+            @Override
+            public void onStop(RelockObservationContext context) {
+                if (context.getName().equals(RelockObservationContext.WAIT) && context.getError() != null) {
+                    failedTries.add(context.lockName());
+                }
+            }
+        });
+        return registry;
     }
 }
