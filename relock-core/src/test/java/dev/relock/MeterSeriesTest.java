@@ -2,6 +2,9 @@ package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
@@ -22,7 +25,10 @@ class MeterSeriesTest extends OneServerTestBase {
     static final int SERIES_PER_GROUP_WITH_HISTOGRAMS = 4 * (3 + 69) + 3;
 
     private List<String> seriesOfGroup(boolean histograms) {
-        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        return seriesOfGroup(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), histograms);
+    }
+
+    private List<String> seriesOfGroup(PrometheusMeterRegistry meters, boolean histograms) {
         RelockClient client = newClient(builder -> builder.meterRegistry(meters).metricsHistograms(histograms)
                 .metricsGroup(name -> name.substring(0, name.indexOf(':'))));
         client.lock("orders:4711").lock();
@@ -45,5 +51,22 @@ class MeterSeriesTest extends OneServerTestBase {
         assertThat(series).filteredOn(line -> line.startsWith("relock_acquire_seconds_bucket")
                 && line.contains("outcome=\"acquired\"")).hasSizeGreaterThan(60);
         assertThat(series).hasSize(SERIES_PER_GROUP_WITH_HISTOGRAMS);
+    }
+
+    @Test
+    void withoutHistogramsTheRegistrysOwnFilterMayTurnThemOnForOneMeter() {
+        PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // what Spring Boot's management.metrics.distribution.percentiles-histogram.relock.acquire=true does
+        meters.config().meterFilter(new MeterFilter() {
+            @Override
+            public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {
+                return id.getName().equals("relock.acquire")
+                        ? DistributionStatisticConfig.builder().percentilesHistogram(true).build().merge(config)
+                        : config;
+            }
+        });
+        List<String> series = seriesOfGroup(meters, false);
+        assertThat(series).anyMatch(line -> line.startsWith("relock_acquire_seconds_bucket"))
+                .noneMatch(line -> line.startsWith("relock_hold_time_seconds_bucket"));
     }
 }
