@@ -43,6 +43,14 @@ class MetersFromTheStartTest extends OneServerTestBase {
                 .meterRegistry(meters).metricsGroup(name -> name);
     }
 
+    /** Makes {@code tries} tries of {@code call} on {@code lock}, whose Redis is down: each throws. */
+    private static void failTries(CountedCall call, RelockLock lock, int tries) {
+        for (int i = 0; i < tries; i++) {
+            assertThatThrownBy(() -> call.run(() -> lock.tryLock(100, TimeUnit.MILLISECONDS)))
+                    .isInstanceOf(RedisUnavailableException.class);
+        }
+    }
+
     @Test
     void aNodeThatCannotBeReachedAtBuildReadsZeroUntilAClientConnects() {
         try (RedisServer late = RedisServer.start()) {
@@ -67,10 +75,7 @@ class MetersFromTheStartTest extends OneServerTestBase {
             RelockLock lock = client.lock("retried");
             CountedCall call = CountedCall.start(false);
             server.kill();
-            for (int i = 0; i < 2; i++) {
-                assertThatThrownBy(() -> call.run(() -> lock.tryLock(100, TimeUnit.MILLISECONDS)))
-                        .isInstanceOf(RedisUnavailableException.class);
-            }
+            failTries(call, lock, 2);
             assertThat(acquisitions("retried", "failed")).as("a failed try is held back: the call may try again")
                     .isZero();
             server.restart();
@@ -89,10 +94,7 @@ class MetersFromTheStartTest extends OneServerTestBase {
             RelockLock lock = client.lock("outlasted");
             CountedCall call = CountedCall.start(false);
             server.kill();
-            for (int i = 0; i < 3; i++) {
-                assertThatThrownBy(() -> call.run(() -> lock.tryLock(100, TimeUnit.MILLISECONDS)))
-                        .isInstanceOf(RedisUnavailableException.class);
-            }
+            failTries(call, lock, 3);
             call.end();
             call.end();
             assertThat(acquisitions("outlasted", "failed")).isEqualTo(1);

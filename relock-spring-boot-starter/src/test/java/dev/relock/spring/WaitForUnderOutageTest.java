@@ -143,14 +143,9 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
                         MeterRegistry meters = context.getBean(MeterRegistry.class);
                         ShortWait bean = context.getBean(ShortWait.class);
                         outage.stop();
-                        long start = System.nanoTime();
                         // tries after 0, 50, 150, 350 and 750 ms and at 1 s: six failures, one call
-                        List<CompletableFuture<Long>> failedAfterMillis = List.of(
-                                millisToFailure(start, CompletableFuture.supplyAsync(() -> bean.plain("plain"))),
-                                millisToFailure(start, bean.stage("stage")),
-                                millisToFailure(start, bean.mono("mono").toFuture()),
-                                millisToFailure(start, bean.flux("flux").single().toFuture()));
-                        assertThat(failedAfterMillis).allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG));
+                        assertThat(millisToFailureOfEach(bean))
+                                .allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG));
                         assertThat(List.of("plain", "stage", "mono", "flux")).allSatisfy(kind -> assertThat(
                                 acquisitions(meters, "outage:" + kind, "failed")).as(kind).isEqualTo(1));
                     });
@@ -202,17 +197,21 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
                     .withBean(ShortWait.class)
                     .run(context -> {
                         ShortWait bean = context.getBean(ShortWait.class);
-                        long start = System.nanoTime();
-                        List<CompletableFuture<Long>> failedAfterMillis = List.of(
-                                millisToFailure(start, CompletableFuture.supplyAsync(() -> bean.plain("plain"))),
-                                millisToFailure(start, bean.stage("stage")),
-                                millisToFailure(start, bean.mono("mono").toFuture()),
-                                millisToFailure(start, bean.flux("flux").single().toFuture()));
-                        assertThat(failedAfterMillis).allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG)
+                        assertThat(millisToFailureOfEach(bean)).allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG)
                                 .satisfies(millis -> assertThat(millis)
                                         .isGreaterThanOrEqualTo(ShortWait.WAIT.toMillis())));
                     });
         }
+    }
+
+    /** The four calls of {@code bean}, started now, each as {@link #millisToFailure}. */
+    private static List<CompletableFuture<Long>> millisToFailureOfEach(ShortWait bean) {
+        long start = System.nanoTime();
+        return List.of(
+                millisToFailure(start, CompletableFuture.supplyAsync(() -> bean.plain("plain"))),
+                millisToFailure(start, bean.stage("stage")),
+                millisToFailure(start, bean.mono("mono").toFuture()),
+                millisToFailure(start, bean.flux("flux").single().toFuture()));
     }
 
     /**
