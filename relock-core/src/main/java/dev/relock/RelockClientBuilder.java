@@ -33,6 +33,7 @@ import java.util.function.Function;
  *   <tr><td>{@link #clockDrift(double, Duration)} (Redlock only)</td><td>1% of the lease + 50 ms</td></tr>
  *   <tr><td>{@link #meterRegistry} and {@link #observationRegistry}</td><td>none: nothing measured</td></tr>
  *   <tr><td>{@link #metricsGroup(Function)}</td><td>every name in group {@code all}</td></tr>
+ *   <tr><td>{@link #metricsHistograms(boolean)}</td><td>off: timers without percentile histograms</td></tr>
  * </table>
  *
  * <p>Micrometer is an optional dependency: without it on the class path this class and the client
@@ -62,6 +63,7 @@ public final class RelockClientBuilder {
     private Object meterRegistry;
     private Object observationRegistry;
     private Function<String, String> metricsGroup = Instrumentation.NONE.groupOfName();
+    private boolean metricsHistograms;
     private String applicationName;
     private String clientLabel;
 
@@ -269,7 +271,9 @@ public final class RelockClientBuilder {
     /**
      * Reports to this registry the meters listed in docs/observability.md:
      * acquisitions by outcome with their wait, hold times, renewals, leases lost, holds and
-     * waiters now, and whether the Redis node is connected. Needs micrometer-core on the class path.
+     * waiters now, and whether the Redis node is connected. The up gauge of each node is registered by
+     * {@link #build()} before it connects, so a node that cannot be reached reads 0; a build that fails
+     * leaves it so. Needs micrometer-core on the class path.
      */
     public RelockClientBuilder meterRegistry(MeterRegistry registry) {
         this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
@@ -298,6 +302,18 @@ public final class RelockClientBuilder {
      */
     public RelockClientBuilder metricsGroup(Function<String, String> nameToGroup) {
         this.metricsGroup = Objects.requireNonNull(nameToGroup, "metricsGroup");
+        return this;
+    }
+
+    /**
+     * Whether the timers ({@code relock.acquire}, {@code relock.hold.time}, {@code relock.condition.wait},
+     * {@code relock.latch.wait}) publish percentile histograms, for quantiles across instances
+     * ({@code histogram_quantile} in Prometheus). Off by default: a histogram makes each timer some 70 time series
+     * instead of 3 (count, sum, max), per kind, group and outcome; docs/observability.md gives the counts. Off, a
+     * {@code MeterFilter} of the registry can still turn them on for one meter.
+     */
+    public RelockClientBuilder metricsHistograms(boolean enabled) {
+        this.metricsHistograms = enabled;
         return this;
     }
 
@@ -342,7 +358,8 @@ public final class RelockClientBuilder {
         }
         RelockSettings settings = new RelockSettings(keyPrefix, defaultLease, commandTimeout, handoffGrace,
                 replicationGuard);
-        Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup);
+        Instrumentation instrumentation = new Instrumentation(meterRegistry, observationRegistry, metricsGroup,
+                metricsHistograms);
         ClientIdentity identity = ClientIdentity.of(EngineClient.newClientId(), applicationName, clientLabel);
         if (redlockUris != null) {
             return RedlockEngine.connect(redlockUris, settings, identity,

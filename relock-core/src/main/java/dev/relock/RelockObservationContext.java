@@ -53,7 +53,8 @@ public final class RelockObservationContext extends Observation.Context {
     }
 
     /**
-     * How it ended: {@code acquired}, {@code timed_out} or {@code failed} for a wait,
+     * How it ended: {@code acquired}, {@code timed_out} or {@code failed} for a wait ({@code skipped} for a
+     * wait of a Spring {@code @DistributedLock(whenNotAcquired = SKIP)} method that ended without the lock),
      * {@code released} or {@code lost} for a hold; {@code unknown} while it goes on.
      */
     public String outcome() {

@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.LockHandle;
 import dev.relock.RelockClient;
+import dev.relock.RelockException;
 import dev.relock.testredis.RedisServer;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
@@ -14,7 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Meters of a Redlock client over five servers, in a {@link SimpleMeterRegistry}, where they depend on
- * the servers: one up gauge per server, and renewals and a lost lease when a majority dies. Meters and
+ * the servers: one up gauge per server, from the client's start even for a server it cannot reach, and renewals
+ * and a lost lease when a majority dies. Meters and
  * observations as every deployment reports them are {@code contract/ObservabilityContract}.
  */
 class RedlockObservabilityTest extends RedlockTestBase {
@@ -52,6 +55,34 @@ class RedlockObservabilityTest extends RedlockTestBase {
         nodes.get(0).kill();
         var down = meters.find("relock.node.up").tags("node", "127.0.0.1:" + nodes.get(0).port()).gauge();
         await().atMost(HANG).until(() -> down.value() == 0);
+    }
+
+    private Gauge nodeUp(RedisServer node) {
+        return meters.find("relock.node.up").tags("node", "127.0.0.1:" + node.port()).gauge();
+    }
+
+    @Test
+    void aServerDownAtTheStartReadsZeroFromTheStartAndGoesWithTheClient() {
+        nodes.get(0).stop();
+        RelockClient client = newClient(b -> b.meterRegistry(meters));
+        assertThat(nodeUp(nodes.get(0))).as("up gauge of the server never reached").isNotNull();
+        assertThat(nodeUp(nodes.get(0)).value()).isZero();
+        assertThat(nodeUp(nodes.get(1)).value()).isEqualTo(1);
+        client.close();
+        assertThat(nodes).allSatisfy(node -> assertThat(nodeUp(node)).as("removed at close").isNull());
+    }
+
+    @Test
+    void aClientThatCannotReachAMajorityLeavesEveryServerReadingZero() {
+        for (int i = 0; i < 3; i++) {
+            nodes.get(i).stop();
+        }
+        assertThatThrownBy(() -> newClient(b -> b.meterRegistry(meters).commandTimeout(Duration.ofMillis(500))))
+                .isInstanceOf(RelockException.class);
+        assertThat(nodes).allSatisfy(node -> {
+            assertThat(nodeUp(node)).as("up gauge of " + node.port()).isNotNull();
+            assertThat(nodeUp(node).value()).isZero();
+        });
     }
 
     @Test

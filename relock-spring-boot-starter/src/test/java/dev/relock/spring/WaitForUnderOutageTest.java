@@ -10,6 +10,7 @@ import dev.relock.spring.boot.RelockMetricsAutoConfiguration;
 import dev.relock.testredis.RedisServer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Arrays;
@@ -115,6 +116,32 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
                         outage.restart();
                         calls.forEach((kind, call) ->
                                 assertThat(call).succeedsWithin(HANG).isEqualTo("ran " + kind));
+                        // one call, one acquisition: its failed tries are not counted apiece
+                        assertThat(calls.keySet()).allSatisfy(kind -> {
+                            assertThat(acquisitions(meters, "outage:" + kind, "failed")).isZero();
+                            assertThat(acquisitions(meters, "outage:" + kind, "acquired")).isEqualTo(1);
+                        });
+                    });
+        }
+    }
+
+    @Test
+    void aCallWhoseWaitRedisOutlastsCountsOneFailedAcquisition() {
+        try (RedisServer outage = RedisServer.start()) {
+            runner.withConfiguration(AutoConfigurations.of(RelockMetricsAutoConfiguration.class))
+                    .withPropertyValues("spring.data.redis.port=" + outage.port(), "relock.command-timeout=500ms")
+                    .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                    .withBean(RelockClientBuilderCustomizer.class, () -> builder -> builder.metricsGroup(name -> name))
+                    .withBean(ShortWait.class)
+                    .run(context -> {
+                        MeterRegistry meters = context.getBean(MeterRegistry.class);
+                        ShortWait bean = context.getBean(ShortWait.class);
+                        outage.stop();
+                        // relock-core's wait tries again within itself until the wait ends: one call, one failure
+                        assertThat(millisToFailureOfEach(bean))
+                                .allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG));
+                        assertThat(List.of("plain", "stage", "mono", "flux")).allSatisfy(kind -> assertThat(
+                                acquisitions(meters, "outage:" + kind, "failed")).as(kind).isEqualTo(1));
                     });
         }
     }
@@ -164,17 +191,21 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
                     .withBean(ShortWait.class)
                     .run(context -> {
                         ShortWait bean = context.getBean(ShortWait.class);
-                        long start = System.nanoTime();
-                        List<CompletableFuture<Long>> failedAfterMillis = List.of(
-                                millisToFailure(start, CompletableFuture.supplyAsync(() -> bean.plain("plain"))),
-                                millisToFailure(start, bean.stage("stage")),
-                                millisToFailure(start, bean.mono("mono").toFuture()),
-                                millisToFailure(start, bean.flux("flux").single().toFuture()));
-                        assertThat(failedAfterMillis).allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG)
+                        assertThat(millisToFailureOfEach(bean)).allSatisfy(failed -> assertThat(failed).succeedsWithin(HANG)
                                 .satisfies(millis -> assertThat(millis)
                                         .isGreaterThanOrEqualTo(ShortWait.WAIT.toMillis())));
                     });
         }
+    }
+
+    /** The four calls of {@code bean}, started now, each as {@link #millisToFailure}. */
+    private static List<CompletableFuture<Long>> millisToFailureOfEach(ShortWait bean) {
+        long start = System.nanoTime();
+        return List.of(
+                millisToFailure(start, CompletableFuture.supplyAsync(() -> bean.plain("plain"))),
+                millisToFailure(start, bean.stage("stage")),
+                millisToFailure(start, bean.mono("mono").toFuture()),
+                millisToFailure(start, bean.flux("flux").single().toFuture()));
     }
 
     /**
@@ -198,5 +229,10 @@ class WaitForUnderOutageTest extends RelockContextTestBase {
     private static double waitingAcquisitions(MeterRegistry meters, String group) {
         Gauge waiting = meters.find("relock.waiting").tags("group", group).gauge();
         return waiting == null ? 0 : waiting.value();
+    }
+
+    private static long acquisitions(MeterRegistry meters, String group, String outcome) {
+        Timer timer = meters.find("relock.acquire").tags("group", group, "outcome", outcome).timer();
+        return timer == null ? 0 : timer.count();
     }
 }

@@ -29,16 +29,16 @@ public interface LockEvents {
     String MULTI = "multi";
 
     /**
-     * The events for what the builder was given; {@link #NONE} without a registry.
+     * The events for what the builder was given, made before the client connects; {@link #NONE} without a
+     * registry. Each of {@code nodes} counts as down until {@link #nodeConnected} tells of its connection.
      *
-     * @param connection the command connection to the one node this client talks to, or null for
-     *     a client of several nodes, which tells each with {@link #nodeConnected}
+     * @param nodes the nodes the client is to use, as the {@code node} tag names them
      */
-    static LockEvents of(Instrumentation instrumentation, StatefulConnection<?, ?> connection, String address) {
+    static LockEvents of(Instrumentation instrumentation, List<String> nodes) {
         if (!instrumentation.isEnabled()) {
             return NONE;
         }
-        return MicrometerLockEvents.create(instrumentation, connection, address);
+        return MicrometerLockEvents.create(instrumentation, nodes);
     }
 
     /** The kind of a hold in this mode; its label is the hold's {@code kind} tag. */
@@ -75,10 +75,17 @@ public interface LockEvents {
     void renewals(boolean ok, int holds);
 
     /**
-     * A command connection to {@code node} was made (a Redlock client's, once per node): it
+     * The client's command connection to {@code node}, one of those it was made for, was made (once per node): it
      * counts for that node's up gauge until {@link #close}.
      */
     default void nodeConnected(String node, StatefulConnection<?, ?> connection) {}
+
+    /**
+     * The client could not be made (its nodes could not be reached): its connections count no more, but the up
+     * gauges of its nodes stay, reading 0 unless another client connects, so that a Redis that was down when the
+     * application started reads as down, not as absent. Nothing is reported after it.
+     */
+    default void connectFailed() {}
 
     /** The client is closing: meters that describe only it go away. */
     void close();

@@ -16,6 +16,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,8 +34,13 @@ import java.util.function.Function;
  *
  * <p>Gauges count across every client that reports to one {@link MeterRegistry}: a registry keeps
  * one gauge per name and tags, so the counters behind them live in a {@link SharedGauges} per
- * registry, not per client. Thread-safe: counters are atomic, the per-registry table is
- * synchronized on itself.
+ * registry, not per client. The up gauge of each node a client is to use is registered when the client
+ * is made, before it connects, so that a node that cannot be reached reads 0 rather than not at all.
+ * Thread-safe: counters are atomic, the per-registry table is synchronized on itself.
+ *
+ * <p>Percentile histograms ({@code _bucket} series) are published only when the builder asked for them:
+ * with them, each timer is some 70 series instead of 3. Without them the registry's own configuration
+ * (a {@code MeterFilter}) may still turn them on for a meter.
  */
 final class MicrometerLockEvents implements LockEvents {
 
@@ -47,6 +53,10 @@ final class MicrometerLockEvents implements LockEvents {
     static final String NODE_UP = "relock.node.up";
     static final String LATCH_WAIT = "relock.latch.wait";
     static final String CONDITION_WAIT = "relock.condition.wait";
+    // the outcome tags of relock.acquire, beside CountedCall.SKIPPED
+    static final String ACQUIRED = "acquired";
+    static final String TIMED_OUT = "timed_out";
+    static final String FAILED = "failed";
 
     private static final Map<MeterRegistry, SharedGauges> GAUGES = new WeakHashMap<>();
     private static final Convention WAIT_CONVENTION = new Convention(RelockObservationContext.WAIT);
@@ -56,43 +66,48 @@ final class MicrometerLockEvents implements LockEvents {
     private final ObservationRegistry observations;
     private final Function<String, String> groupOfName;
     private final SharedGauges gauges;
+    // true, or null: left to the registry's configuration
+    private final Boolean histograms;
     private final Counter renewalsOk;
     private final Counter renewalsFailed;
-    private final StatefulConnection<?, ?> connection;
-    private final String node;
-    // the connections told by nodeConnected (a Redlock client's), each with its node; guarded by itself
-    private final Map<StatefulConnection<?, ?>, String> otherNodes = new HashMap<>();
+    // the nodes this client is to use, each counted by its up gauge from creation until close
+    private final List<String> nodes;
+    // the command connections told by nodeConnected, each with its node; guarded by itself, and taken before the
+    // SharedGauges' lock
+    private final Map<StatefulConnection<?, ?>, String> connections = new HashMap<>();
+    // set by the first of connectFailed and close; guarded by connections
+    private boolean left;
     // kind -> group -> meters; the kinds are fixed, the groups as many as metricsGroup makes
     private final Map<String, Map<String, GroupMeters>> byKindAndGroup = Map.of(
             LockKind.EXCLUSIVE.label(), new ConcurrentHashMap<>(), LockKind.SHARED.label(), new ConcurrentHashMap<>(),
             LockKind.SEMAPHORE.label(), new ConcurrentHashMap<>(), MULTI, new ConcurrentHashMap<>());
 
-    private MicrometerLockEvents(MeterRegistry meters, ObservationRegistry observations,
-            Function<String, String> groupOfName, StatefulConnection<?, ?> connection, String node) {
+    private MicrometerLockEvents(MeterRegistry meters, ObservationRegistry observations, Instrumentation settings,
+            List<String> nodes) {
         this.meters = meters;
         this.observations = observations;
-        this.groupOfName = groupOfName;
-        this.connection = connection;
-        this.node = node;
+        this.groupOfName = settings.groupOfName();
+        this.histograms = settings.histograms() ? Boolean.TRUE : null;
+        this.nodes = List.copyOf(nodes);
         synchronized (GAUGES) {
             this.gauges = GAUGES.computeIfAbsent(meters, registry -> new SharedGauges());
         }
         this.renewalsOk = renewals("ok");
         this.renewalsFailed = renewals("failed");
-        if (connection != null) {
-            gauges.nodeConnected(meters, node, connection);
+        for (String node : this.nodes) {
+            gauges.nodeUsed(meters, node, this);
         }
     }
 
     /** The registries are those of {@link Instrumentation}, at least one of them not null. */
-    static LockEvents create(Instrumentation instrumentation, StatefulConnection<?, ?> connection, String node) {
+    static LockEvents create(Instrumentation instrumentation, List<String> nodes) {
         Object meters = instrumentation.meterRegistry();
         Object observations = instrumentation.observationRegistry();
         // an empty composite registry makes every meter a no-op: traces without metrics
         return new MicrometerLockEvents(
                 meters == null ? new CompositeMeterRegistry() : (MeterRegistry) meters,
                 observations == null ? ObservationRegistry.NOOP : (ObservationRegistry) observations,
-                instrumentation.groupOfName(), connection, node);
+                instrumentation, nodes);
     }
 
     private Counter renewals(String outcome) {
@@ -134,7 +149,7 @@ final class MicrometerLockEvents implements LockEvents {
         Timer.builder(meter)
                 .description(description)
                 .tags("group", group(name), "outcome", outcome)
-                .publishPercentileHistogram()
+                .publishPercentileHistogram(histograms)
                 .register(meters)
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
@@ -163,20 +178,41 @@ final class MicrometerLockEvents implements LockEvents {
 
     @Override
     public void nodeConnected(String node, StatefulConnection<?, ?> connection) {
-        synchronized (otherNodes) {
-            otherNodes.put(connection, node);
+        synchronized (connections) {
+            // a Redlock node's connect that completes as its client shuts down counts for nothing
+            if (left) {
+                return;
+            }
+            connections.put(connection, node);
+            gauges.nodeConnected(meters, node, this, connection);
         }
-        gauges.nodeConnected(meters, node, connection);
+    }
+
+    @Override
+    public void connectFailed() {
+        leave(true);
     }
 
     @Override
     public void close() {
-        if (connection != null) {
-            gauges.nodeClosed(meters, node, connection);
-        }
-        synchronized (otherNodes) {
-            otherNodes.forEach((other, name) -> gauges.nodeClosed(meters, name, other));
-            otherNodes.clear();
+        leave(false);
+    }
+
+    /**
+     * This client uses its nodes no more; their up gauges go with the last client of each, unless kept. Once: a
+     * close after {@link #connectFailed} (a Redlock client shuts down what it made) keeps them.
+     */
+    private void leave(boolean keepGauges) {
+        synchronized (connections) {
+            if (left) {
+                return;
+            }
+            left = true;
+            connections.forEach((connection, node) -> gauges.connectionClosed(node, connection));
+            connections.clear();
+            for (String node : nodes) {
+                gauges.nodeLeft(meters, node, this, keepGauges);
+            }
         }
     }
 
@@ -202,17 +238,19 @@ final class MicrometerLockEvents implements LockEvents {
         final Counter lost;
         final AtomicInteger held;
         final AtomicInteger waiting;
+        // registered at the group's first skipped call: most groups have none
+        private volatile Timer skipped;
 
         GroupMeters(String kind, String group) {
             this.kind = kind;
             this.group = group;
-            this.acquired = acquireTimer("acquired");
-            this.timedOut = acquireTimer("timed_out");
-            this.failed = acquireTimer("failed");
+            this.acquired = acquireTimer(ACQUIRED);
+            this.timedOut = acquireTimer(TIMED_OUT);
+            this.failed = acquireTimer(FAILED);
             this.holdTime = Timer.builder(HOLD_TIME)
                     .description("How long holds lasted, from acquisition to release or loss")
                     .tags("kind", kind, "group", group)
-                    .publishPercentileHistogram()
+                    .publishPercentileHistogram(histograms)
                     .register(meters);
             this.lost = Counter.builder(LOST)
                     .description("Leases lost while held (should stay 0)")
@@ -227,16 +265,40 @@ final class MicrometerLockEvents implements LockEvents {
             return Timer.builder(ACQUIRE)
                     .description("Acquisitions by outcome, timed from the first attempt to the outcome")
                     .tags("kind", kind, "group", group, "outcome", outcome)
-                    .publishPercentileHistogram()
+                    .publishPercentileHistogram(histograms)
                     .register(meters);
+        }
+
+        /** The timer of outcome {@code outcome}, one of those acquisitions end with. */
+        Timer acquireTimerOf(String outcome) {
+            return switch (outcome) {
+                case ACQUIRED -> acquired;
+                case TIMED_OUT -> timedOut;
+                case FAILED -> failed;
+                default -> skipped();
+            };
+        }
+
+        private Timer skipped() {
+            Timer timer = skipped;
+            if (timer == null) {
+                // racing threads get the same timer from the registry
+                timer = acquireTimer(CountedCall.SKIPPED);
+                skipped = timer;
+            }
+            return timer;
         }
     }
 
-    /** One acquisition: the {@value #ACQUIRE} timer, the {@value #WAITING} gauge and its observation. */
+    /**
+     * One acquisition: the {@value #ACQUIRE} timer, the {@value #WAITING} gauge and its observation. Started inside a
+     * {@link CountedCall}, it is one try of that call: the call decides whether and when its outcome is recorded.
+     */
     private final class MeteredWait implements Wait {
 
         private final long startNanos = System.nanoTime();
         private final GroupMeters meters;
+        private final CountedCall call = CountedCall.current();
         private final RelockObservationContext context;
         private final Observation observation;
 
@@ -247,9 +309,16 @@ final class MicrometerLockEvents implements LockEvents {
             this.observation = observation(WAIT_CONVENTION, context);
         }
 
-        private void end(Timer timer, String outcome) {
+        private void end(String outcome) {
             meters.waiting.decrementAndGet();
-            timer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+            Timer timer = meters.acquireTimerOf(outcome);
+            if (call == null) {
+                timer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+            } else if (outcome.equals(FAILED)) {
+                call.tryFailed(nanos -> timer.record(nanos, TimeUnit.NANOSECONDS));
+            } else {
+                call.tryEnded(nanos -> timer.record(nanos, TimeUnit.NANOSECONDS));
+            }
             if (context != null) {
                 context.outcome(outcome);
             }
@@ -261,7 +330,7 @@ final class MicrometerLockEvents implements LockEvents {
             if (hold != null && context != null) {
                 context.fencingToken(hold.fencingToken);
             }
-            end(meters.acquired, "acquired");
+            end(ACQUIRED);
             if (hold != null) {
                 held(hold);
             }
@@ -269,13 +338,13 @@ final class MicrometerLockEvents implements LockEvents {
 
         @Override
         public void timedOut() {
-            end(meters.timedOut, "timed_out");
+            end(call == null ? TIMED_OUT : call.notAcquiredOutcome(TIMED_OUT));
         }
 
         @Override
         public void failed(Throwable error) {
             observation.error(error);
-            end(meters.failed, "failed");
+            end(FAILED);
         }
     }
 
@@ -348,13 +417,15 @@ final class MicrometerLockEvents implements LockEvents {
 
     /**
      * The state behind the gauges of one registry, shared by every client that reports to it:
-     * counts by name, kind and group, and the command connections open to each node.
+     * counts by name, kind and group, and for each node the clients that use it and their command
+     * connections. A node's up gauge is registered when the first client is to use it and removed
+     * when the last one closes; a client that could not connect leaves it, reading 0.
      */
     private static final class SharedGauges {
 
         private final Map<List<String>, AtomicInteger> counts = new ConcurrentHashMap<>();
         // guarded by this
-        private final Map<String, Set<StatefulConnection<?, ?>>> connectionsByNode = new ConcurrentHashMap<>();
+        private final Map<String, NodeUsers> nodes = new HashMap<>();
 
         AtomicInteger counter(MeterRegistry meters, String name, String description, String kind, String group) {
             return counts.computeIfAbsent(List.of(name, kind, group), key -> {
@@ -368,35 +439,55 @@ final class MicrometerLockEvents implements LockEvents {
             });
         }
 
-        synchronized void nodeConnected(MeterRegistry meters, String node, StatefulConnection<?, ?> connection) {
-            Set<StatefulConnection<?, ?>> connections = connectionsByNode.get(node);
-            if (connections == null) {
-                Set<StatefulConnection<?, ?>> open = ConcurrentHashMap.newKeySet();
-                connectionsByNode.put(node, open);
-                connections = open;
-                // 1 while any client's command connection to the node is connected
-                Gauge.builder(NODE_UP, open, set -> set.stream().anyMatch(StatefulConnection::isOpen) ? 1 : 0)
-                        .description("1 while the command connection to this Redis node is up, else 0")
-                        .tags(Tags.of("node", node))
-                        .strongReference(true)
-                        .register(meters);
-            }
-            connections.add(connection);
+        synchronized void nodeUsed(MeterRegistry meters, String node, Object client) {
+            nodes.computeIfAbsent(node, key -> new NodeUsers(meters, key)).clients.add(client);
         }
 
-        synchronized void nodeClosed(MeterRegistry meters, String node, StatefulConnection<?, ?> connection) {
-            Set<StatefulConnection<?, ?>> connections = connectionsByNode.get(node);
-            if (connections == null) {
+        synchronized void nodeConnected(MeterRegistry meters, String node, Object client,
+                StatefulConnection<?, ?> connection) {
+            NodeUsers users = nodes.computeIfAbsent(node, key -> new NodeUsers(meters, key));
+            users.clients.add(client);
+            users.connections.add(connection);
+        }
+
+        synchronized void connectionClosed(String node, StatefulConnection<?, ?> connection) {
+            NodeUsers users = nodes.get(node);
+            if (users != null) {
+                users.connections.remove(connection);
+            }
+        }
+
+        synchronized void nodeLeft(MeterRegistry meters, String node, Object client, boolean keepGauge) {
+            NodeUsers users = nodes.get(node);
+            if (users == null) {
                 return;
             }
-            connections.remove(connection);
-            if (connections.isEmpty()) {
-                connectionsByNode.remove(node);
-                Gauge gauge = meters.find(NODE_UP).tags("node", node).gauge();
-                if (gauge != null) {
-                    meters.remove(gauge);
-                }
+            users.clients.remove(client);
+            if (users.clients.isEmpty() && !keepGauge) {
+                nodes.remove(node);
+                meters.remove(users.gauge);
             }
+        }
+    }
+
+    /** The clients of one registry that use one node, its up gauge, and their command connections to it. */
+    private static final class NodeUsers {
+
+        // guarded by the SharedGauges
+        final Set<Object> clients = new HashSet<>();
+        // read by the gauge on the registry's thread, changed under the SharedGauges
+        final Set<StatefulConnection<?, ?>> connections = ConcurrentHashMap.newKeySet();
+        final Gauge gauge;
+
+        NodeUsers(MeterRegistry meters, String node) {
+            // 1 while any client's command connection to the node is connected
+            this.gauge = Gauge.builder(NODE_UP, connections,
+                            open -> open.stream().anyMatch(StatefulConnection::isOpen) ? 1 : 0)
+                    .description("1 while the command connection to this Redis node is up, else 0 (also before the"
+                            + " first connection)")
+                    .tags(Tags.of("node", node))
+                    .strongReference(true)
+                    .register(meters);
         }
     }
 }

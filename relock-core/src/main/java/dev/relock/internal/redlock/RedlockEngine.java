@@ -155,8 +155,8 @@ public final class RedlockEngine implements Engine {
         this.core = core;
         this.settings = core.settings();
         this.holds = core.holds();
-        // no connection of its own: each node tells it of its command connection once made
-        this.events = LockEvents.of(instrumentation, null, null);
+        // before connecting: each node reads as down until it tells of its command connection
+        this.events = LockEvents.of(instrumentation, uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
         this.majority = uris.size() / 2 + 1;
         this.timeoutNanos = settings.commandTimeout().toNanos();
@@ -183,6 +183,7 @@ public final class RedlockEngine implements Engine {
         connected.awaitAll(2 * connectTimeout.toNanos() + timeoutNanos);
         if (!connected.won()) {
             RelockException failure = unavailable("connecting", null, connected);
+            events.connectFailed();
             shutDown();
             throw failure;
         }

@@ -62,10 +62,15 @@ final class RedlockNode implements AutoCloseable {
         this.events = events;
         this.redisClient = redisClient;
         this.uri = uri;
-        this.address = uri.getHost() + ":" + uri.getPort();
+        this.address = addressOf(uri);
         this.timeout = timeout;
         this.channel = channel;
         this.listener = listener;
+    }
+
+    /** How a node of {@code uri} is named in messages and in the {@code node} tag of its up gauge. */
+    static String addressOf(RedisURI uri) {
+        return uri.getHost() + ":" + uri.getPort();
     }
 
     /** Starts connecting unless connected or connecting; the future completes once both connections are up. */

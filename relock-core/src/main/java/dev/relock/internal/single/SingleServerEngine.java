@@ -166,6 +166,8 @@ public final class SingleServerEngine implements Engine {
         this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
         this.defaultLeaseMillis = settings.defaultLease().toMillis();
         this.defaultLeaseText = Long.toString(defaultLeaseMillis);
+        // before connecting: a node that cannot be reached is reported down, not left out
+        this.events = LockEvents.of(instrumentation, List.of(address));
         StatefulConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> wakeUps = null;
         StatefulRedisConnection<String, String> forGuard = null;
@@ -214,6 +216,7 @@ public final class SingleServerEngine implements Engine {
                     ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings, core.identity().connectionName())
                     : null;
         } catch (RuntimeException e) {
+            events.connectFailed();
             if (sharded != null) {
                 sharded.close();
             }
@@ -231,7 +234,7 @@ public final class SingleServerEngine implements Engine {
         this.connection = commands;
         this.pubSub = wakeUps;
         this.guarded = forGuard;
-        this.events = LockEvents.of(instrumentation, commands, address);
+        events.nodeConnected(address, commands);
         EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
         this.leaseKeeper = LeaseKeeper.start("relock-lease-keeper", core.clientId(), holds,
                 new SingleServerRenewal(this, calls), Math.max(1, settings.defaultLease().toMillis() / 3));

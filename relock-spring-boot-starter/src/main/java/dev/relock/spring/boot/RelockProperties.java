@@ -189,12 +189,41 @@ public class RelockProperties {
         /** Whether the client reports meters and observations to the application's registries. */
         private boolean enabled = true;
 
+        /**
+         * Whether relock's timers publish percentile histograms (about 70 series per timer instead of 3), for
+         * histogram_quantile across instances.
+         */
+        private boolean histograms;
+
+        /**
+         * Whether the relock.wait and relock.hold observations also become timers (relock.wait, relock.wait.active,
+         * relock.hold, relock.hold.active) through the application's meter observation handler; they repeat
+         * relock.acquire, relock.waiting, relock.hold.time and relock.locks.held, so they are denied by default.
+         */
+        private boolean observationTimers;
+
         public boolean isEnabled() {
             return enabled;
         }
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+
+        public boolean isHistograms() {
+            return histograms;
+        }
+
+        public void setHistograms(boolean histograms) {
+            this.histograms = histograms;
+        }
+
+        public boolean isObservationTimers() {
+            return observationTimers;
+        }
+
+        public void setObservationTimers(boolean observationTimers) {
+            this.observationTimers = observationTimers;
         }
     }
 

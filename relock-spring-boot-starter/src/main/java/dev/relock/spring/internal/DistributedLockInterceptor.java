@@ -5,6 +5,7 @@ import dev.relock.LockInfo;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.internal.metrics.CountedCall;
 import dev.relock.spring.LockNotAcquiredException;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,14 +81,17 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     private static Object callHoldingThreadLock(MethodInvocation invocation, LockedMethod locked, RelockLock lock,
             String lockName, Object target, Object[] args, Supplier<String> heldBy) throws Throwable {
         boolean acquired;
+        CountedCall call = locked.startCall();
         try {
-            acquired = tryLockWithinWait(locked, lock, lockName);
+            acquired = tryLockWithinWait(locked, CountedLock.of(lock, call), lockName);
         } catch (InterruptedException e) {
             if (locked.declaresInterruptedException()) {
                 throw e;
             }
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(lockName, locked.method(), "was not acquired: interrupted while waiting", e);
+        } finally {
+            call.end();
         }
         if (!acquired) {
             return locked.notAcquired(lockName, target, args, heldBy);

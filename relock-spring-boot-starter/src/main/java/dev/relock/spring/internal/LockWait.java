@@ -14,6 +14,9 @@ import java.util.concurrent.TimeUnit;
  * try is a fresh call with what is left of the wait. On Redlock, core tries within the wait itself; its failure
  * then comes when the wait is over, and is the last.
  *
+ * <p>However many tries a wait takes, {@code relock.acquire} counts the call once, with its final outcome: the tries
+ * are made on the call's {@link CountedLock}.
+ *
  * <p>Deadlines are on {@link System#nanoTime()}. Not thread-safe: each call has its own, used by one thread at a
  * time (the tries of an asynchronous call follow one another, each started after the last one ended).
  */

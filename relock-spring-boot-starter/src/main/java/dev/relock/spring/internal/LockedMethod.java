@@ -4,6 +4,7 @@ import dev.relock.LockHandle;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.internal.metrics.CountedCall;
 import dev.relock.spring.DistributedLock;
 import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.InvalidDistributedLockException;
@@ -178,6 +179,15 @@ final class LockedMethod {
     /** A wait of this method's length, starting now: one per call. */
     LockWait startWait() {
         return LockWait.startingNow(wait);
+    }
+
+    /**
+     * The count of one call of this method, starting now: the tries made on its {@link CountedLock} count as one
+     * acquisition, {@code skipped} when they end without the lock and this method skips then. {@link CountedCall#end}
+     * it once the call has its outcome.
+     */
+    CountedCall startCall() {
+        return CountedCall.start(whenNotAcquired == WhenNotAcquired.SKIP);
     }
 
     /** What the call throws when Redis could not be reached to take the lock named {@code lockName} within the wait. */

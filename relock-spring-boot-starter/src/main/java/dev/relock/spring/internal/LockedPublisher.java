@@ -3,6 +3,7 @@ package dev.relock.spring.internal;
 import dev.relock.LockHandle;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockLock;
+import dev.relock.internal.metrics.CountedCall;
 import dev.relock.reactor.ReactiveLocks;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -70,11 +71,16 @@ final class LockedPublisher {
      * called ({@link HandleHandOff}, right before {@code usingWhen}). Its first try is made on the subscriber's
      * thread, unless it may connect the client ({@link LockedMethod#firstTryMayConnect}): it is then made on
      * {@link Schedulers#boundedElastic()}, as the later tries are, so that a subscriber on an event loop is not
-     * blocked for the command timeout while Redis is down.
+     * blocked for the command timeout while Redis is down. Each subscription's tries count as one acquisition
+     * ({@link CountedLock}), ended when they are.
      */
     private static Mono<LockHandle> acquisition(LockedMethod locked, RelockLock lock, String lockName,
             AtomicBoolean acquired) {
-        Mono<LockHandle> tries = Mono.defer(() -> tryWithinWait(locked, lock, lockName, locked.startWait()));
+        Mono<LockHandle> tries = Mono.defer(() -> {
+            CountedCall call = locked.startCall();
+            return tryWithinWait(locked, CountedLock.of(lock, call), lockName, locked.startWait())
+                    .doFinally(signal -> call.end());
+        });
         if (LockedMethod.firstTryMayConnect(lock)) {
             tries = tries.subscribeOn(Schedulers.boundedElastic());
         }

@@ -3,6 +3,7 @@ package dev.relock.spring.internal;
 import dev.relock.LockHandle;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockLock;
+import dev.relock.internal.metrics.CountedCall;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -46,11 +47,15 @@ final class LockedStage {
         // a caller who cancels while the lock is awaited withdraws the acquisition; once it is done, this does nothing
         result.whenComplete((value, failure) -> acquisition.cancel(false));
         LockWait wait = locked.startWait();
+        CountedCall call = locked.startCall();
+        // after the last try reported its outcome: core tells it before it completes the try's future
+        acquisition.whenComplete((held, failure) -> call.end());
+        RelockLock counted = CountedLock.of(lock, call);
         if (LockedMethod.firstTryMayConnect(lock)) {
             // it would connect on the caller's thread, perhaps an event loop, for up to the command timeout
-            THREADS.execute(() -> tryWithinWait(locked, lock, lockName, wait, acquisition));
+            THREADS.execute(() -> tryWithinWait(locked, counted, lockName, wait, acquisition));
         } else {
-            tryWithinWait(locked, lock, lockName, wait, acquisition);
+            tryWithinWait(locked, counted, lockName, wait, acquisition);
         }
         acquisition.whenCompleteAsync((held, failure) -> {
             if (failure != null) {
