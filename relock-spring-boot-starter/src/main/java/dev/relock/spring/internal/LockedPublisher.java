@@ -79,7 +79,9 @@ final class LockedPublisher {
         Mono<LockHandle> tries = Mono.defer(() -> {
             CountedCall call = locked.startCall();
             return tryWithinWait(locked, CountedLock.of(lock, call), lockName, locked.startWait())
-                    .doFinally(signal -> call.end());
+                    // ended before the outcome goes on (doFinally would run after the subscriber saw it): whoever
+                    // sees the failure sees it counted
+                    .doOnTerminate(call::end).doOnCancel(call::end);
         });
         if (LockedMethod.firstTryMayConnect(lock)) {
             tries = tries.subscribeOn(Schedulers.boundedElastic());

@@ -58,6 +58,7 @@ final class LockedStage {
             tryWithinWait(locked, counted, lockName, wait, acquisition);
         }
         acquisition.whenCompleteAsync((held, failure) -> {
+            call.end(); // counted before the caller sees the outcome (the dependent above may not have run yet)
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
             } else if (held.isEmpty()) {
