@@ -151,8 +151,8 @@ abstract class OperatorViewContract extends ContractBase {
 
     @Test
     void inspectAndListNameTheProcessAndThreadBehindEachHolder() throws Exception {
-        // a short lease: the lease keeper's passes, which write the thread names into the client's record, come
-        // every 200 ms
+        // a short lease: the lease keeper's passes write the client's record whole every 200 ms, and keep naming the
+        // thread that the acquisition added
         RelockClient holder = newClient(b -> b.applicationName("billing").clientLabel("blue")
                 .defaultLease(Duration.ofMillis(600)));
         RelockClient operator = newClient();
