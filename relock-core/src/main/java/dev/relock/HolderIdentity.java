@@ -9,9 +9,9 @@ import java.util.Optional;
  * @param owner the owner id ({@code <client id>:<thread id>} or {@code <client id>:h<n>})
  * @param client the holding client's identity; empty when its record is gone (the client closed or crashed, its
  *     record expired) or was never written (a client of a relock version without identities)
- * @param thread the name of the thread that asked for the hold; {@code ""} when not known (the record is written
- *     by the client's lease keeper, every third of its default lease, so a hold younger than that may not be in it
- *     yet, and an unnamed virtual thread has none)
+ * @param thread the name of the thread that asked for the hold; {@code ""} when not known (the client adds it to its
+ *     record within a round trip or so of the acquisition, or within 100 ms when many owner ids begin to hold one
+ *     after the other, so a hold younger than that may not be in it yet; an unnamed virtual thread has none)
  */
 public record HolderIdentity(String owner, Optional<ClientIdentity> client, String thread) {
 

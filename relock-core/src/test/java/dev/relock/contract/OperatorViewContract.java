@@ -10,9 +10,11 @@ import dev.relock.LockInfo;
 import dev.relock.LockKind;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.RelockMultiLock;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -149,25 +151,14 @@ abstract class OperatorViewContract extends ContractBase {
 
     @Test
     void inspectAndListNameTheProcessAndThreadBehindEachHolder() throws Exception {
-        // a short lease: the lease keeper's passes, which write the thread names into the client's record, come
-        // every 200 ms
+        // a short lease: the lease keeper's passes write the client's record whole every 200 ms, and keep naming the
+        // thread that the acquisition added
         RelockClient holder = newClient(b -> b.applicationName("billing").clientLabel("blue")
                 .defaultLease(Duration.ofMillis(600)));
         RelockClient operator = newClient();
-        CountDownLatch taken = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(1);
-        CompletableFuture<Void> worker = inNewThread("invoice-worker-1", () -> {
-            RelockLock lock = holder.lock("named-holder");
-            lock.lock();
-            try {
-                taken.countDown();
-                assertThat(done.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            } finally {
-                lock.unlock();
-            }
-            return null;
-        });
-        assertThat(taken.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        RelockLock lock = holder.lock("named-holder");
+        CompletableFuture<Void> worker = holding("invoice-worker-1", lock::lock, lock::unlock, done);
         try {
             await("the holder's thread in its record").atMost(HANG).until(() -> operator.inspect("named-holder")
                     .identities().values().stream().anyMatch(named -> named.thread().equals("invoice-worker-1")));
@@ -196,6 +187,81 @@ abstract class OperatorViewContract extends ContractBase {
                 .noneMatch(server -> keeps(server, record));
         HolderIdentity unnamed = new HolderIdentity(holder.clientId() + ":1", Optional.empty(), "");
         assertThat(unnamed.describe()).isEqualTo("client " + holder.clientId() + " (no identity record)");
+    }
+
+    @Test
+    void inspectNamesTheHoldersThreadRightAfterItsAcquisition() throws Exception {
+        // the default lease: the lease keeper's first pass, which writes the record whole, comes 10 s after start-up;
+        // until then only what each acquisition adds to the record names a thread
+        RelockClient holder = newClient();
+        RelockClient operator = newClient();
+        String handleThread = Thread.currentThread().getName();
+        CountDownLatch done = new CountDownLatch(1);
+        RelockLock lock = holder.lock("named-at-once");
+        CompletableFuture<Void> worker = holding("invoice-worker-2", lock::lock, lock::unlock, done);
+        // a multi-lock takes its locks in one script where they share a server (and slot)
+        RelockMultiLock both = holder.multiLock("named-at-once:a", "named-at-once:b");
+        CompletableFuture<Void> multiWorker = holding("multi-worker", both::lock, both::unlock, done);
+        try (LockHandle handle = holder.lock("named-at-once:handle").acquire()) {
+            Polling.soon("the holders' threads, named by what their acquisitions added to the record")
+                    .atMost(Duration.ofSeconds(2))
+                    .until(() -> threadsOf(operator.inspect("named-at-once")).equals(List.of("invoice-worker-2"))
+                            && threadsOf(operator.inspect("named-at-once:a")).equals(List.of("multi-worker"))
+                            && threadsOf(operator.inspect("named-at-once:handle")).equals(List.of(handleThread)));
+            String record = "relock:client:{" + holder.clientId() + "}";
+            List<RedisServer> keeping = deployment().keyHolders().stream().filter(server -> keeps(server, record))
+                    .toList();
+            assertThat(keeping).as("servers keeping %s", record).isNotEmpty().allSatisfy(server -> assertThat(
+                    Long.parseLong(server.execute("PTTL", record))).as("time to live of %s on %s", record, server)
+                    .isPositive());
+        } finally {
+            done.countDown();
+        }
+        resultOf(worker);
+        resultOf(multiWorker);
+    }
+
+    /** Runs {@code take} on a new thread {@code thread}, then {@code giveBack} once {@code done}; returns once taken. */
+    private CompletableFuture<Void> holding(String thread, Runnable take, Runnable giveBack, CountDownLatch done)
+            throws InterruptedException {
+        CountDownLatch taken = new CountDownLatch(1);
+        CompletableFuture<Void> holder = inNewThread(thread, () -> {
+            take.run();
+            try {
+                taken.countDown();
+                assertThat(done.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            } finally {
+                giveBack.run();
+            }
+            return null;
+        });
+        assertThat(taken.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).as("%s took what it holds", thread).isTrue();
+        return holder;
+    }
+
+    @Test
+    void aThreadLockingInALoopAddsAtMostAHandfulOfWritesToItsRecord() {
+        RelockClient client = newClient();
+        RelockLock lock = client.lock("looped");
+        String record = "relock:client:{" + client.clientId() + "}";
+        try (KeyWrites writes = KeyWrites.of(deployment().keyHolders(), record)) {
+            List<Long> before = writes.perServer();
+            for (int i = 0; i < 1_000; i++) {
+                lock.lock();
+                lock.unlock();
+            }
+            List<Long> after = writes.perServer();
+            for (int i = 0; i < before.size(); i++) {
+                // the addition that names this thread, a lease keeper pass that a slow loop meets, and one more
+                assertThat(after.get(i) - before.get(i)).as("writes to %s on server %s of %s", record, i, after.size())
+                        .isLessThanOrEqualTo(3);
+            }
+        }
+    }
+
+    /** The threads {@code info} names its holders by, in the order of its holders. */
+    private static List<String> threadsOf(LockInfo info) {
+        return info.identities().values().stream().map(HolderIdentity::thread).toList();
     }
 
     /** Whether {@code server} has {@code key}; on a Cluster, a master that does not serve its slot has not. */

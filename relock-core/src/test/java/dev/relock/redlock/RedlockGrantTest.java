@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relock.GivingUp;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
+import dev.relock.ScriptCount;
 import dev.relock.internal.redlock.RedlockEngine;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisServer;
@@ -55,15 +56,20 @@ class RedlockGrantTest extends RedlockTestBase {
             return token;
         });
         await().atMost(HANG).until(() -> queuedOnEveryNode("granted") == 1);
-        long scriptsBefore = scriptCalls();
+        List<ScriptCount> scriptCalls = nodes.stream().map(ScriptCount::of).toList();
+        try {
+            long scriptsBefore = sum(scriptCalls);
 
-        holder.unlock();
-        assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        // every node ran the release, and granted
-        await().atMost(HANG).until(() -> nodes.stream()
-                .allMatch(node -> String.valueOf(holderOn(node, "granted")).startsWith(waiterClient.clientId())));
-        assertThat(scriptCalls() - scriptsBefore).as("the releases only: the waiter sent no attempt")
-                .isEqualTo(nodeCount());
+            holder.unlock();
+            assertThat(acquired.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            // every node ran the release, and granted
+            await().atMost(HANG).until(() -> nodes.stream()
+                    .allMatch(node -> String.valueOf(holderOn(node, "granted")).startsWith(waiterClient.clientId())));
+            assertThat(sum(scriptCalls) - scriptsBefore).as("the releases only: the waiter sent no attempt")
+                    .isEqualTo(nodeCount());
+        } finally {
+            scriptCalls.forEach(ScriptCount::close);
+        }
         // one token on every node, written by the grants (no write-back was needed), above the releaser's
         List<String> tokens = new ArrayList<>();
         nodes.forEach(node -> tokens.add(node.execute("HGET", "relock:{granted}", "~token")));
@@ -159,10 +165,13 @@ class RedlockGrantTest extends RedlockTestBase {
         // on another node a later attempt of the same owner holds it (as the next hold would after a reconnect)
         RedisServer later = nodes.get(1);
         later.execute("HSET", "relock:{again}", "~attempt", Long.toString(Long.parseLong(secondAttempt) + 1));
-        long laterScripts = scriptCalls(later);
-        lock.unlock();
-        // unlock returns once a majority answered: wait for the release on these two
-        await().atMost(HANG).until(() -> holderOn(node, "again") == null && scriptCalls(later) > laterScripts);
+        try (ScriptCount laterCalls = ScriptCount.of(later)) {
+            long laterScripts = laterCalls.scriptsSoFar();
+            lock.unlock();
+            // unlock returns once a majority answered: wait for the release on these two
+            await().atMost(HANG).until(() -> holderOn(node, "again") == null
+                    && laterCalls.scriptsSoFar() > laterScripts);
+        }
         assertThat(holderOn(later, "again")).as("left where a later attempt holds").isEqualTo(owner);
         later.execute("DEL", "relock:{again}");
     }
@@ -217,19 +226,8 @@ class RedlockGrantTest extends RedlockTestBase {
         assertThat(lost).isEmpty();
     }
 
-    /** The scripts every node has run so far. */
-    private long scriptCalls() {
-        return nodes.stream().mapToLong(RedlockGrantTest::scriptCalls).sum();
-    }
-
-    /** The scripts {@code node} has run so far (INFO commandstats: EVAL and EVALSHA). */
-    private static long scriptCalls(RedisServer node) {
-        long calls = 0;
-        for (String line : node.execute("INFO", "commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_evalsha:")) {
-                calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*$", "$1"));
-            }
-        }
-        return calls;
+    /** The lock scripts every node has run so far (ScriptCount: without the writes of identity records). */
+    private static long sum(List<ScriptCount> scriptCalls) {
+        return scriptCalls.stream().mapToLong(ScriptCount::scriptsSoFar).sum();
     }
 }

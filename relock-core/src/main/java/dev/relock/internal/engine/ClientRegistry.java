@@ -15,9 +15,11 @@ import java.util.function.Function;
 /**
  * The identity records of clients in Redis, one hash per client at {@code <prefix>:client:{<client id>}} (see
  * register.lua): host, pid, application and label, and the name of the thread behind each owner id that holds
- * something now. A client writes its own at start-up and after every pass of its lease keeper, with a time to live
- * of one default lease (at least three passes), and deletes it at close; so a record names what its client held at
- * its last pass, and a crashed client's goes with its leases. Nothing is written per acquisition.
+ * something now. A client writes its own whole at start-up and after every pass of its lease keeper, with a time to
+ * live of one default lease (at least three passes), adds the threads of owners that begin to hold in between
+ * (name-holders.lua, at most once per owner between two whole writes), and deletes it at close; so a record names
+ * what its client holds from shortly after each acquisition on, and a crashed client's goes with its leases.
+ * {@link RecordWrites} orders and paces one client's writes.
  *
  * <p>Anyone reads them: {@link #withIdentities} names the holders of what {@code inspect} and {@code list} found.
  */
@@ -38,8 +40,34 @@ public final class ClientRegistry {
         return Math.max(3_000, client.settings().defaultLease().toMillis());
     }
 
-    /** register.lua's arguments for {@code client} now: its time to live, its identity, its holders' threads. */
-    public static String[] registerArgs(EngineClient client) {
+    /**
+     * The owners (full owner ids) of {@code client}'s holds that its record names now, each with the name of its
+     * thread: at most {@link #MAX_OWNERS}.
+     */
+    static Map<String, String> threadsOfHolders(EngineClient client) {
+        Map<String, String> threads = new LinkedHashMap<>();
+        int suffix = client.clientId().length() + 1;
+        for (Hold hold : client.holds().all()) {
+            if (threads.size() == MAX_OWNERS) {
+                break;
+            }
+            if (namesThreadOf(hold, suffix)) {
+                threads.putIfAbsent(hold.owner, hold.threadName());
+            }
+        }
+        return threads;
+    }
+
+    /**
+     * Whether a record names the thread of {@code hold}'s owner: a hold still held, by an owner id of the client (longer
+     * than the client id and its colon, {@code suffix} characters), whose thread has a name.
+     */
+    static boolean namesThreadOf(Hold hold, int suffix) {
+        return hold.state() == LeaseState.HELD && hold.owner.length() > suffix && !hold.threadName().isEmpty();
+    }
+
+    /** register.lua's arguments for {@code client}: its time to live, its identity, {@code threads} by owner. */
+    static String[] registerArgs(EngineClient client, Map<String, String> threads) {
         ClientIdentity identity = client.identity();
         List<String> args = new ArrayList<>();
         args.add(Long.toString(ttlMillis(client)));
@@ -51,18 +79,9 @@ public final class ClientRegistry {
         args.add(identity.application());
         args.add("label");
         args.add(identity.label());
-        Map<String, String> threads = new LinkedHashMap<>();
-        int prefix = identity.clientId().length() + 1;
-        for (Hold hold : client.holds().all()) {
-            if (threads.size() == MAX_OWNERS) {
-                break;
-            }
-            if (hold.state() == LeaseState.HELD && hold.owner.length() > prefix) {
-                threads.putIfAbsent(hold.owner.substring(prefix), hold.threadName());
-            }
-        }
+        int suffix = identity.clientId().length() + 1;
         threads.forEach((owner, thread) -> {
-            args.add("t:" + owner);
+            args.add("t:" + owner.substring(suffix));
             args.add(thread);
         });
         return args.toArray(String[]::new);
@@ -117,34 +136,5 @@ public final class ClientRegistry {
         ClientIdentity client = new ClientIdentity(clientId, record.getOrDefault("host", ""), pid,
                 record.getOrDefault("application", ""), record.getOrDefault("label", ""));
         return new HolderIdentity(owner, Optional.of(client), record.getOrDefault("t:" + ownerSuffix, ""));
-    }
-
-    /**
-     * Orders one client's writes of its record against the delete at close: a write is handed to Lettuce only
-     * before the delete, on the same connection(s), so no write follows it and leaves a record behind. Each method
-     * holds the monitor only while {@code send} hands its commands over, never while waiting for a reply.
-     */
-    public static final class Writes {
-
-        private final Object lock = new Object();
-        // guarded by lock
-        private boolean deleted;
-
-        /** Runs {@code send}, which hands a write of the record to Lettuce, unless the record was deleted. */
-        public void write(Runnable send) {
-            synchronized (lock) {
-                if (!deleted) {
-                    send.run();
-                }
-            }
-        }
-
-        /** Runs {@code send}, which hands the delete of the record to Lettuce; no write runs after it. */
-        public void delete(Runnable send) {
-            synchronized (lock) {
-                deleted = true;
-                send.run();
-            }
-        }
     }
 }

@@ -128,9 +128,9 @@ public interface Engine {
     String topology();
 
     /**
-     * Writes this client's identity record ({@link ClientRegistry}) without waiting; a failure is logged at DEBUG
-     * (the next pass writes it again). At start-up and after every pass of the lease keeper; never on a Netty I/O
-     * thread.
+     * Writes this client's identity record ({@link ClientRegistry}) whole ({@link RecordWrites#writeWhole}), without
+     * waiting; a failure is logged at DEBUG (the next pass writes it again). At start-up and after every pass of the
+     * lease keeper; never on a Netty I/O thread.
      */
     void register();
 

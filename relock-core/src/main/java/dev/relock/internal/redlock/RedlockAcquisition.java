@@ -582,6 +582,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
                 mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
         finish(hold, null);
+        // after finish, which gave the hold its thread name
+        client.nameHolder(hold);
     }
 
     /**

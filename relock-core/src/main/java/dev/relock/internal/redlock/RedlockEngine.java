@@ -24,6 +24,7 @@ import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
+import dev.relock.internal.engine.RecordWrites;
 import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
@@ -125,8 +126,8 @@ public final class RedlockEngine implements Engine {
 
     // the client this engine serves: ids, the hold table, loss reporting
     final EngineClient core;
-    // the writes of the identity record and its delete at close, in that order
-    private final ClientRegistry.Writes recordWrites = new ClientRegistry.Writes();
+    // the writes of the identity record and its delete at close, in that order, on every node
+    private final RecordWrites recordWrites;
     private final RelockSettings settings;
     private final ClockDrift drift;
     private final ClientResources resources;
@@ -187,6 +188,9 @@ public final class RedlockEngine implements Engine {
             shutDown();
             throw failure;
         }
+        // before the keeper, whose passes write the record
+        this.recordWrites = new RecordWrites(core, timer(), args -> writeRecord(LuaScript.REGISTER, args),
+                args -> writeRecord(LuaScript.NAME_HOLDERS, args));
         this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
                 Math.max(1, settings.defaultLease().toMillis() / 3));
         register();
@@ -602,19 +606,26 @@ public final class RedlockEngine implements Engine {
 
     @Override
     public void register() {
+        recordWrites.writeWhole();
+    }
+
+    /** Sends one write of the identity record ({@link RecordWrites}) to every node by EVAL, in order, without waiting. */
+    private void writeRecord(LuaScript script, String[] args) {
         String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        String[] args = ClientRegistry.registerArgs(core);
-        recordWrites.write(() -> {
-            for (RedlockNode node : nodes) {
-                node.<Long>runInOrder(LuaScript.REGISTER, ScriptOutputType.INTEGER, new String[] {key}, args)
-                        .whenComplete((written, error) -> {
-                            if (error != null) {
-                                log.debug("relock Redlock client {}: writing its identity record on {} failed: {}",
-                                        core.clientId(), node.address, error.toString());
-                            }
-                        });
-            }
-        });
+        for (RedlockNode node : nodes) {
+            node.<Long>runInOrder(script, ScriptOutputType.INTEGER, new String[] {key}, args)
+                    .whenComplete((written, error) -> {
+                        if (error != null) {
+                            log.debug("relock Redlock client {}: {} of its identity record on {} failed: {}",
+                                    core.clientId(), script.name(), node.address, error.toString());
+                        }
+                    });
+        }
+    }
+
+    /** {@code hold}, just handed out, has its owner's thread named in the identity record soon (RecordWrites). */
+    void nameHolder(Hold hold) {
+        recordWrites.nameHolder(hold);
     }
 
     /** The record from the first node that has it: any node that took a write of it has the whole record. */

@@ -46,6 +46,7 @@ public final class LuaScript {
     public static final LuaScript PERMITS_ADMIN = load("permits-admin.lua");
     public static final LuaScript PERMITS_INSPECT = load("permits-inspect.lua");
     public static final LuaScript REGISTER = load("register.lua");
+    public static final LuaScript NAME_HOLDERS = load("name-holders.lua");
     public static final LuaScript LATCH = load("latch.lua");
     public static final LuaScript CONDITION = load("condition.lua");
 

@@ -665,6 +665,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             log.debug("{} '{}' acquired by {} with fencing token {}", mode.description, name, owner, token);
         }
         finish(hold, null);
+        // after finish, which gave the hold its thread name
+        client.nameHolder(hold);
     }
 
     /**

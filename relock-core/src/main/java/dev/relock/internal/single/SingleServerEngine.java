@@ -28,6 +28,7 @@ import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
+import dev.relock.internal.engine.RecordWrites;
 import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.lease.LeaseKeeper;
@@ -118,8 +119,8 @@ public final class SingleServerEngine implements Engine {
     // replication guard's connection are not ordered with renewals by it: the scripts refuse to lengthen a hold
     // given up with a delay (renew.lua), and a plain release leaves nothing to renew
     final ReentrantLock dispatch = new ReentrantLock();
-    // the writes of the identity record and its delete at close, in that order
-    private final ClientRegistry.Writes recordWrites = new ClientRegistry.Writes();
+    // the writes of the identity record and its delete at close, in that order, on the command connection
+    private final RecordWrites recordWrites;
     // with a replication guard on a single Redis or Sentinel: a connection of its own for
     // acquisitions and their WAITs, which block it; otherwise null, and acquisitions use the shared one
     private final StatefulRedisConnection<String, String> guarded;
@@ -236,6 +237,9 @@ public final class SingleServerEngine implements Engine {
         this.guarded = forGuard;
         events.nodeConnected(address, commands);
         EvictionPolicyCheck.warnIfLockKeysCanBeEvicted(calls, address);
+        // before the keeper, whose passes write the record
+        this.recordWrites = new RecordWrites(core, timer(), args -> writeRecord(LuaScript.REGISTER, args),
+                args -> writeRecord(LuaScript.NAME_HOLDERS, args));
         this.leaseKeeper = LeaseKeeper.start("relock-lease-keeper", core.clientId(), holds,
                 new SingleServerRenewal(this, calls), Math.max(1, settings.defaultLease().toMillis() / 3));
         register();
@@ -643,14 +647,23 @@ public final class SingleServerEngine implements Engine {
 
     @Override
     public void register() {
+        recordWrites.writeWhole();
+    }
+
+    /** Sends one write of the identity record ({@link RecordWrites}) by EVAL, in order, without waiting. */
+    private void writeRecord(LuaScript script, String[] args) {
         String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        recordWrites.write(() -> calls.runInOrder(LuaScript.REGISTER, ScriptOutputType.INTEGER, new String[] {key},
-                ClientRegistry.registerArgs(core)).whenComplete((written, error) -> {
-                    if (error != null) {
-                        log.debug("relock client {}: writing its identity record failed: {}", core.clientId(),
-                                error.toString());
-                    }
-                }));
+        calls.runInOrder(script, ScriptOutputType.INTEGER, new String[] {key}, args).whenComplete((written, error) -> {
+            if (error != null) {
+                log.debug("relock client {}: {} of its identity record failed: {}", core.clientId(), script.name(),
+                        error.toString());
+            }
+        });
+    }
+
+    /** {@code hold}, just handed out, has its owner's thread named in the identity record soon (RecordWrites). */
+    void nameHolder(Hold hold) {
+        recordWrites.nameHolder(hold);
     }
 
     @Override
@@ -1348,7 +1361,10 @@ public final class SingleServerEngine implements Engine {
             EngineLock lock = locks.get(i);
             Hold hold = new Hold(lock.name(), lock.keys(), LockMode.WRITE, owner, reply.get(i + 1),
                     leaseMillis, renewed, sent);
+            // the multi-lock takes them for the calling thread
+            hold.acquiredOn(Thread.currentThread().getName());
             track(hold);
+            recordWrites.nameHolder(hold);
             events.held(hold);
             taken.add(hold);
             log.debug("lock '{}' acquired by {} with fencing token {} (multi-lock, one script)",
