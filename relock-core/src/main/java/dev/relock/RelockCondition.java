@@ -1,6 +1,8 @@
 package dev.relock;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
@@ -45,10 +47,11 @@ import java.util.concurrent.locks.Condition;
  * had a signal picked it first, it takes the lock back and returns instead. A closed client ends its awaits with
  * {@link IllegalStateException}; its entries lapse after a lease.
  *
- * <p>Not thread-bound beyond what {@link Condition} says: await blocks its thread; virtual threads wait without
- * pinning a carrier. A lock held through a {@link LockHandle} (asynchronous acquisition) has no current thread to
- * await with, so conditions serve thread-owned holds only. On one Redis (standalone, Sentinel, Cluster); a Redlock
- * client refuses conditions.
+ * <p><b>Threads and handles.</b> Not thread-bound beyond what {@link Condition} says: await blocks its thread; virtual
+ * threads wait without pinning a carrier. A lock held through a handle of {@link RelockLock#acquireAsync()} or
+ * {@link RelockLock#tryAcquireAsync} has no current thread to await with: {@link #awaitAsync(LockHandle, Duration)}
+ * awaits for the handle, without a thread, with the same promises. Both are one implementation: the blocking awaits
+ * wait for it in their thread. On one Redis (standalone, Sentinel, Cluster); a Redlock client refuses conditions.
  */
 public interface RelockCondition extends Condition {
 
@@ -76,4 +79,59 @@ public interface RelockCondition extends Condition {
      */
     @Override
     boolean await(long time, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Awaits this condition for the lock held through {@code held}, as {@link #await(long, TimeUnit)} does for a
+     * thread, without one: returns at once, and no thread waits meanwhile. It joins the wait set while the handle
+     * holds the lock, gives the hold up, waits for a signal or the timeout, then takes the lock again for the same
+     * owner, in the lock's fair queue, as a fresh acquisition with a greater fencing token: the stage completes once
+     * the handle holds it again ({@link LockHandle#isValid()}, a new {@link LockHandle#fencingToken()}). The faults are
+     * handled as for a thread (see the class comment); a signal that picked this await is always honoured or, when
+     * nobody takes the lock back any more, passed on to the next waiter.
+     *
+     * <p>While it waits the handle holds nothing ({@link LockHandle#state()} is {@code RELEASED});
+     * {@link LockHandle#extendLease} and {@link LockHandle#releaseAfter} throw {@link IllegalStateException}, and
+     * {@link LockHandle#whenLost()} is completed by the loss of whichever hold the handle has. Closing the handle
+     * cancels the await. Cancelling the stage's {@link CompletionStage#toCompletableFuture() future} ends the wait: an
+     * await cancelled before a signal picked it leaves the wait set, takes nothing back and leaves the handle closed;
+     * one cancelled after takes the lock back, signals the next waiter in its place and releases the lock, so no signal
+     * is lost. Either way the cancelling thread does not wait.
+     *
+     * <p>The stage completes on one of the client's event executors (never a Lettuce I/O thread), or on the thread that
+     * cancels it or closes the client: callbacks must not block there (use the {@code *Async} methods of
+     * {@link CompletionStage} with an executor of your own).
+     *
+     * @param held a handle of this lock's write lock (the exclusive lock's, or the write half's of a read-write lock)
+     *     from {@link RelockLock#acquireAsync()} or {@link RelockLock#tryAcquireAsync}, of this condition's client
+     * @param timeout how long to wait for a signal at most; zero or less waits for none (the lock is still given up
+     *     and taken back)
+     * @return a stage that completes with true if a signal came before the time was up (or a spurious wake-up, as for
+     *     {@link #await(long, TimeUnit)}), false otherwise, the handle holding the lock again either way; exceptionally
+     *     with {@link LeaseLostException} if Redis no longer had the lock when the await joined the wait set or
+     *     released the lock and no signal had picked it (the handle is lost then: close it), with
+     *     {@link IllegalStateException} if the client is closed meanwhile, with {@link RelockException} if Redis
+     *     refused a command or the lock's re-acquisition (the handle still holds the lock if the await failed before
+     *     giving it up, and nothing otherwise: {@link LockHandle#state()} tells)
+     * @throws NullPointerException if held or timeout is null
+     * @throws IllegalArgumentException if held is not such a handle (a thread's, from {@link RelockLock#acquire()},
+     *     awaits with its thread)
+     * @throws IllegalStateException if the handle is closed or awaits already, or the client is closed
+     * @throws LeaseLostException if the handle's lease was found lost before
+     */
+    CompletionStage<Boolean> awaitAsync(LockHandle held, Duration timeout);
+
+    /**
+     * As {@link #signal()}, by the holder of a handle of this lock ({@link RelockLock#acquireAsync()}), which has no
+     * thread to signal with. One round trip; any thread may call it.
+     *
+     * @throws NullPointerException if held is null
+     * @throws IllegalArgumentException if held is not a handle of this lock's write lock from this condition's client
+     *     ({@link #awaitAsync} says which)
+     * @throws IllegalMonitorStateException if the handle does not hold the lock now (closed, or awaiting)
+     * @throws LeaseLostException if Redis no longer had the lock
+     */
+    void signal(LockHandle held);
+
+    /** As {@link #signalAll()}, by the holder of a handle of this lock; see {@link #signal(LockHandle)}. */
+    void signalAll(LockHandle held);
 }

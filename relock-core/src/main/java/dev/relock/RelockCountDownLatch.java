@@ -1,6 +1,7 @@
 package dev.relock;
 
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -81,6 +82,27 @@ public interface RelockCountDownLatch {
 
     /** As {@link #await(long, TimeUnit)}. */
     boolean await(Duration timeout) throws InterruptedException;
+
+    /**
+     * Waits as {@link #await(Duration)} does, without a thread: returns at once, and no thread waits meanwhile (the
+     * latch's wake-up message, a timer at its expiry or at the timeout moves the wait on). The blocking awaits wait for
+     * the same machinery in the caller's thread.
+     *
+     * <p>The stage completes on one of the client's event executors (never a Lettuce I/O thread), on the thread that
+     * cancels it or closes the client, or on the calling thread when the outcome is known at once: callbacks must not
+     * block there (use the {@code *Async} methods of {@link CompletionStage} with an executor of your own).
+     * Cancelling its {@link CompletionStage#toCompletableFuture() future} ends the wait (it leaves the client's waits
+     * and its timers) without blocking the cancelling thread.
+     *
+     * @param timeout how long to wait at most; zero or less only reads the count
+     * @return a stage that completes with true when the count reached zero, false when the time was up first;
+     *     exceptionally with {@link IllegalStateException} if the latch expired or was deleted before reaching zero
+     *     or the client is closed meanwhile, with {@link RelockException} if the first read of the latch failed (Redis
+     *     trouble after it is retried with back-off until the wait ends)
+     * @throws NullPointerException if timeout is null
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<Boolean> awaitAsync(Duration timeout);
 
     /**
      * What Redis holds for this latch now, for operators' tools: its count, when it expires unless changed, and

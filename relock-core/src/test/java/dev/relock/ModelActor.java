@@ -111,27 +111,24 @@ final class ModelActor implements AutoCloseable {
         return text.toString();
     }
 
-    // parked in the await's wait for a signal, in an acquisition's wait (lock(), or an await taking the lock back)
+    // parked in an await's wait for a signal or for the lock back (RedisCondition names the phases of a blocking
+    // await after them), or in an acquisition's wait (lock())
     private static String blockedPhase(List<StackTraceElement> stack) {
-        for (int i = 0; i < stack.size(); i++) {
-            StackTraceElement frame = stack.get(i);
-            String type = frame.getClassName();
-            if (type.startsWith("java.") || type.startsWith("jdk.") || type.startsWith("sun.")) {
-                continue;
+        for (StackTraceElement frame : stack) {
+            if (frame.getClassName().endsWith(".RedisCondition")) {
+                if (frame.getMethodName().equals("awaitingASignal")) {
+                    return ConditionModel.Status.AWAITING_SIGNAL.phase;
+                }
+                if (frame.getMethodName().equals("takingTheLockBack")) {
+                    return ConditionModel.Status.AWAITING_LOCK_BACK.phase;
+                }
+                if (frame.getMethodName().equals("await")) {
+                    return null; // giving the lock up: a phase the model does not wait for
+                }
             }
-            boolean parkedHere = i > 0 && stack.get(i - 1).getClassName().equals("java.util.concurrent.locks.LockSupport");
-            if (type.endsWith(".RedisCondition") && frame.getMethodName().equals("await") && parkedHere) {
-                return ConditionModel.Status.AWAITING_SIGNAL.phase;
-            }
-            if (stack.stream().anyMatch(f -> f.getClassName().endsWith(".SteppedAcquisition")
-                    && f.getMethodName().equals("run"))) {
-                return stack.stream().anyMatch(f -> f.getMethodName().equals("reacquire"))
-                        ? ConditionModel.Status.AWAITING_LOCK_BACK.phase
-                        : ConditionModel.Status.WAITING_FOR_LOCK.phase;
-            }
-            return null;
         }
-        return null;
+        return stack.stream().anyMatch(f -> f.getClassName().endsWith(".SteppedAcquisition")
+                && f.getMethodName().equals("run")) ? ConditionModel.Status.WAITING_FOR_LOCK.phase : null;
     }
 
     private void runWork() {

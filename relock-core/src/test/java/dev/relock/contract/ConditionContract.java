@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockCondition;
 import dev.relock.RelockLock;
@@ -109,6 +110,26 @@ abstract class ConditionContract extends ContractBase {
         assertThat(condition.awaitNanos(TimeUnit.MILLISECONDS.toNanos(50))).isLessThanOrEqualTo(0);
         assertThat(condition.waiters()).isEmpty();
         lock.unlock();
+    }
+
+    @Test
+    void aSignalReachesTheAsyncAwaitOfAHandleWhichHoldsTheLockAgain() throws Exception {
+        assumeThat(deployment().servesConditions()).isTrue();
+        RelockLock lock = newClient().lock("async-order");
+        RelockCondition paid = lock.newCondition("paid");
+        LockHandle held = resultOf(lock.acquireAsync().toCompletableFuture());
+        long before = held.fencingToken();
+        CompletableFuture<Boolean> awaited = paid.awaitAsync(held, HANG.multipliedBy(3)).toCompletableFuture();
+        Polling.soon().until(() -> paid.waiters().size() == 1);
+        RelockLock signaller = newClient().lock("async-order");
+        LockHandle signalling = resultOf(signaller.acquireAsync().toCompletableFuture());
+        signaller.newCondition("paid").signal(signalling);
+        signalling.close();
+        assertThat(resultOf(awaited)).isTrue();
+        assertThat(held.isValid()).isTrue();
+        assertThat(held.fencingToken()).isGreaterThan(before);
+        held.close();
+        assertThat(lock.isLocked()).isFalse();
     }
 
     @Test

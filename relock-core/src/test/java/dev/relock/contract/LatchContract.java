@@ -115,6 +115,20 @@ abstract class LatchContract extends ContractBase {
     }
 
     @Test
+    void anAsyncWaitOpensWithTheCountAndACancelledOneEnds() throws Exception {
+        assumeThat(deployment().servesLatches()).isTrue();
+        RelockCountDownLatch latch = newClient().countDownLatch("async");
+        latch.trySetCount(1);
+        CompletableFuture<Boolean> opened = latch.awaitAsync(HANG.multipliedBy(3)).toCompletableFuture();
+        CompletableFuture<Boolean> cancelled = latch.awaitAsync(HANG.multipliedBy(3)).toCompletableFuture();
+        Polling.soon().until(() -> !latch.inspect().waitingClients().isEmpty());
+        assertThat(cancelled.cancel(false)).isTrue();
+        assertThat(newClient().countDownLatch("async").countDown()).isZero();
+        assertThat(resultOf(opened)).isTrue();
+        assertThat(cancelled).isCancelled();
+    }
+
+    @Test
     void anInterruptedWaiterThrowsAndLeavesNoWaitBehind() throws Exception {
         assumeThat(deployment().servesLatches()).isTrue();
         RelockCountDownLatch latch = newClient().countDownLatch("interrupted");

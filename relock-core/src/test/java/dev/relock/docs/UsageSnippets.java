@@ -9,6 +9,8 @@ import dev.relock.RelockLock;
 import dev.relock.RelockReadWriteLock;
 import dev.relock.RelockSemaphore;
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
@@ -79,6 +81,32 @@ abstract class UsageSnippets {
             order.unlock();
         }
         // snippet end
+    }
+
+    CompletionStage<Boolean> conditionsForAHandle(RelockClient client, Executor workers) {
+        // snippet docs/usage.md#conditions~2
+        RelockLock order = client.lock("order:42");
+        CompletionStage<Boolean> shipped = order.acquireAsync()    // a handle's hold: no thread owns it
+                .thenCompose(held -> order.newCondition("paid").awaitAsync(held, Duration.ofMinutes(5))
+                        .thenApplyAsync(signalled -> {     // off relock's threads: ship() may block
+                            try (held) {                   // the handle holds the lock again here
+                                if (!isPaid(42)) {
+                                    return false;          // timed out, or woken spuriously: check and await again
+                                }
+                                ship(42);
+                                return true;
+                            }
+                        }, workers));
+        // snippet end
+        return shipped;
+    }
+
+    CompletionStage<Boolean> countDownLatchesWithoutAThread(RelockClient client) {
+        // snippet docs/usage.md#count-down-latches~2
+        CompletionStage<Boolean> allReady = client.countDownLatch("nightly:ready")
+                .awaitAsync(Duration.ofMinutes(10));   // no thread waits; cancel its future to stop waiting
+        // snippet end
+        return allReady;
     }
 
     void countDownLatches(RelockClient client) throws InterruptedException {

@@ -51,7 +51,7 @@ internal suspend fun <R> awaitAcquisition(handleIn: (R) -> LockHandle?, start: (
 }
 
 /** The failure itself, not the CompletionException a dependent stage wraps it in. */
-private fun unwrapped(failure: Throwable): Throwable =
+internal fun unwrapped(failure: Throwable): Throwable =
     if (failure is CompletionException && failure.cause != null) failure.cause!! else failure
 
 /**

@@ -3,6 +3,8 @@ package dev.relock.reactor;
 import dev.relock.LeaseLostException;
 import dev.relock.LockHandle;
 import dev.relock.PermitHandle;
+import dev.relock.RelockCondition;
+import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockLock;
 import dev.relock.RelockSemaphore;
 import java.time.Duration;
@@ -21,8 +23,8 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * relock for Project Reactor as static methods: acquisitions as {@link Mono}s, and a {@code Mono} or {@code Flux} run
- * while a lock is held. {@link ReactiveRelockLock}, {@link ReactiveRelockReadWriteLock} and
+ * relock for Project Reactor as static methods: acquisitions, and latch and condition waits, as {@link Mono}s, and a
+ * {@code Mono} or {@code Flux} run while a lock is held. {@link ReactiveRelockLock}, {@link ReactiveRelockReadWriteLock} and
  * {@link ReactiveRelockSemaphore} offer the same as objects, through these methods; what only this class has is
  * {@link #release}, and {@link #holding}/{@link #holdingMany} for a body made from the handle.
  *
@@ -83,7 +85,7 @@ public final class ReactiveLocks {
      */
     public static Mono<LockHandle> acquire(RelockLock lock) {
         Objects.requireNonNull(lock, "lock");
-        return Mono.fromDirect(new Acquisition<LockHandle, LockHandle>(lock::acquireAsync, Function.identity()));
+        return Mono.fromDirect(Acquisition.<LockHandle, LockHandle>ofHandle(lock::acquireAsync, Function.identity()));
     }
 
     /**
@@ -116,7 +118,7 @@ public final class ReactiveLocks {
      */
     public static Mono<PermitHandle> acquire(RelockSemaphore semaphore, int permits) {
         Objects.requireNonNull(semaphore, "semaphore");
-        return Mono.fromDirect(new Acquisition<PermitHandle, PermitHandle>(() -> semaphore.acquireAsync(permits),
+        return Mono.fromDirect(Acquisition.<PermitHandle, PermitHandle>ofHandle(() -> semaphore.acquireAsync(permits),
                 Function.identity()));
     }
 
@@ -142,7 +144,87 @@ public final class ReactiveLocks {
     }
 
     private static <H extends LockHandle> Mono<H> ifAcquired(Supplier<CompletionStage<Optional<H>>> start) {
-        return Mono.fromDirect(new Acquisition<Optional<H>, H>(start, held -> held.orElse(null)));
+        return Mono.fromDirect(Acquisition.<Optional<H>, H>ofHandle(start, held -> held.orElse(null)));
+    }
+
+    // ---- waiting -----------------------------------------------------------------------------------------------
+
+    /**
+     * Waits when subscribed until {@code latch}'s count reaches zero, up to {@code timeout}
+     * ({@link RelockCountDownLatch#awaitAsync}); no thread waits meanwhile. Cancelling the subscription ends the wait.
+     *
+     * @return a Mono of true when the count reached zero, false when the time was up first; errors with
+     *     {@link IllegalStateException} if the latch expired before reaching zero or the client is or gets closed,
+     *     with {@link dev.relock.RelockException} if the first read of the latch failed
+     */
+    public static Mono<Boolean> await(RelockCountDownLatch latch, Duration timeout) {
+        Objects.requireNonNull(latch, "latch");
+        Objects.requireNonNull(timeout, "timeout");
+        return Mono.fromDirect(new Acquisition<Boolean, Boolean>(() -> latch.awaitAsync(timeout), Function.identity(),
+                opened -> { }));
+    }
+
+    /**
+     * Awaits {@code condition} when subscribed for the lock held through {@code held} (a handle of {@link #acquire},
+     * inside {@link #holding} say), until a signal comes or {@code timeout} has passed
+     * ({@link RelockCondition#awaitAsync}); no thread waits meanwhile. The handle gives the lock up while it waits and
+     * holds it again, with a greater fencing token, when the Mono signals. Await in a loop ({@code repeat}) that
+     * checks what you wait for: wake-ups may be spurious.
+     *
+     * <p>Cancelling the subscription ends the wait: before a signal picked it, the await leaves the wait set and the
+     * handle holds nothing; after, relock-core takes the lock back, signals the next waiter in its place and releases
+     * it, so no signal is lost. A cancel that crosses the Mono's own signal (the value already on its way) passes the
+     * signal on from here, on {@link Schedulers#boundedElastic()}, as the handle's holder: it reaches the next waiter
+     * if the handle still holds the lock by then.
+     *
+     * @return a Mono of true if a signal came before the time was up, false otherwise; errors as
+     *     {@link RelockCondition#awaitAsync} fails ({@link IllegalArgumentException} for a handle it cannot await
+     *     with, signalled when subscribed)
+     */
+    public static Mono<Boolean> await(RelockCondition condition, LockHandle held, Duration timeout) {
+        Objects.requireNonNull(condition, "condition");
+        Objects.requireNonNull(held, "held");
+        Objects.requireNonNull(timeout, "timeout");
+        return Mono.fromDirect(new Acquisition<Boolean, Boolean>(() -> condition.awaitAsync(held, timeout),
+                Function.identity(), signalled -> {
+                    if (signalled) {
+                        passOn(condition, held);
+                    }
+                }));
+    }
+
+    /**
+     * Signals {@code condition} when subscribed, as the holder of {@code held} ({@link RelockCondition#signal(LockHandle)},
+     * a round trip, on {@link Schedulers#boundedElastic()}): its waiter that joined first gets the lock after this
+     * holder lets it go.
+     *
+     * @return a Mono that completes once signalled; errors with {@link IllegalMonitorStateException} if the handle does
+     *     not hold the lock, {@link LeaseLostException} if Redis no longer had it
+     */
+    public static Mono<Void> signal(RelockCondition condition, LockHandle held) {
+        Objects.requireNonNull(condition, "condition");
+        Objects.requireNonNull(held, "held");
+        return roundTrip(() -> {
+            condition.signal(held);
+            return null;
+        });
+    }
+
+    /** As {@link #signal}, for every waiter ({@link RelockCondition#signalAll(LockHandle)}). */
+    public static Mono<Void> signalAll(RelockCondition condition, LockHandle held) {
+        Objects.requireNonNull(condition, "condition");
+        Objects.requireNonNull(held, "held");
+        return roundTrip(() -> {
+            condition.signalAll(held);
+            return null;
+        });
+    }
+
+    /** Signals the next waiter in the place of a subscriber that cancelled as its signal came; a failure is logged. */
+    private static void passOn(RelockCondition condition, LockHandle held) {
+        signal(condition, held).subscribe(null, failure -> LOG.warn("condition '" + condition.name() + "' of lock '"
+                + condition.lockName() + "': a signal that reached a cancelled subscriber could not be passed on; the"
+                + " next waiter may wait for another signal", failure));
     }
 
     // ---- releasing ---------------------------------------------------------------------------------------------

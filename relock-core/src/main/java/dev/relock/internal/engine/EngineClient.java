@@ -220,6 +220,11 @@ public final class EngineClient implements RelockClient {
         return clientId + ":h" + holderIds.incrementAndGet();
     }
 
+    /** Whether {@code owner} is one of {@link #newHolderId}'s: a hold that belongs to a handle, not a thread. */
+    public boolean ownedByHandle(String owner) {
+        return owner.startsWith(clientId + ":h");
+    }
+
     public String ownerOfCurrentThread() {
         return ownerOfThread.get();
     }

@@ -8,31 +8,52 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One acquisition of a {@link Hold}; closing it gives up that one hold, once. Kept by the caller
- * for as long as the hold lasts, so it is one small object: the closed flag is a field set through
+ * for as long as the hold lasts, so it is one small object: the state is a field set through
  * a VarHandle, and the engine that releases and extends the hold is the client's one instance.
  *
- * <p>Public because the single-server engine makes handles of holds it takes at once (multi-lock) and semaphore permits.
+ * <p>A condition's await ({@code RelockCondition.awaitAsync}) gives the hold up and takes the lock back with a new
+ * hold. The states: OPEN (holds {@link #hold}); CLOSED; AWAITING (lent to an await, {@link #lendForAwait}: holds
+ * nothing); RESUMING (the await took the lock back, {@link #takeBack}, and its caller's stage is being completed: holds
+ * the new hold); CLOSED_AWAITING (closed before the caller took the result: the await, not the close, gives up what it
+ * takes back). A close while AWAITING or RESUMING first cancels the caller's stage: if the stage had completed, the
+ * caller took the result and the close releases as any close does; if not, it is cancelled and the await gives up.
+ * {@link #hold} changes only in {@link #takeBack}, under this handle's monitor, which also orders it against
+ * {@link #whenLost}'s linking.
+ *
+ * <p>Public because the single-server engine makes handles of holds it takes at once (multi-lock) and semaphore permits,
+ * and its conditions await with handles.
  */
 public class HoldHandle implements LockHandle {
 
-    private static final VarHandle CLOSED;
+    private static final VarHandle STATE;
+    private static final int OPEN = 0;
+    private static final int CLOSED = 1;
+    private static final int AWAITING = 2;
+    private static final int CLOSED_AWAITING = 3;
+    private static final int RESUMING = 4;
 
     static {
         try {
-            CLOSED = MethodHandles.lookup().findVarHandle(HoldHandle.class, "closed", boolean.class);
+            STATE = MethodHandles.lookup().findVarHandle(HoldHandle.class, "state", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
     private final Engine engine;
-    private final Hold hold;
-    private volatile boolean closed; // CLOSED
+    private volatile Hold hold;
+    private volatile int state; // STATE
+    // made by the first whenLost(): completed by the loss of this handle's hold, whichever it is then; guarded by this
+    private CompletableFuture<LeaseLost> lost;
+    // the stage of the await the hold is lent to, which a close cancels; set just after AWAITING (a close in between
+    // finds the previous await's, done, and lendForAwait then cancels this one)
+    private volatile CompletableFuture<?> awaited;
 
     /** A handle whose close() or releaseAfter(...) gives the hold up through {@code engine}, once. */
     public HoldHandle(Engine engine, Hold hold) {
@@ -52,33 +73,73 @@ public class HoldHandle implements LockHandle {
 
     @Override
     public LeaseState state() {
-        LeaseState state = hold.state();
-        return closed && state == LeaseState.HELD ? LeaseState.RELEASED : state;
+        LeaseState held = hold.state();
+        return !holding() && held == LeaseState.HELD ? LeaseState.RELEASED : held;
+    }
+
+    /** Whether the handle holds its hold now: open, or resuming after an await. */
+    private boolean holding() {
+        int now = state;
+        return now == OPEN || now == RESUMING;
     }
 
     @Override
     public CompletionStage<LeaseLost> whenLost() {
-        return hold.whenLost().minimalCompletionStage();
+        synchronized (this) {
+            if (lost == null) {
+                lost = new CompletableFuture<>();
+                hold.whenLost().thenAccept(lost::complete);
+            }
+            return lost.minimalCompletionStage();
+        }
     }
 
     @Override
     public void close() {
-        if (CLOSED.compareAndSet(this, false, true)) {
-            engine.release(hold, 0, true);
+        while (true) {
+            int now = state;
+            if (now == OPEN && STATE.compareAndSet(this, OPEN, CLOSED)) {
+                engine.release(hold, 0, true);
+                return;
+            }
+            if (now == AWAITING && STATE.compareAndSet(this, AWAITING, CLOSED_AWAITING)) {
+                // the hold is given up already: the await ends, and gives up what it takes back
+                awaited.cancel(false);
+                return;
+            }
+            if (now == RESUMING) {
+                CompletableFuture<?> stage = awaited;
+                stage.cancel(false);
+                if (stage.isCancelled() ? STATE.compareAndSet(this, RESUMING, CLOSED_AWAITING)
+                        : STATE.compareAndSet(this, RESUMING, CLOSED)) {
+                    if (!stage.isCancelled()) {
+                        // the caller took the await's result: this is its close
+                        engine.release(hold, 0, true);
+                    }
+                    return;
+                }
+            }
+            if (now == CLOSED || now == CLOSED_AWAITING) {
+                return;
+            }
         }
     }
 
     @Override
     public void releaseAfter(Duration delay) {
         Objects.requireNonNull(delay, "delay");
-        if (CLOSED.compareAndSet(this, false, true)) {
+        if (state == AWAITING || state == RESUMING) {
+            throw new IllegalStateException("the handle of '" + hold.lockName + "' awaits a condition: releaseAfter"
+                    + " once the await's stage has completed, or close it");
+        }
+        if (STATE.compareAndSet(this, OPEN, CLOSED)) {
             long nanos = Durations.saturatedNanos(delay);
             // a positive delay shorter than a millisecond still delays
             try {
                 engine.release(hold, nanos <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)), true);
             } catch (IllegalStateException refused) {
                 // refused before anything was sent (a downgraded write hold): still held, and still to close
-                CLOSED.set(this, false);
+                STATE.set(this, OPEN);
                 throw refused;
             }
         }
@@ -88,7 +149,11 @@ public class HoldHandle implements LockHandle {
     public void extendLease(Duration lease) {
         long leaseMillis = Durations.leaseMillis(lease, hold.mode.description + " '" + hold.lockName + "'");
         engine.checkLease(hold.lockName, leaseMillis, lease.toString());
-        if (closed) {
+        if (state == AWAITING) {
+            throw new IllegalStateException("the handle of '" + hold.lockName + "' awaits a condition: it holds"
+                    + " nothing until the await takes the lock back, and has no lease to extend");
+        }
+        if (!holding()) {
             throw new IllegalStateException("the handle of '" + hold.lockName + "' (fencing token " + hold.fencingToken
                     + ") is closed: its hold was given up, and there is no lease left to extend");
         }
@@ -97,6 +162,74 @@ public class HoldHandle implements LockHandle {
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
         engine.extendLease(hold, leaseMillis);
+    }
+
+    /** The hold this handle gives up when closed: the one it was made with, or the one a condition's await took. */
+    public Hold hold() {
+        return hold;
+    }
+
+    /**
+     * The hold this handle lends to a condition's await, which gives it up: the handle holds nothing until
+     * {@link #takeBack} or {@link #endAwait}, and closing it meanwhile cancels {@code awaited}, the await's stage.
+     *
+     * @throws IllegalStateException if the handle is closed, or lent to another await
+     */
+    public Hold lendForAwait(CompletableFuture<?> awaited) {
+        if (!STATE.compareAndSet(this, OPEN, AWAITING)) {
+            throw new IllegalStateException("the handle of '" + hold.lockName + "' (fencing token " + hold.fencingToken
+                    + ") " + (state == CLOSED ? "is closed: its hold was given up" : "awaits a condition already")
+                    + ", so it cannot await one");
+        }
+        this.awaited = awaited;
+        if (state == CLOSED_AWAITING) {
+            // closed before the stage was set: that close cancelled none
+            awaited.cancel(false);
+        }
+        return hold;
+    }
+
+    /**
+     * The await ended without taking the lock back: the handle keeps the hold it lent (still held if the await failed
+     * before giving it up, lost or released otherwise; closed if released).
+     *
+     * @return false if the handle was closed during the await: whoever called this gives up the lent hold if it is
+     *     still held
+     */
+    public boolean endAwait() {
+        if (STATE.compareAndSet(this, AWAITING, hold.state() == LeaseState.RELEASED ? CLOSED : OPEN)) {
+            return true;
+        }
+        STATE.set(this, CLOSED);
+        return false;
+    }
+
+    /**
+     * The await took the lock back with {@code again}: the handle holds it (RESUMING) while the await's stage is
+     * completed, then {@link #settleAwait} decides. A loss of {@code again} completes {@link #whenLost}.
+     */
+    public void takeBack(Hold again) {
+        synchronized (this) {
+            hold = again;
+            if (lost != null) {
+                again.whenLost().thenAccept(lost::complete);
+            }
+        }
+        STATE.compareAndSet(this, AWAITING, RESUMING);
+    }
+
+    /**
+     * After {@link #takeBack}, once the await's stage was completed: the handle keeps the hold if the caller
+     * {@code taken} the result (and has not closed it since, which released it).
+     *
+     * @return whether whoever called this gives the hold taken back up: the caller did not take the result (it
+     *     cancelled, or closed the handle before)
+     */
+    public boolean settleAwait(boolean taken) {
+        if (taken && STATE.compareAndSet(this, RESUMING, OPEN)) {
+            return false;
+        }
+        return STATE.compareAndSet(this, RESUMING, CLOSED) || STATE.compareAndSet(this, CLOSED_AWAITING, CLOSED);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.relock.internal.single;
 
 /**
  * Something of this client that waits for a wake-up on a shard channel ({@link ShardWakeChannels}): a queued
- * {@link Acquisition}, or a thread waiting for a count-down latch ({@link LatchWaits.Waiter}).
+ * {@link Acquisition}, a wait for a count-down latch ({@link LatchAwait}) or a condition's await ({@link ConditionAwait}).
  */
 interface ChannelWaiter {
 

@@ -3,49 +3,35 @@ package dev.relock.internal.single;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * The threads of this client that wait for count-down latches, by latch key, and the routing of the latches'
- * wake-ups ({@code 'O'} messages, see latch.lua) to them.
+ * The waits of this client for count-down latches, by latch key, and the routing of the latches' wake-ups
+ * ({@code 'O'} messages, see latch.lua) to them.
  *
  * <p>A waiter is entered before its first read of the latch is sent and left after its wait ends, so a wake-up
  * that follows any of its reads finds it. A wake-up for the round the waiter saw armed opens its wait without a
  * round trip; any other wake-up, a resubscription of the client's channel (messages published while it was down
  * reached nobody) and the client's close only make it read the latch again.
  *
- * <p>Threads: {@link #opened}, {@link #wakeAll} run on Lettuce I/O threads and never block; the rest on the
- * waiting threads and the closing one.
+ * <p>Threads: {@link #opened}, {@link #wakeAll} run on Lettuce I/O threads (and the closing thread) and never block;
+ * {@link #enter} and {@link #leave} run where the waits handle their events.
  */
 final class LatchWaits {
 
-    /** One thread waiting for one latch. */
-    static final class Waiter implements ChannelWaiter {
-        final Thread thread;
-        final String key;
-        // the round (latch.lua) the waiter found armed at its first read; written once, by the waiting thread
-        volatile String round;
-        // a wake-up for that round came: the latch opened
-        volatile boolean opened;
-        // something may have changed: the waiting thread reads the latch again
-        volatile boolean recheck;
+    /** One wait for one latch ({@link LatchAwait}). */
+    interface Waiter extends ChannelWaiter {
 
-        Waiter(Thread thread, String key) {
-            this.thread = thread;
-            this.key = key;
-        }
+        /** The key of the latch it waits for. */
+        String key();
 
-        @Override
-        public void wake() {
-            recheck = true;
-            LockSupport.unpark(thread);
-        }
+        /** The latch reached zero in {@code round}: the wait is over if that is the round it saw armed. Never blocks. */
+        void opened(String round);
     }
 
     private final Map<String, Set<Waiter>> byKey = new ConcurrentHashMap<>();
 
     void enter(Waiter waiter) {
-        byKey.compute(waiter.key, (key, waiters) -> {
+        byKey.compute(waiter.key(), (key, waiters) -> {
             Set<Waiter> set = waiters != null ? waiters : ConcurrentHashMap.newKeySet();
             set.add(waiter);
             return set;
@@ -53,7 +39,7 @@ final class LatchWaits {
     }
 
     void leave(Waiter waiter) {
-        byKey.computeIfPresent(waiter.key, (key, waiters) -> {
+        byKey.computeIfPresent(waiter.key(), (key, waiters) -> {
             waiters.remove(waiter);
             return waiters.isEmpty() ? null : waiters;
         });
@@ -62,16 +48,8 @@ final class LatchWaits {
     /** The latch at {@code key} reached zero in {@code round}. Pub/sub thread. */
     void opened(String key, String round) {
         Set<Waiter> waiters = byKey.get(key);
-        if (waiters == null) {
-            return;
-        }
-        for (Waiter waiter : waiters) {
-            if (round.equals(waiter.round)) {
-                waiter.opened = true;
-                LockSupport.unpark(waiter.thread);
-            } else {
-                waiter.wake();
-            }
+        if (waiters != null) {
+            waiters.forEach(waiter -> waiter.opened(round));
         }
     }
 
@@ -80,7 +58,7 @@ final class LatchWaits {
         byKey.values().forEach(waiters -> waiters.forEach(Waiter::wake));
     }
 
-    /** How many threads of this client wait for the latch at {@code key} now; for tests. */
+    /** How many waits of this client for the latch at {@code key} there are now; for tests. */
     int waiting(String key) {
         Set<Waiter> waiters = byKey.get(key);
         return waiters == null ? 0 : waiters.size();

@@ -41,6 +41,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -516,6 +517,49 @@ public final class RedisCalls {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * As {@link #await(CompletableFuture, CompletableFuture, String, String)}, without blocking: a stage that
+     * completes with {@code reply}'s value once {@code after} is done too, or exceptionally with the
+     * {@link RelockException} {@code await} would throw; after the command timeout with
+     * {@link RedisUnavailableException}, {@code reply} then abandoned. Completes on the I/O thread that read the
+     * reply, or on the timer's thread.
+     */
+    <T> CompletableFuture<T> within(CompletableFuture<T> reply, CompletableFuture<?> after, String operation,
+            String lockName) {
+        CompletableFuture<T> outcome = new CompletableFuture<>();
+        ScheduledFuture<?> limit;
+        try {
+            limit = timer.schedule(() -> {
+                if (outcome.completeExceptionally(new RedisUnavailableException(what(operation, lockName)
+                        + ": Redis at " + address + " did not answer within "
+                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", new TimeoutException()))) {
+                    // no NOSCRIPT fallback may follow once the caller has moved on
+                    abandon(reply);
+                }
+            }, timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // the executors stop only with the client, whose connections close: the reply fails soon
+            limit = null;
+        }
+        ScheduledFuture<?> armed = limit;
+        after.whenComplete((ignored, failed) -> reply.whenComplete((value, error) -> {
+            if (armed != null) {
+                armed.cancel(false);
+            }
+            if (error == null) {
+                outcome.complete(value);
+            } else {
+                outcome.completeExceptionally(failure(error, operation, lockName));
+            }
+        }));
+        return outcome;
+    }
+
+    /** As {@link #within(CompletableFuture, CompletableFuture, String, String)}, with nothing to wait for after. */
+    <T> CompletableFuture<T> within(CompletableFuture<T> reply, String operation, String lockName) {
+        return within(reply, reply, operation, lockName);
     }
 
     /** The exception a caller sees for a failed command. */

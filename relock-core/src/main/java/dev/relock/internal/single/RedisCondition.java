@@ -2,17 +2,26 @@ package dev.relock.internal.single;
 
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
-import dev.relock.RelockCondition;
+import dev.relock.LockHandle;
+import dev.relock.PermitHandle;
 import dev.relock.RedisUnavailableException;
+import dev.relock.RelockCondition;
 import dev.relock.RelockException;
+import dev.relock.internal.engine.Durations;
 import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.HoldHandle;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -23,17 +32,12 @@ import org.slf4j.LoggerFactory;
  * A condition of a write lock on one Redis (see {@link RelockCondition}; the wait set in Redis is described in
  * condition.lua). Stateless view: any number may exist for one lock and name.
  *
- * <p>An await, on the thread that holds the lock: enters {@link ConditionWaits}, joins the wait set (only the writer
- * may, so no signal comes before), releases every hold of the lock (the last local hold releases all in Redis),
- * then parks until a signal message, a reason to look again ({@code 'stay'}, which also keeps its entry alive every
- * lease/3), its deadline or an interrupt; a deadline or interrupt leaves the wait set unless a signal came first.
- * Then it acquires the lock as any waiter, uninterruptibly (a signalled waiter finds its place in the lock's queue),
- * and re-enters it up to its earlier hold count.
- *
- * <p>Invariant: from the join on, a signal may pick the owner, so the await returns holding the lock (the signal
- * honoured) or throws with its entry taken out of the wait set unsignalled ('leave' answered 1), never otherwise. A
- * join or release whose outcome is unknown is sent again until Redis answers (both leave what one run leaves): the
- * thread does not act on a state of Redis it does not know. Nothing of an await is left to the background.
+ * <p>Every await is a {@link ConditionAwait}, which blocks no thread and keeps the invariant stated there: from the
+ * join on, the await ends holding the lock again (a signal honoured) or with its entry out of the wait set
+ * unsignalled. A thread's await waits for it in the thread, then re-enters the lock up to its earlier hold count. A
+ * handle's await ({@link #awaitAsync}) lends the handle's hold to it and hands the hold it takes back to the handle;
+ * one that nobody takes any more (the caller cancelled) is released, and a signal it came with passed on to the next
+ * waiter ({@link #passOn}), so a cancel loses no signal either.
  */
 final class RedisCondition implements RelockCondition {
 
@@ -111,6 +115,10 @@ final class RedisCondition implements RelockCondition {
     }
 
     /**
+     * Waits in the calling thread for a {@link ConditionAwait} of its hold, then re-enters the lock up to its earlier
+     * hold count. An interrupt stops the wait (the lock is taken back all the same) when {@code interruptible};
+     * otherwise, or once the wait is over, the thread's interrupt status is kept.
+     *
      * @param timedOut if not null, set to whether the time was up before a signal came
      * @return for a timed wait, an estimate of the time left when it returns, after the lock was taken again (zero
      *     or less once the deadline passed, as {@link java.util.concurrent.locks.Condition#awaitNanos} says); 1 for
@@ -134,204 +142,197 @@ final class RedisCondition implements RelockCondition {
         int count = hold.holds();
         boolean renewed = hold.renewed();
         long lease = renewed ? client.core.defaultLeaseMillis() : hold.leaseMillis();
-        long stayMillis = client.core.defaultLeaseMillis();
-        String awaitId = client.conditionWaits().nextAwaitId();
-        ConditionWaits.Waiter waiter = new ConditionWaits.Waiter(Thread.currentThread(), owner, keys.lock(), awaitId);
-        String outcome = "failed";
-        boolean listening = false;
-        boolean interrupted = false;
-        boolean restoreInterrupt = false;
-        client.conditionWaits().enter(waiter);
-        try {
-            long joinSent = System.nanoTime();
-            // From the join on, the owner may be in the wait set, so a signal may pick it: the await then returns
-            // holding the lock (the signal taken), or throws with its entry out of the wait set unsignalled. It never
-            // ends otherwise, or the signal would be lost (j.u.c.'s AbstractQueuedSynchronizer: a signal consumed by
-            // a waiter is honoured or passed on)
-            boolean joinInDoubt = false;
-            long joined;
-            try {
-                joined = script("join", owner, Long.toString(stayMillis), awaitId);
-            } catch (RedisUnavailableException e) {
-                // its reply lost, maybe after it joined: sent again until Redis answers (a join run twice joins once)
-                joinInDoubt = true;
-                joined = answered(() -> script("join", owner, Long.toString(stayMillis), awaitId));
-            }
-            if (joined < 0) {
-                client.reportLost(hold, "Redis no longer had it when the thread awaited condition '" + name + "'");
-                // only a join in doubt can have joined: while this thread held the lock, as it did then
-                if (!joinInDoubt || leftTheWaitSet(owner, awaitId)) {
-                    throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
-                }
-                // the lease ran out after the first join, and another holder signalled it: honoured below
-                giveUpLost(hold);
-                outcome = "signalled";
-            } else if (released(hold, owner, awaitId)) {
-                listening = true;
-                if (client.listenForWakeUps(keys.lock(), waiter, joinSent)) {
-                    waiter.recheck = true; // the lock's shard channel was confirmed after the join
-                }
-                long nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
-                long retryNanos = 0;
-                while (true) {
-                    if (waiter.signalled) {
-                        outcome = "signalled";
-                        break;
-                    }
-                    if (client.core.isClosed()) {
-                        throw client.core.closedException();
-                    }
-                    long now = System.nanoTime();
-                    if (waiter.recheck || now - nextStay >= 0) {
-                        waiter.recheck = false;
-                        try {
-                            if (script("stay", owner, Long.toString(stayMillis), awaitId) == 0) {
-                                outcome = "signalled"; // or its entry lapsed: a spurious wake-up
-                                break;
-                            }
-                            retryNanos = 0;
-                            nextStay = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, stayMillis / 3));
-                        } catch (RelockException e) {
-                            retryNanos = RetryBackoff.after(retryNanos);
-                            nextStay = System.nanoTime() + retryNanos;
-                        }
-                        continue;
-                    }
-                    long left = forever ? Long.MAX_VALUE : waitNanos - (now - start);
-                    if (left <= 0) {
-                        outcome = leftTheWaitSet(owner, awaitId) ? "timeout" : "signalled";
-                        break;
-                    }
-                    LockSupport.parkNanos(this, Math.min(left, nextStay - now));
-                    if (Thread.interrupted()) {
-                        if (!interruptible) {
-                            restoreInterrupt = true;
-                        } else if (leftTheWaitSet(owner, awaitId)) {
-                            interrupted = true;
-                            outcome = "interrupted";
-                            break;
-                        } else {
-                            // signalled first: return normally, interrupted, as Condition allows
-                            restoreInterrupt = true;
-                            outcome = "signalled";
-                            break;
-                        }
-                    }
-                }
-            } else {
-                outcome = "signalled"; // Redis no longer had the lock at release, and a signal came first
-            }
-        } finally {
-            client.conditionWaits().leave(waiter);
-            if (listening) {
-                client.stopListeningForWakeUps(keys.lock(), waiter);
-            }
-            client.events().conditionWaitEnded(lockName, System.nanoTime() - start, outcome);
-        }
-        reacquire(owner, count, lease, renewed);
+        ConditionAwait await = ConditionAwait.start(client, this, keys, hold, "the thread", "; unlock() each hold",
+                waitNanos, forever);
+        boolean[] interrupted = {false};
+        givingTheLockUp(await, interruptible, interrupted);
+        awaitingASignal(await, interruptible, interrupted);
+        ConditionAwait.Resumed resumed = takingTheLockBack(await, count, lease, renewed, interrupted);
         if (timedOut != null) {
-            timedOut[0] = outcome.equals("timeout");
+            timedOut[0] = resumed.outcome().equals("timeout");
         }
-        if (interrupted) {
+        if (resumed.outcome().equals("interrupted")) {
             throw new InterruptedException("interrupted while awaiting condition '" + name + "' of lock '"
                     + lockName + "' (the lock is held again)");
         }
-        if (restoreInterrupt) {
+        if (interrupted[0]) {
+            // interrupted with no stop asked for, or after a signal: it returns normally, as Condition allows
             Thread.currentThread().interrupt();
         }
         return forever ? 1 : waitNanos - (System.nanoTime() - start);
     }
 
-    /**
-     * Takes the lock again as any waiter, uninterruptibly, and re-enters it up to {@code count} holds; Redis
-     * unavailable is waited out as {@code lock()} does, so it returns with every hold or throws with none (the lock
-     * lost, or the acquisition refused).
-     */
-    private void reacquire(String owner, int count, long lease, boolean renewed) {
-        Hold again;
+    // The three phases of a blocking await, each a wait of the thread for the await's machinery (named, so that a
+    // thread dump, and ConditionModelTest's observer, tell where it is): joining the wait set and giving the lock up;
+    // waiting for a signal; taking the lock back, then re-entering it up to its hold count.
+
+    private void givingTheLockUp(ConditionAwait await, boolean interruptible, boolean[] interrupted) {
+        waitFor(await.waiting(), await, interruptible, interrupted);
+    }
+
+    private void awaitingASignal(ConditionAwait await, boolean interruptible, boolean[] interrupted) {
+        waitFor(await.waitOver(), await, interruptible, interrupted);
+    }
+
+    private ConditionAwait.Resumed takingTheLockBack(ConditionAwait await, int count, long lease, boolean renewed,
+            boolean[] interrupted) {
+        waitFor(await.result(), await, false, interrupted);
+        ConditionAwait.Resumed resumed;
         try {
-            again = client.acquisition(lockName, keys, LockMode.WRITE, owner, lease, renewed)
-                    .run(Long.MAX_VALUE, true, false);
+            resumed = await.result().get();
+        } catch (ExecutionException e) {
+            if (interrupted[0]) {
+                Thread.currentThread().interrupt();
+            }
+            throw SerialWait.rethrown(e.getCause());
         } catch (InterruptedException e) {
-            throw new AssertionError("an uninterruptible acquisition does not throw InterruptedException", e);
+            throw new AssertionError("the await's result is complete", e);
         }
+        Hold again = resumed.hold();
         while (again.holds() < count) {
             // counts are written absolute: a re-entry sent again sets the same count
             if (untilRedisAnswers(() -> client.reenter(again, lease, renewed)) == null) {
                 throw client.core.closedException();
             }
         }
+        return resumed;
     }
 
     /**
-     * Gives up every hold of the lock after the owner joined the wait set; whether the wait goes on. When the
-     * release's outcome is unknown (no reply in time: it may have run, and a signal may have picked the owner since),
-     * it is sent again until Redis answers: either way the owner holds nothing then, and waits as if the first had
-     * been answered. When Redis no longer had the lock, the owner leaves the wait set and the lease lost is thrown;
-     * false if a signal had picked it first, which the await then honours.
-     *
-     * @throws LeaseLostException if Redis no longer had the lock and the owner left the wait set unsignalled
+     * Waits in the thread until {@code stage} or the await's result is complete, whatever their outcome. An interrupt
+     * is noted in {@code interrupted} and, when {@code interruptible}, stops the await (it ends once the owner left
+     * the wait set, unless a signal came first, and takes the lock back all the same).
      */
-    private boolean released(Hold hold, String owner, String awaitId) {
-        // every hold goes: the last local hold releases all of the owner's holds in Redis
-        while (hold.holds() > 1) {
-            hold.drop();
+    private static void waitFor(CompletableFuture<?> stage, ConditionAwait await, boolean interruptible,
+            boolean[] interrupted) {
+        CompletableFuture<Object> either = CompletableFuture.anyOf(stage, await.result());
+        while (!either.isDone()) {
+            try {
+                either.get();
+            } catch (InterruptedException e) {
+                interrupted[0] = true;
+                if (interruptible) {
+                    await.stop("interrupted");
+                }
+            } catch (ExecutionException e) {
+                return; // told by the result
+            }
         }
+    }
+
+    @Override
+    public CompletionStage<Boolean> awaitAsync(LockHandle held, Duration timeout) {
+        Objects.requireNonNull(held, "held");
+        Objects.requireNonNull(timeout, "timeout");
+        client.core.ensureOpen();
+        HoldHandle handle = handleOfThisLock(held);
+        CompletableFuture<Boolean> awaited = new CompletableFuture<>();
+        Hold lent = handle.lendForAwait(awaited);
+        ConditionAwait await;
         try {
-            client.release(hold, 0, false);
-            return true;
-        } catch (RedisUnavailableException e) {
-            answered(() -> client.releaseAgain(hold));
-            return true;
-        } catch (LeaseLostException e) {
-            if (leftTheWaitSet(owner, awaitId)) {
-                throw e;
-            }
-            return false;
+            await = ConditionAwait.start(client, this, keys, lent, "the handle", "; close the handle",
+                    Durations.saturatedNanos(timeout), false);
         } catch (RuntimeException e) {
-            // refused, or the client closed (its entries lapse): no entry is left of a thread that does not wait
-            if (!client.core.isClosed() && !leftTheWaitSet(owner, awaitId)) {
-                log.warn("condition '{}' of lock '{}': a signal reached an await that failed ({}); the next await or "
-                        + "waiter of the condition may wait for another signal", name, lockName, e.toString());
-            }
+            handle.endAwait();
             throw e;
         }
-    }
-
-    /** Ends the holds of a lease found lost here, as unlocking each would: the lock is taken afresh next. */
-    private void giveUpLost(Hold hold) {
-        while (hold.holds() > 1) {
-            hold.drop();
-        }
-        try {
-            client.release(hold, 0, false);
-        } catch (LeaseLostException expected) {
-            // the hold was lost: released here, and cleaned up in Redis by owner
-        }
+        awaited.whenComplete((signalled, error) -> {
+            if (awaited.isCancelled()) {
+                await.stop("cancelled");
+            }
+        });
+        await.result().whenComplete((resumed, error) -> handBack(handle, lent, awaited, resumed, error));
+        return awaited;
     }
 
     /**
-     * {@code call}'s result once Redis answered it ({@link #untilRedisAnswers}).
+     * {@code held} as a handle of this client's handle-owned hold of this write lock.
      *
-     * @throws IllegalStateException if the client closed meanwhile
+     * @throws IllegalArgumentException if it is another kind of handle, of another lock or client, or of a thread
+     * @throws LeaseLostException if its lease was found lost
      */
-    private <T> T answered(Supplier<T> call) {
-        T result = untilRedisAnswers(call);
-        if (result == null) {
-            throw client.core.closedException();
+    private HoldHandle handleOfThisLock(LockHandle held) {
+        if (!(held instanceof HoldHandle handle) || held instanceof PermitHandle) {
+            throw new IllegalArgumentException("awaiting condition '" + name + "' of lock '" + lockName + "' needs a"
+                    + " handle of that lock from acquireAsync() or tryAcquireAsync(), not " + held);
         }
-        return result;
+        Hold hold = handle.hold();
+        if (!hold.keys.lock().equals(keys.lock()) || hold.mode != LockMode.WRITE) {
+            throw new IllegalArgumentException("awaiting condition '" + name + "' of lock '" + lockName + "' needs a"
+                    + " handle of that lock's write lock, not of the " + hold.mode.description + " '" + hold.lockName
+                    + "'");
+        }
+        if (handle.state() == LeaseState.HELD && client.core.holds().get(keys, LockMode.WRITE, hold.owner) != hold) {
+            throw new IllegalArgumentException("the handle of lock '" + lockName + "' belongs to another relock"
+                    + " client than condition '" + name + "': use a condition of the client that took it");
+        }
+        if (!client.core.ownedByHandle(hold.owner)) {
+            throw new IllegalArgumentException("the handle of lock '" + lockName + "' holds it for a thread"
+                    + " (acquire() or tryAcquire()): that thread awaits condition '" + name + "' with await(), and"
+                    + " signals with signal(); or take the lock with acquireAsync() for a handle of its own");
+        }
+        if (hold.state() == LeaseState.LOST) {
+            throw new LeaseLostException(lockName, hold.lostReason() + "; close the handle");
+        }
+        return handle;
     }
 
     /**
-     * Whether the await {@code awaitId} ended unsignalled (its entry taken out now, or before by a 'leave' whose
-     * reply was lost, or lapsed); false when a signal had taken it out first. Redis unavailable is waited out (the
-     * lock must be taken again next, which needs Redis too): an entry left behind would take the next signal from a
-     * thread that waits.
+     * Hands what the await of a handle's hold ended with to the handle, then tells the caller. A hold taken back that
+     * nobody takes (the caller cancelled, or closed the handle) is given up, and a signal it came with is passed on
+     * unless the caller was told of it. On the thread that completes the await.
      */
-    private boolean leftTheWaitSet(String owner, String awaitId) {
-        Long left = untilRedisAnswers(() -> script("leave", owner, awaitId));
-        return left == null || left == 1;
+    private void handBack(HoldHandle handle, Hold lent, CompletableFuture<Boolean> awaited,
+            ConditionAwait.Resumed resumed, Throwable error) {
+        if (error != null) {
+            if (!handle.endAwait() && lent.state() == LeaseState.HELD) {
+                client.releaseUnseen(lent); // closed while its await failed before giving the hold up
+            }
+            awaited.completeExceptionally(error);
+            return;
+        }
+        handle.takeBack(resumed.hold());
+        boolean taken = awaited.complete(resumed.signalled());
+        if (!handle.settleAwait(taken)) {
+            return;
+        }
+        if (!taken && resumed.signalled()) {
+            passOn(resumed.hold());
+        } else {
+            client.releaseUnseen(resumed.hold());
+        }
+    }
+
+    /**
+     * Passes on a signal that an await took and nobody acts on (its caller cancelled it, or closed its handle): as the
+     * holder of {@code again}, signals the next waiter, then releases the lock. Redis unavailable is waited out with
+     * back-off while the hold lasts. Without waiting; any thread.
+     */
+    private void passOn(Hold again) {
+        String callId = client.core.newHolderId();
+        client.handOff(() -> sendPassOn(again, callId, 0));
+    }
+
+    private void sendPassOn(Hold again, String callId, long retryNanos) {
+        scriptAsync("signal", again.owner, "1", client.graceMillis(), client.wakeRoute(keys), callId)
+                .whenComplete((signalled, error) -> client.handOff(() -> {
+                    if (error instanceof RedisUnavailableException && again.state() == LeaseState.HELD
+                            && !client.core.isClosed()) {
+                        long next = RetryBackoff.after(retryNanos);
+                        try {
+                            client.timer().schedule(() -> sendPassOn(again, callId, next), next, TimeUnit.NANOSECONDS);
+                            return;
+                        } catch (RejectedExecutionException e) {
+                            // the client closes: its holds are given up
+                        }
+                    }
+                    if (error != null || signalled < 0) {
+                        log.warn("condition '{}' of lock '{}': a signal taken by an await whose caller gave it up could"
+                                + " not be passed on ({}); the next waiter may wait for another signal", name, lockName,
+                                error != null ? error.toString() : "the lease was lost");
+                    }
+                    client.releaseUnseen(again);
+                }));
     }
 
     /**
@@ -366,23 +367,49 @@ final class RedisCondition implements RelockCondition {
 
     @Override
     public void signal() {
-        signal("1");
+        client.core.ensureOpen();
+        signal(heldWriteLock(client.core.ownerOfCurrentThread(), "signal"), "1", "the thread", "; unlock() each hold");
     }
 
     @Override
     public void signalAll() {
-        signal("all");
+        client.core.ensureOpen();
+        signal(heldWriteLock(client.core.ownerOfCurrentThread(), "signal"), "all", "the thread", "; unlock() each hold");
     }
 
-    private void signal(String how) {
-        client.core.ensureOpen();
-        Hold hold = heldWriteLock(client.core.ownerOfCurrentThread(), "signal");
+    @Override
+    public void signal(LockHandle held) {
+        signal(heldThrough(held), "1", "the handle", "; close the handle");
+    }
+
+    @Override
+    public void signalAll(LockHandle held) {
+        signal(heldThrough(held), "all", "the handle", "; close the handle");
+    }
+
+    private void signal(Hold hold, String how, String who, String lostAdvice) {
         long signalled = script("signal", hold.owner, how, client.graceMillis(), client.wakeRoute(keys),
                 client.core.newHolderId());
         if (signalled < 0) {
-            client.reportLost(hold, "Redis no longer had it when the thread signalled condition '" + name + "'");
-            throw new LeaseLostException(lockName, hold.lostReason() + "; unlock() each hold");
+            client.reportLost(hold, "Redis no longer had it when " + who + " signalled condition '" + name + "'");
+            throw new LeaseLostException(lockName, hold.lostReason() + lostAdvice);
         }
+    }
+
+    /**
+     * The hold of {@code held}, a handle that holds this write lock now.
+     *
+     * @throws IllegalMonitorStateException if it holds it no more (closed, or awaiting a condition)
+     */
+    private Hold heldThrough(LockHandle held) {
+        Objects.requireNonNull(held, "held");
+        client.core.ensureOpen();
+        HoldHandle handle = handleOfThisLock(held);
+        if (handle.state() != LeaseState.HELD) {
+            throw new IllegalMonitorStateException("the handle of lock '" + lockName + "' does not hold it now ("
+                    + handle.state() + "), so it cannot signal condition '" + name + "'");
+        }
+        return handle.hold();
     }
 
     /**
@@ -405,6 +432,15 @@ final class RedisCondition implements RelockCondition {
 
     private long script(String... args) {
         return client.calls().await(client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
+                scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
+    }
+
+    /**
+     * condition.lua without waiting: fails with the {@link RelockException} a blocking call would throw, no later than
+     * the command timeout. Any thread but an I/O thread.
+     */
+    CompletableFuture<Long> scriptAsync(String... args) {
+        return client.calls().within(client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
                 scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
     }
 

@@ -8,20 +8,19 @@ import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A count-down latch on one Redis (see {@link RelockCountDownLatch}; the state in Redis is described in latch.lua).
  * Stateless view: any number may exist for one name, and every thread may use one.
  *
- * <p>A wait reads the latch (latch.lua 'wait', which lists this client as waiting while the count is above zero)
- * and parks until one of: the wake-up of the round it saw armed ({@link LatchWaits#opened}: opened, no round trip);
- * a reason to read again ({@link LatchWaits.Waiter#wake}: another round's wake-up, a resubscription, the client's
- * close); the latch's expiry as last read (a timer, so a wake-up lost otherwise costs no more than that); its deadline.
+ * <p>A wait is a {@link LatchAwait}, which blocks no thread: {@link #awaitAsync} returns its result, and the blocking
+ * awaits wait for that result in the calling thread.
  */
 final class RedisCountDownLatch implements RelockCountDownLatch {
 
@@ -29,8 +28,6 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     static final long RESENT_WITHIN_MILLIS = TimeUnit.MINUTES.toMillis(10);
     /** The largest count: Redis scripts count in doubles, exact up to 2^53. */
     static final long MAX_COUNT = (1L << 53) - 1;
-    // a timer at the latch's expiry fires a little after it, when Redis has deleted the key
-    private static final long EXPIRY_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final SingleServerEngine client;
     private final String name;
@@ -110,129 +107,26 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
         return new LatchInfo(name, (Long) reply.get(0), pttl != -2, Duration.ofMillis(Math.max(0, pttl)), waiting);
     }
 
+    @Override
+    public CompletionStage<Boolean> awaitAsync(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        return LatchAwait.start(client, this, key, Durations.saturatedNanos(timeout), false).result();
+    }
+
+    /** Waits in the calling thread for a {@link LatchAwait}; an interrupt stops it before this throws. */
     private boolean await(long waitNanos, boolean forever) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before waiting for count-down latch '" + name + "'");
         }
-        client.core.ensureOpen();
-        long start = System.nanoTime();
-        LatchWaits.Waiter waiter = new LatchWaits.Waiter(Thread.currentThread(), key);
-        String outcome = "failed";
-        boolean listening = false;
-        client.latchWaits().enter(waiter);
+        LatchAwait wait = LatchAwait.start(client, this, key, waitNanos, forever);
         try {
-            long retryNanos = 0;
-            while (true) {
-                waiter.recheck = false;
-                long sent = System.nanoTime();
-                List<Object> reply;
-                try {
-                    reply = read("wait");
-                } catch (RelockException e) {
-                    // the first read tells the caller at once; later ones are tried again until the wait ends
-                    if (waiter.round == null || client.core.isClosed()
-                            || !forever && System.nanoTime() - start - waitNanos >= 0) {
-                        throw e;
-                    }
-                    retryNanos = RetryBackoff.after(retryNanos);
-                    outcome = park(waiter, start, waitNanos, forever, System.nanoTime() + retryNanos, true);
-                    if (outcome != null) {
-                        return outcome.equals("opened");
-                    }
-                    continue;
-                }
-                retryNanos = 0;
-                long count = (Long) reply.get(0);
-                String round = (String) reply.get(1);
-                long pttl = (Long) reply.get(2);
-                if (waiter.round == null) {
-                    if (count == 0) {
-                        outcome = "opened";
-                        return true;
-                    }
-                    waiter.round = round;
-                } else if (!round.equals(waiter.round)) {
-                    if (!Arrays.asList(((String) reply.get(3)).split(" ")).contains(waiter.round)) {
-                        outcome = "expired";
-                        throw new IllegalStateException("count-down latch '" + name + "': the round this thread"
-                                + " waited for is gone without a trace of its opening: it expired before reaching zero"
-                                + " (nobody set it or counted it down for its idle expiry) or was deleted; or, while"
-                                + " this thread could not read it, it opened and then expired, or 16 later rounds"
-                                + " opened. Never taken for an opening");
-                    }
-                    // the round waited for opened, and another was armed since
-                    outcome = "opened";
-                    return true;
-                } else if (count == 0) {
-                    outcome = "opened";
-                    return true;
-                }
-                if (!forever && System.nanoTime() - start - waitNanos >= 0) {
-                    outcome = "timeout";
-                    return false;
-                }
-                if (!listening) {
-                    listening = true;
-                    if (client.listenForWakeUps(key, waiter, sent)) {
-                        continue; // the shard channel was confirmed after the read: a wake-up may have been missed
-                    }
-                }
-                // pttl -1: a key someone made persistent has no expiry to wake at
-                long wakeAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, pttl)) + EXPIRY_MARGIN_NANOS;
-                outcome = park(waiter, start, waitNanos, forever, wakeAt, pttl > 0);
-                if (outcome != null) {
-                    return outcome.equals("opened");
-                }
-            }
+            return wait.result().get();
         } catch (InterruptedException e) {
-            outcome = "interrupted";
-            throw e;
-        } finally {
-            client.latchWaits().leave(waiter);
-            if (listening) {
-                client.stopListeningForWakeUps(key, waiter);
-            }
-            client.events().latchWaitEnded(name, System.nanoTime() - start, outcome);
-        }
-    }
-
-    /**
-     * Parks until the waiter is told its round opened, something may have changed, {@code wakeAt} passes (if
-     * {@code timed}), or the wait ends.
-     *
-     * @return "opened" or "timeout" when the wait ends with that outcome; null to read the latch again
-     * @throws InterruptedException if interrupted
-     * @throws IllegalStateException if the client closed
-     */
-    private String park(LatchWaits.Waiter waiter, long start, long waitNanos, boolean forever, long wakeAt,
-            boolean timed) throws InterruptedException {
-        while (true) {
-            if (waiter.opened) {
-                return "opened";
-            }
-            if (client.core.isClosed()) {
-                throw client.core.closedException();
-            }
-            if (waiter.recheck) {
-                return null;
-            }
-            long now = System.nanoTime();
-            long left = forever ? Long.MAX_VALUE : waitNanos - (now - start);
-            if (left <= 0) {
-                return "timeout";
-            }
-            if (timed && now - wakeAt >= 0) {
-                return null;
-            }
-            long parkNanos = timed ? Math.min(left, wakeAt - now) : left;
-            if (parkNanos == Long.MAX_VALUE) {
-                LockSupport.park(this);
-            } else {
-                LockSupport.parkNanos(this, parkNanos);
-            }
-            if (Thread.interrupted()) {
-                throw new InterruptedException("interrupted while waiting for count-down latch '" + name + "'");
-            }
+            // over when this returns: the wait has left the client's waits
+            wait.stop("interrupted");
+            throw new InterruptedException("interrupted while waiting for count-down latch '" + name + "'");
+        } catch (ExecutionException e) {
+            throw SerialWait.rethrown(e.getCause());
         }
     }
 
@@ -242,13 +136,22 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
                 new String[] {key}, args), args[0] + " of count-down latch '" + name + "'", null);
     }
 
-    /** latch.lua 'wait' or 'info'. */
+    /** latch.lua 'info'. */
     private List<Object> read(String operation) {
         client.core.ensureOpen();
-        String[] args = operation.equals("wait") ? new String[] {operation, client.core.clientId()}
-                : new String[] {operation};
         return client.calls().await(client.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
-                new String[] {key}, args), operation + " of count-down latch '" + name + "'", null);
+                new String[] {key}, operation), operation + " of count-down latch '" + name + "'", null);
+    }
+
+    /**
+     * latch.lua 'wait', which lists this client as waiting while the count is above zero, without waiting: fails with
+     * the {@link RelockException} a blocking call would throw, no later than the command timeout. Any thread but an
+     * I/O thread.
+     */
+    CompletableFuture<List<Object>> readAsync(String operation) {
+        return client.calls().within(client.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
+                new String[] {key}, operation, client.core.clientId()),
+                operation + " of count-down latch '" + name + "'", null);
     }
 
     @Override

@@ -31,7 +31,7 @@ import reactor.core.Disposable;
  * The lock channels a client subscribes to with sharded pub/sub on a Redis Cluster whose servers have it:
  * one channel per lock, in the lock's slot ({@link LockKeys#wakeChannel}), subscribed ({@code SSUBSCRIBE})
  * only while at least one of the client's acquisitions waits for that lock, and unsubscribed when the last
- * one leaves; the same for a count-down latch's channel while threads wait for it ({@link LatchWaits}). The wake-up messages themselves reach the {@link WaitingRoom}; this class only keeps the
+ * one leaves; the same for a count-down latch's channel while waits of the client are for it ({@link LatchWaits}). The wake-up messages themselves reach the {@link WaitingRoom}; this class only keeps the
  * subscriptions, and wakes the waiters whenever a subscription is (re)confirmed.
  *
  * <p>Design notes.

@@ -129,9 +129,9 @@ public final class SingleServerEngine implements Engine {
     private final ClusterGuardLinks guardLinks;
     // the client's table
     private final HoldTable holds;
-    // the threads waiting for count-down latches; told of their wake-ups by the waiting room
+    // the waits for count-down latches; told of their wake-ups by the waiting room
     private final LatchWaits latchWaits = new LatchWaits();
-    // the threads waiting in conditions; told of their signals by the waiting room
+    // the awaits in conditions; told of their signals by the waiting room
     private final ConditionWaits conditionWaits = new ConditionWaits();
     private final WaitingRoom waitingRoom = new WaitingRoom(latchWaits, conditionWaits, this::forcedOpen);
     // the threads waiting in the JVM for a write lock another owner of this client holds
@@ -937,15 +937,102 @@ public final class SingleServerEngine implements Engine {
                     + " or close() the write lock");
         }
         if (hold.state() == LeaseState.LOST) {
-            if (hold.drop() == 0) {
-                holds.remove(hold);
-                // clean up in case the key outlived the local view of the lease
-                releaseLost(hold);
-                wakeLineOf(hold);
-            }
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
+            throw lostAtRelease(hold);
         }
         boolean last = hold.holds() <= 1;
+        ReleaseInFlight sent;
+        try {
+            sent = sendOwnersRelease(hold, last, delayMillis);
+        } catch (RelockException e) {
+            releaseFailed(hold, last, false, byHandle);
+            throw e;
+        }
+        Object reply;
+        try {
+            reply = calls.await(sent.reply, sent.handedOver, "release", hold.lockName);
+        } catch (RelockException e) {
+            releaseFailed(hold, last, sent.named, byHandle);
+            throw e;
+        }
+        releaseAnswered(sent, reply);
+    }
+
+    /**
+     * Gives up the last hold of {@code hold}'s owner (every hold it has of the lock in Redis) as {@link #release} does,
+     * without waiting for the reply in the calling thread: for a caller that is no thread (a condition's await for a
+     * handle). Any thread but an I/O thread.
+     *
+     * @return a stage that completes once released, exceptionally with what {@link #release} would throw; on an event
+     *     executor (a loss found here is told to the client's listeners there), or the calling thread when it fails
+     *     before anything was sent
+     */
+    CompletableFuture<Void> releaseLastAsync(Hold hold) {
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        ReleaseInFlight sent;
+        try {
+            core.ensureOpen();
+            if (hold.state() == LeaseState.LOST) {
+                throw lostAtRelease(hold);
+            }
+            sent = sendOwnersRelease(hold, true, 0);
+        } catch (RelockException e) {
+            releaseFailed(hold, true, false, true);
+            return CompletableFuture.failedFuture(e);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        calls.within(sent.reply, sent.handedOver, "release", hold.lockName).whenComplete((reply, error) ->
+                handOff(() -> {
+                    try {
+                        if (error != null) {
+                            releaseFailed(hold, true, sent.named, true);
+                            released.completeExceptionally(error);
+                        } else {
+                            releaseAnswered(sent, reply);
+                            released.complete(null);
+                        }
+                    } catch (RuntimeException e) {
+                        released.completeExceptionally(e);
+                    }
+                }));
+        return released;
+    }
+
+    /** Runs {@code task} on an event executor; on the calling thread once they are shut down (the client closed). */
+    void handOff(Runnable task) {
+        try {
+            timer().execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+    }
+
+    /** A hold found lost before its release was sent: given up here, cleaned up in Redis by owner; what to throw. */
+    private LeaseLostException lostAtRelease(Hold hold) {
+        if (hold.drop() == 0) {
+            holds.remove(hold);
+            // clean up in case the key outlived the local view of the lease
+            releaseLost(hold);
+            wakeLineOf(hold);
+        }
+        return new LeaseLostException(hold.lockName, hold.lostReason());
+    }
+
+    /**
+     * A release sent: its reply, and the stage that completes after what runs on the reply (the hand-over to the
+     * lock's next holder in this client), whatever its outcome.
+     *
+     * @param named whether the release named a successor from the lock's line, whose hand-over then speaks for the line
+     */
+    private record ReleaseInFlight(Hold hold, boolean last, CompletableFuture<Object> reply,
+            CompletableFuture<Object> handedOver, boolean named) {
+    }
+
+    /**
+     * Sends the release of one hold ({@code last}: of every hold of the owner in Redis), with the hand-over of a
+     * write lock's last release.
+     */
+    private ReleaseInFlight sendOwnersRelease(Hold hold, boolean last, long delayMillis) {
         // the write lock's last release hands over: it may name a successor from the lock's line (LocalLines), and a
         // grant to a waiter of this client comes back in its reply. Only while one waits here (in the line or in
         // Redis): without, a grant to a waiter that joined meanwhile is published, as every other grant is, and the
@@ -958,79 +1045,87 @@ public final class SingleServerEngine implements Engine {
                 : null;
         boolean grantsInReply = handOver != null;
         LocalLines.Succession[] named = {null};
-        long left;
+        // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
+        // cannot keep the lock alive
+        String[] args = last && delayMillis > 0
+                ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
+                        wakeRoute(hold.keys), Long.toString(hold.fencingToken)}
+                : grantsInReply
+                        ? withSuccessor(releaseArgs(hold, "all"), GRANT_IN_REPLY)
+                        : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
+        LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
+        ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
+        // a renewal either went out before this release or sees the hold releasing and is not sent. One that went
+        // out before may still reach Redis after a release-after sent over the guard's connection: renew.lua
+        // leaves the lease it cut to the delay (the hold's mark). Taken in the thread that sends (never while
+        // offIo waits for an executor, whose task might wait for it)
+        CompletableFuture<Object> sent;
         try {
-            // the last local hold drops every hold in Redis, so a re-entry whose reply was lost
-            // cannot keep the lock alive
-            String[] args = last && delayMillis > 0
-                    ? new String[] {hold.owner, ModeScripts.of(hold.mode).kind, Long.toString(delayMillis),
-                            wakeRoute(hold.keys), Long.toString(hold.fencingToken)}
-                    : grantsInReply
-                            ? withSuccessor(releaseArgs(hold, "all"), GRANT_IN_REPLY)
-                            : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
-            LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
-            ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
-            // a renewal either went out before this release or sees the hold releasing and is not sent. One that went
-            // out before may still reach Redis after a release-after sent over the guard's connection: renew.lua
-            // leaves the lease it cut to the delay (the hold's mark). Taken in the thread that sends (never while
-            // offIo waits for an executor, whose task might wait for it)
-            CompletableFuture<Object> sent;
-            try {
-                sent = IoThreads.offIo(timer(), () -> {
-                    if (handOver != null) {
-                        named[0] = localLines.nameSuccessor(handOver,
-                                successor -> dispatchRelease(hold, last, script, type, withSuccessor(args, successor)));
-                        if (named[0] != null) {
-                            return named[0].sent();
-                        }
+            sent = IoThreads.offIo(timer(), () -> {
+                if (handOver != null) {
+                    named[0] = localLines.nameSuccessor(handOver,
+                            successor -> dispatchRelease(hold, last, script, type, withSuccessor(args, successor)));
+                    if (named[0] != null) {
+                        return named[0].sent();
                     }
-                    return dispatchRelease(hold, last, script, type, args);
-                });
-            } catch (RuntimeException e) {
-                if (handOver != null && named[0] == null) {
-                    // nothing was sent: the hand-over ends here
-                    localLines.handedOver(hold.keys, handOver, false);
                 }
-                throw e;
-            }
-            LocalLines.Succession succession = named[0];
-            // on the I/O thread that reads the reply, whether or not this thread still waits for it; this thread
-            // goes on once it ran, so the next holder is woken first
-            CompletableFuture<Object> handedOver = sent;
-            if (succession != null) {
-                handedOver = sent.whenComplete(
-                        (reply, error) -> handOver(hold.keys, handOver, succession, reply, error));
-            } else if (handOver != null) {
-                handedOver = sent.whenComplete((reply, error) -> deliverGrant(hold.keys, handOver, reply, error));
-            }
-            Object reply = calls.await(sent, handedOver, "release", hold.lockName);
-            left = reply instanceof String text ? ReleaseReply.holdsLeft(text) : (Long) reply;
-        } catch (RelockException e) {
-            if (last) {
-                // stop renewing: the lease runs out in Redis by itself
-                holds.remove(hold);
-                hold.released();
-                if (named[0] == null) {
-                    wakeLineOf(hold);
-                }
-            } else if (byHandle) {
-                hold.drop();
+                return dispatchRelease(hold, last, script, type, args);
+            });
+        } catch (RuntimeException e) {
+            if (handOver != null && named[0] == null) {
+                // nothing was sent: the hand-over ends here
+                localLines.handedOver(hold.keys, handOver, false);
             }
             throw e;
         }
+        LocalLines.Succession succession = named[0];
+        // on the I/O thread that reads the reply, whether or not this thread still waits for it; this thread
+        // goes on once it ran, so the next holder is woken first
+        CompletableFuture<Object> handedOver = sent;
+        if (succession != null) {
+            handedOver = sent.whenComplete(
+                    (reply, error) -> handOver(hold.keys, handOver, succession, reply, error));
+        } else if (handOver != null) {
+            handedOver = sent.whenComplete((reply, error) -> deliverGrant(hold.keys, handOver, reply, error));
+        }
+        return new ReleaseInFlight(hold, last, sent, handedOver, succession != null);
+    }
+
+    /** A release whose outcome is unknown (no reply in time, or refused): given up here as far as it goes. */
+    private void releaseFailed(Hold hold, boolean last, boolean named, boolean byHandle) {
+        if (last) {
+            // stop renewing: the lease runs out in Redis by itself
+            holds.remove(hold);
+            hold.released();
+            if (!named) {
+                wakeLineOf(hold);
+            }
+        } else if (byHandle) {
+            hold.drop();
+        }
+    }
+
+    /**
+     * Redis answered a release: the holds it left, or -1 when it no longer had the lock.
+     *
+     * @throws LeaseLostException if it no longer had the lock: the hold is reported lost
+     */
+    private void releaseAnswered(ReleaseInFlight sent, Object reply) {
+        Hold hold = sent.hold;
+        long left = reply instanceof String text ? ReleaseReply.holdsLeft(text) : (Long) reply;
         if (left < 0) {
             reportLost(hold, "Redis no longer had it at release (lease ran out, key deleted or forced open)");
             if (hold.drop() == 0) {
                 holds.remove(hold);
-                if (named[0] == null) {
+                if (!sent.named) {
                     wakeLineOf(hold);
                 }
             }
             throw new LeaseLostException(hold.lockName, hold.lostReason());
         }
-        if (last) {
+        if (sent.last) {
             holds.remove(hold);
-            if (named[0] == null) {
+            if (!sent.named) {
                 wakeLineOf(hold);
             }
             hold.drop();
@@ -1186,6 +1281,15 @@ public final class SingleServerEngine implements Engine {
         Object reply = calls.await(sendRelease(hold, ModeScripts.of(hold.mode).release, ScriptOutputType.INTEGER,
                 releaseArgs(hold, "all")), "release", hold.lockName);
         return (Long) reply;
+    }
+
+    /** As {@link #releaseAgain}, without waiting: fails as it would throw. Any thread but an I/O thread. */
+    CompletableFuture<Object> releaseAgainAsync(Hold hold) {
+        if (core.isClosed()) {
+            return CompletableFuture.failedFuture(core.closedException());
+        }
+        return calls.within(sendRelease(hold, ModeScripts.of(hold.mode).release, ScriptOutputType.INTEGER,
+                releaseArgs(hold, "all")), "release", hold.lockName);
     }
 
     /** Gives up a hold nobody will see, without waiting: from any thread, I/O threads included. */

@@ -29,9 +29,9 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
     }
 
     private final Map<String, Acquisition> byOwner = new ConcurrentHashMap<>();
-    // the threads waiting for count-down latches, told by 'O' messages (latch.lua)
+    // the waits for count-down latches, told by 'O' messages (latch.lua)
     private final LatchWaits latches;
-    // the threads waiting in conditions, told by 'W' messages (condition.lua)
+    // the awaits in conditions, told by 'W' messages (condition.lua)
     private final ConditionWaits conditions;
 
     // the client, told of holds of its that an operator forced open

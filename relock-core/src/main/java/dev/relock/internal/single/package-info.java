@@ -3,7 +3,8 @@
  * sharded wake-up channels, a replication guard's connection per master). It owns the connections, the
  * single-server scripts of each lock mode with their arguments ({@link dev.relock.internal.single.ModeScripts})
  * and their calls ({@link dev.relock.internal.single.RedisCalls}), the acquisition state machine with its FIFO
- * queue and grants on release ({@link dev.relock.internal.single.Acquisition}), semaphores, wake-ups (the
+ * queue and grants on release ({@link dev.relock.internal.single.Acquisition}), semaphores, the waits of latches and
+ * conditions (state machines that block no thread, over {@link dev.relock.internal.single.SerialWait}), wake-ups (the
  * waiting room and shard channels) and what a renewal is on one server. Used from outside: {@link
  * dev.relock.internal.single.SingleServerEngine}'s factories, {@link dev.relock.internal.single.ServerFeatures}
  * and {@code RedisCalls}, through which the Redlock engine runs its scripts too.
