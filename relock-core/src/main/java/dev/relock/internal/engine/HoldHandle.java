@@ -103,8 +103,12 @@ public class HoldHandle implements LockHandle {
                 return;
             }
             if (now == AWAITING && STATE.compareAndSet(this, AWAITING, CLOSED_AWAITING)) {
-                // the hold is given up already: the await ends, and gives up what it takes back
-                awaited.cancel(false);
+                // the hold is given up already: the await ends, and gives up what it takes back. A first await's
+                // stage may not be set yet: lendForAwait then finds CLOSED_AWAITING and cancels it
+                CompletableFuture<?> stage = awaited;
+                if (stage != null) {
+                    stage.cancel(false);
+                }
                 return;
             }
             if (now == RESUMING) {
@@ -128,6 +132,7 @@ public class HoldHandle implements LockHandle {
     @Override
     public void releaseAfter(Duration delay) {
         Objects.requireNonNull(delay, "delay");
+        settleTakenResult();
         if (state == AWAITING || state == RESUMING) {
             throw new IllegalStateException("the handle of '" + hold.lockName + "' awaits a condition: releaseAfter"
                     + " once the await's stage has completed, or close it");
@@ -176,6 +181,7 @@ public class HoldHandle implements LockHandle {
      * @throws IllegalStateException if the handle is closed, or lent to another await
      */
     public Hold lendForAwait(CompletableFuture<?> awaited) {
+        settleTakenResult();
         if (!STATE.compareAndSet(this, OPEN, AWAITING)) {
             throw new IllegalStateException("the handle of '" + hold.lockName + "' (fencing token " + hold.fencingToken
                     + ") " + (state == CLOSED ? "is closed: its hold was given up" : "awaits a condition already")
@@ -219,17 +225,37 @@ public class HoldHandle implements LockHandle {
     }
 
     /**
-     * After {@link #takeBack}, once the await's stage was completed: the handle keeps the hold if the caller
-     * {@code taken} the result (and has not closed it since, which released it).
+     * After {@link #takeBack}, once the await's {@code stage} was completed: the handle keeps the hold if the caller
+     * {@code taken} the result (and has not closed it since, which released it). A caller that took it may have
+     * settled already ({@link #settleTakenResult}) and gone on, to a release or to another await of this handle,
+     * whose states are not this await's to change: only this await's RESUMING is settled here.
      *
      * @return whether whoever called this gives the hold taken back up: the caller did not take the result (it
      *     cancelled, or closed the handle before)
      */
-    public boolean settleAwait(boolean taken) {
-        if (taken && STATE.compareAndSet(this, RESUMING, OPEN)) {
+    public synchronized boolean settleAwait(CompletableFuture<?> stage, boolean taken) {
+        if (taken) {
+            // RESUMING of this await (a later await has its own stage there), or nothing left to settle
+            if (awaited == stage) {
+                STATE.compareAndSet(this, RESUMING, OPEN);
+            }
             return false;
         }
+        // not taken: cancelled, so the caller has gone nowhere and the await's stage is still the handle's
         return STATE.compareAndSet(this, RESUMING, CLOSED) || STATE.compareAndSet(this, CLOSED_AWAITING, CLOSED);
+    }
+
+    /**
+     * A caller that has its await's result (the stage completed, not cancelled) holds the lock again: it may await or
+     * release at once, from the stage's own callback too, before the thread that completed the stage settles it, so
+     * it settles RESUMING here as {@link #settleAwait} would. Under this handle's monitor, as settleAwait, so that the
+     * two never settle different awaits' RESUMING for each other.
+     */
+    private synchronized void settleTakenResult() {
+        CompletableFuture<?> stage = awaited;
+        if (state == RESUMING && stage != null && stage.isDone() && !stage.isCancelled()) {
+            STATE.compareAndSet(this, RESUMING, OPEN);
+        }
     }
 
     @Override

@@ -293,7 +293,7 @@ final class RedisCondition implements RelockCondition {
         }
         handle.takeBack(resumed.hold());
         boolean taken = awaited.complete(resumed.signalled());
-        if (!handle.settleAwait(taken)) {
+        if (!handle.settleAwait(awaited, taken)) {
             return;
         }
         if (!taken && resumed.signalled()) {
