@@ -103,7 +103,7 @@ class HolderNamingTest extends OneServerTestBase {
                 done);
         try {
             assertThat(taken.await(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-            await("the addition for late-holder").atMost(Duration.ofSeconds(2))
+            await("the addition for late-holder").atMost(Duration.ofSeconds(6))
                     .until(() -> commandCalls().getOrDefault("eval", 0L) > writes);
             assertThat(admin().exists(record)).as("the record after an addition found it gone").isZero();
         } finally {

@@ -204,7 +204,7 @@ abstract class OperatorViewContract extends ContractBase {
         CompletableFuture<Void> multiWorker = holding("multi-worker", both::lock, both::unlock, done);
         try (LockHandle handle = holder.lock("named-at-once:handle").acquire()) {
             Polling.soon("the holders' threads, named by what their acquisitions added to the record")
-                    .atMost(Duration.ofSeconds(2))
+                    .atMost(Duration.ofSeconds(6))
                     .until(() -> threadsOf(operator.inspect("named-at-once")).equals(List.of("invoice-worker-2"))
                             && threadsOf(operator.inspect("named-at-once:a")).equals(List.of("multi-worker"))
                             && threadsOf(operator.inspect("named-at-once:handle")).equals(List.of(handleThread)));

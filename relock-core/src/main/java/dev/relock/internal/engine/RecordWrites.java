@@ -31,8 +31,8 @@ import java.util.function.Consumer;
  *       ever creates the record without a time to live: a whole write sets it, an addition writes only to a record
  *       that exists (and keeps its time to live).</li>
  *   <li>When: a hold handed out ({@link #nameHolder}) whose owner is not named joins {@link #unnamed}; an addition
- *       runs on the timer, at once after a quiet spell, else {@link #ADDITION_SPACING_NANOS} after the last, and names
- *       the owners of those holds that still hold then. So a thread locking in a loop costs at most one addition per
+ *       runs on the timer, {@link #NAMING_DELAY_NANOS} after the hold that scheduled it (and at least
+ *       {@link #ADDITION_SPACING_NANOS} after the last), and names the owners of those holds that still hold then. So a thread locking in a loop costs at most one addition per
  *       whole write, and many short holds of handles (an owner id each) at most one per spacing, never one per
  *       acquisition. No addition waits in the caller's acquisition.</li>
  *   <li>Why an owner handed out is never left unnamed until the next whole write: {@link #nameHolder} runs after the
@@ -47,6 +47,12 @@ public final class RecordWrites {
 
     /** The least time between two additions: many short holds of new owners cost one addition per spacing at most. */
     static final long ADDITION_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * How long after a hold is handed out its addition is due at the earliest: a hold given up sooner is never added
+     * (the whole writes name what holds at each pass), so short holds, the most, cost nothing, and the hold an
+     * operator looks at, a long one, shows its thread within about this time rather than at the next pass.
+     */
+    static final long NAMING_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final EngineClient client;
     private final ScheduledExecutorService timer;
@@ -103,9 +109,9 @@ public final class RecordWrites {
         }
         unnamed.put(hold.owner, hold);
         if (additionDue.compareAndSet(false, true)) {
-            long wait = lastAdditionAt + ADDITION_SPACING_NANOS - System.nanoTime();
+            long wait = Math.max(NAMING_DELAY_NANOS, lastAdditionAt + ADDITION_SPACING_NANOS - System.nanoTime());
             try {
-                timer.schedule(this::addUnnamed, Math.max(0, wait), TimeUnit.NANOSECONDS);
+                timer.schedule(this::addUnnamed, wait, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException e) {
                 // the client's executors shut down: it is closed, and its record deleted
                 unnamed.clear();
