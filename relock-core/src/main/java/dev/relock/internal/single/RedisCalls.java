@@ -12,6 +12,7 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.cluster.PartitionSelectorException;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.internal.ExceptionFactory;
@@ -166,7 +167,8 @@ public final class RedisCalls {
      * is a script answered ASK (the slot in migration, its keys gone) on a connection to one node,
      * which does not follow redirections (the replication guard's on Cluster): a multi-key script
      * sent with ASKING to the importing node would get TRYAGAIN there anyway, until the migration
-     * ends with MOVED.
+     * ends with MOVED. And so is a script Lettuce did not send because its topology names no master for the slot (a
+     * view read amid a failover): it was never sent, so sending it again cannot run it twice.
      */
     public <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         ScriptCall<T> reply = new ScriptCall<>(System.nanoTime() + timeoutNanos, script, type, keys, args);
@@ -240,12 +242,12 @@ public final class RedisCalls {
             }
         }
 
-        /** Schedules the script again if Redis said TRYAGAIN (or ASK) and there is time left; false otherwise. */
+        /**
+         * Schedules the script again if Redis said TRYAGAIN (or ASK), or Lettuce sent nothing for want of a master of
+         * the slot, and there is time left; false otherwise.
+         */
         private boolean retryLater(Throwable error) {
-            Throwable cause = unwrap(error);
-            if (!(cause instanceof RedisCommandExecutionException)
-                    || !(String.valueOf(cause.getMessage()).startsWith("TRYAGAIN")
-                            || String.valueOf(cause.getMessage()).startsWith("ASK "))
+            if (!(isSlotMigrating(error) || isSlotUncovered(error))
                     || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MILLIS) > retryUntil) {
                 return false;
             }
@@ -641,6 +643,20 @@ public final class RedisCalls {
         String message = String.valueOf(cause.getMessage());
         return cause instanceof RedisCommandExecutionException
                 && (message.startsWith("TRYAGAIN") || message.startsWith("ASK "));
+    }
+
+    /**
+     * Whether Lettuce sent nothing because its view of the Cluster names no master for the command's slot: a topology
+     * read amid a failover, from a node that had not yet heard of the promotion. Lettuce asks for a fresh topology
+     * when it meets one (its uncovered-slot refresh trigger), so the next try is likely to find the master.
+     */
+    static boolean isSlotUncovered(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PartitionSelectorException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

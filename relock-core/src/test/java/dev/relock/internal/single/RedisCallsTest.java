@@ -8,15 +8,24 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.resource.ClientResources;
 import io.netty.util.HashedWheelTimer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -147,6 +156,39 @@ class RedisCallsTest {
                             OWNER, "30000", "0", "0", "1000", WAKE_ROUTE));
                 }
                 await().atMost(Duration.ofSeconds(20)).until(() -> connection.sync().exists(locks) == locks.length);
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        }
+    }
+
+    @Test
+    void aCallLettuceDidNotSendForWantOfAMasterOfItsSlotIsSentOnceTheTopologyNamesOne() throws Exception {
+        try (RedisCluster cluster = RedisCluster.builder().masters(1).start()) {
+            RedisClusterClient client = RedisClusterClient.create(cluster.seedUri());
+            // as relock's own clients: an uncovered slot asks for a fresh topology
+            client.setOptions(ClusterClientOptions.builder()
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .enableAllAdaptiveRefreshTriggers().build())
+                    .build());
+            String[] keys = LockKeys.of("calls-test", "calls:uncovered").all();
+            int slot = SlotHash.getSlot(keys[0]);
+            // a view read amid a failover, from a node that has not heard of the promotion yet: no master of the slot
+            Partitions partitions = client.getPartitions();
+            RedisClusterNode master = partitions.getPartitionBySlot(slot);
+            List<Integer> slots = new ArrayList<>(master.getSlots());
+            slots.remove(Integer.valueOf(slot));
+            master.setSlots(slots);
+            partitions.updateCache();
+            assertThat(client.getPartitions().getPartitionBySlot(slot)).isNull();
+            try (StatefulRedisClusterConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE)) {
+                RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(10),
+                        cluster.seedUri(), client.getResources().eventExecutorGroup(), false);
+
+                // Lettuce fails the first EVALSHA unsent (PartitionSelectorException); the call sends it again
+                // once the topology it asked for names the master
+                lockAndUnlock(calls, keys);
+                assertThat(client.getPartitions().getPartitionBySlot(slot)).isNotNull();
             } finally {
                 client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
