@@ -647,8 +647,9 @@ public final class RedisCalls {
 
     /**
      * Whether Lettuce sent nothing because its view of the Cluster names no master for the command's slot: a topology
-     * read amid a failover, from a node that had not yet heard of the promotion. Lettuce asks for a fresh topology
-     * when it meets one (its uncovered-slot refresh trigger), so the next try is likely to find the master.
+     * read amid a failover, from a node that had not yet heard of the promotion. Where its uncovered-slot refresh
+     * trigger is on (relock's own Cluster clients turn every adaptive trigger on), Lettuce asks for a fresh topology
+     * when it meets one, so a later try finds the master; elsewhere only a periodic refresh may.
      */
     static boolean isSlotUncovered(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
