@@ -30,25 +30,16 @@ import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import io.netty.util.Timer;
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -112,7 +103,6 @@ import org.slf4j.LoggerFactory;
 public final class RedlockEngine implements Engine {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockEngine.class);
-    private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
     /** An attempt id {@link #nextAttemptId} never issues: release.lua then removes no hold. */
     private static final String NO_ATTEMPT = "-";
 
@@ -130,9 +120,7 @@ public final class RedlockEngine implements Engine {
     private final RecordWrites recordWrites;
     private final RelockSettings settings;
     private final ClockDrift drift;
-    private final ClientResources resources;
-    private final RedisClient redisClient;
-    private final List<RedlockNode> nodes = new ArrayList<>();
+    private final NodeSet nodes;
     private final int majority;
     private final long timeoutNanos;
     private final String channel;
@@ -149,7 +137,6 @@ public final class RedlockEngine implements Engine {
     // fresh acquisitions under way, failed by close()
     private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
     private final LeaseKeeper leaseKeeper;
-    private final RedisConnectionStateListener reconnected;
     private final LockEvents events;
 
     private RedlockEngine(EngineClient core, List<RedisURI> uris, ClockDrift drift, Instrumentation instrumentation) {
@@ -159,31 +146,14 @@ public final class RedlockEngine implements Engine {
         // before connecting: each node reads as down until it tells of its command connection
         this.events = LockEvents.of(instrumentation, uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
-        this.majority = uris.size() / 2 + 1;
         this.timeoutNanos = settings.commandTimeout().toNanos();
         this.channel = settings.keyPrefix() + ":redlock:released";
         this.turnMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
-        this.resources = DefaultClientResources.create();
-        this.redisClient = RedisClient.create(resources);
-        // connecting (socket and handshake) may take longer than one command: the first
-        // connections of a JVM load classes and start event loops; commands keep commandTimeout
-        Duration connectTimeout = settings.commandTimeout().compareTo(MIN_CONNECT_TIMEOUT) > 0
-                ? settings.commandTimeout() : MIN_CONNECT_TIMEOUT;
-        redisClient.setOptions(RedisConnections.clientOptions(settings.commandTimeout()).mutate()
-                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-                .build());
-        for (RedisURI uri : uris) {
-            uri.setTimeout(connectTimeout);
-            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel,
-                    signals.listenerOf(nodes.size()), events));
-        }
-        List<CompletableFuture<Void>> connecting = new ArrayList<>();
-        nodes.forEach(node -> connecting.add(node.connect()));
-        Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true);
-        // every attempt ends by itself within the connect timeout (connect, handshake, subscribe)
-        connected.awaitAll(2 * connectTimeout.toNanos() + timeoutNanos);
+        this.nodes = new NodeSet(uris, settings, channel, signals, events);
+        this.majority = nodes.majority();
+        Poll<Void> connected = nodes.connect();
         if (!connected.won()) {
-            RelockException failure = unavailable("connecting", null, connected);
+            RelockException failure = nodes.unavailable("connecting", null, connected);
             events.connectFailed();
             shutDown();
             throw failure;
@@ -195,13 +165,7 @@ public final class RedlockEngine implements Engine {
                 Math.max(1, settings.defaultLease().toMillis() / 3));
         register();
         // after a reconnect the lease keeper renews at once: the outage already used up part of every validity
-        this.reconnected = new RedisConnectionStateListener() {
-            @Override
-            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                leaseKeeper.renewSoon();
-            }
-        };
-        redisClient.addListener(reconnected);
+        nodes.watchConnects(leaseKeeper::renewSoon);
         log.debug("relock Redlock client {} connected to {} of {} nodes", core.clientId(), connected.yes(),
                 nodes.size());
     }
@@ -214,37 +178,7 @@ public final class RedlockEngine implements Engine {
      *     Sentinel URI, or two name the same host and port
      */
     public static List<String> checkUris(List<String> uris) {
-        Objects.requireNonNull(uris, "redisUris");
-        if (uris.size() < 3 || uris.size() > 7 || uris.size() % 2 == 0) {
-            throw new IllegalArgumentException("Redlock needs an odd number of 3 to 7 independent Redis servers, got "
-                    + uris.size() + " URIs");
-        }
-        Set<String> servers = new HashSet<>();
-        for (String text : uris) {
-            RedisURI uri = parse(text);
-            String server = uri.getHost().toLowerCase() + ":" + uri.getPort();
-            if (!servers.add(server)) {
-                throw new IllegalArgumentException("Redlock servers must be distinct; " + server
-                        + " is given twice");
-            }
-        }
-        return List.copyOf(uris);
-    }
-
-    private static RedisURI parse(String text) {
-        Objects.requireNonNull(text, "a Redlock URI is null");
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(text);
-        } catch (RuntimeException e) {
-            // Lettuce's message may repeat the URI, password included
-            throw new IllegalArgumentException("not a valid Redis URI: " + RedisConnections.withoutCredentials(text));
-        }
-        if (!uri.getSentinels().isEmpty() || uri.getHost() == null) {
-            throw new IllegalArgumentException("a Redlock server must be one Redis master (redis:// or rediss://), "
-                    + "not a Sentinel or socket URI: " + RedisConnections.withoutCredentials(text));
-        }
-        return uri;
+        return RedlockUris.check(uris);
     }
 
     /**
@@ -255,7 +189,7 @@ public final class RedlockEngine implements Engine {
     public static RelockClient connect(List<String> uris, RelockSettings settings, ClientIdentity identity,
             ClockDrift drift, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         List<RedisURI> parsed = new ArrayList<>();
-        checkUris(uris).forEach(uri -> parsed.add(parse(uri)));
+        checkUris(uris).forEach(uri -> parsed.add(RedlockUris.parse(uri)));
         parsed.forEach(uri -> RedisConnections.nameConnections(uri, identity));
         return new EngineClient(settings, identity, listeners,
                 core -> new RedlockEngine(core, parsed, drift, instrumentation));
@@ -453,7 +387,7 @@ public final class RedlockEngine implements Engine {
         Set<String> names = new TreeSet<>();
         int walked = 0;
         List<String> failures = new ArrayList<>();
-        for (RedlockNode node : nodes) {
+        for (RedlockNode node : nodes.all()) {
             try {
                 for (String key : node.scan(match)) {
                     String name = LockKeys.nameOf(settings.keyPrefix(), key);
@@ -612,7 +546,7 @@ public final class RedlockEngine implements Engine {
     /** Sends one write of the identity record ({@link RecordWrites}) to every node by EVAL, in order, without waiting. */
     private void writeRecord(LuaScript script, String[] args) {
         String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        for (RedlockNode node : nodes) {
+        for (RedlockNode node : nodes.all()) {
             node.<Long>runInOrder(script, ScriptOutputType.INTEGER, new String[] {key}, args)
                     .whenComplete((written, error) -> {
                         if (error != null) {
@@ -633,7 +567,7 @@ public final class RedlockEngine implements Engine {
     public Map<String, String> identityRecord(String clientId) {
         String key = ClientRegistry.key(settings.keyPrefix(), clientId);
         RuntimeException unreachable = null;
-        for (RedlockNode node : nodes) {
+        for (RedlockNode node : nodes.all()) {
             try {
                 Map<String, String> record = node.hashAt(key, "read the identity record of client " + clientId);
                 if (!record.isEmpty()) {
@@ -650,24 +584,9 @@ public final class RedlockEngine implements Engine {
         return Map.of();
     }
 
-    /**
-     * Sends a PING to every node and returns the time until a majority answered.
-     *
-     * @throws RedisUnavailableException if fewer than a majority answered within the command timeout
-     */
     @Override
     public Duration ping() {
-        long sent = System.nanoTime();
-        List<CompletableFuture<String>> replies = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            replies.add(node.ping());
-        }
-        Poll<String> poll = poll(replies, reply -> true);
-        poll.awaitDecision(timeoutNanos);
-        if (!poll.won()) {
-            throw unavailable("ping", null, poll);
-        }
-        return Duration.ofNanos(System.nanoTime() - sent);
+        return nodes.ping();
     }
 
     /**
@@ -677,7 +596,7 @@ public final class RedlockEngine implements Engine {
      */
     @Override
     public void close() {
-        redisClient.removeListener(reconnected);
+        nodes.unwatchConnects();
         leaseKeeper.close();
         IllegalStateException closedNow = core.closedException();
         // before the connections close: an attempt in flight is cleaned up on every node
@@ -688,7 +607,7 @@ public final class RedlockEngine implements Engine {
         // same connections, and no write follows
         String record = ClientRegistry.key(settings.keyPrefix(), core.clientId());
         recordWrites.delete(
-                () -> nodes.forEach(node -> releases.add(node.delete(record).handle((deleted, error) -> null))));
+                () -> nodes.all().forEach(node -> releases.add(node.delete(record).handle((deleted, error) -> null))));
         for (Hold hold : holds.all()) {
             Poll<Long> poll = sendRelease(hold);
             // every node's reply, not a majority's: the connections close next, and a release still queued for a
@@ -714,24 +633,17 @@ public final class RedlockEngine implements Engine {
 
     private void shutDown() {
         events.close();
-        nodes.forEach(RedlockNode::close);
-        redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        resources.shutdown(0, 2, TimeUnit.SECONDS);
+        nodes.shutDown();
     }
 
     // ---- for the locks and the lease keeper of this client ------------------------------------------
 
-    /**
-     * The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps; far timers
-     * wait on {@link #wheel} and run here when they fire.
-     */
     ScheduledExecutorService timer() {
-        return resources.eventExecutorGroup();
+        return nodes.timer();
     }
 
-    /** The hashed wheel timer of the clients' resources: for far timers of waits (arming one wakes no thread). */
     Timer wheel() {
-        return resources.timer();
+        return nodes.wheel();
     }
 
     void acquisitionStarted(RedlockAcquisition acquisition) {
@@ -777,42 +689,23 @@ public final class RedlockEngine implements Engine {
         return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
     }
 
-    /**
-     * Sends a read-only or idempotent script to every node at once (EVALSHA, EVAL after
-     * NOSCRIPT); a node's yes is a reply that passes {@code isYes}.
-     */
     <T> Poll<T> sendToAll(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
             String... args) {
-        List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            replies.add(node.run(script, type, keys, args));
-        }
-        return poll(replies, isYes);
+        return nodes.sendToAll(script, type, keys, isYes, args);
     }
 
-    /**
-     * Sends a script that takes or extends a lock to every node at once, by EVAL: on each node it
-     * runs after every command this client sent there before it and before every command sent
-     * after it, even when the reply comes late or never (an EVALSHA's NOSCRIPT fallback would go
-     * out later and could overtake the clean-up or release that follows).
-     */
     <T> Poll<T> sendToAllInOrder(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
             String... args) {
-        return poll(sendToEachInOrder(script, type, keys, args), isYes);
+        return nodes.sendToAllInOrder(script, type, keys, isYes, args);
     }
 
-    /** As {@link #sendToAllInOrder}, for a batch: one reply of every node, by node. */
     <T> List<CompletableFuture<T>> sendToEachInOrder(LuaScript script, ScriptOutputType type, String[] keys,
             String... args) {
-        List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            replies.add(node.runInOrder(script, type, keys, args));
-        }
-        return replies;
+        return nodes.sendToEachInOrder(script, type, keys, args);
     }
 
     <T> Poll<T> poll(List<CompletableFuture<T>> replies, Predicate<T> isYes) {
-        return new Poll<>(nodes, replies, majority, isYes);
+        return nodes.poll(replies, isYes);
     }
 
     /**
@@ -834,7 +727,7 @@ public final class RedlockEngine implements Engine {
      */
     void cleanUpLost(Hold hold) {
         String attempt = Long.toString(hold.attemptId);
-        for (RedlockNode node : nodes) {
+        for (RedlockNode node : nodes.all()) {
             cleanUpOn(node, hold.keys, member(hold), true, attempt, "", "", "", false);
         }
     }
@@ -860,7 +753,7 @@ public final class RedlockEngine implements Engine {
     void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
             String markMillis, String place, boolean quiet, List<? extends CompletableFuture<?>> replies) {
         for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.get(i);
+            RedlockNode node = nodes.node(i);
             CompletableFuture<?> reply = replies.get(i);
             cleanUpOnceAnswered(reply, () -> true, () -> stopWaiting || !isRefusal(reply)
                     ? cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place, quiet)
@@ -900,7 +793,7 @@ public final class RedlockEngine implements Engine {
     void stopWaitingWhereRefused(LockKeys keys, String member, List<CompletableFuture<List<Object>>> replies,
             Hold hold) {
         for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.get(i);
+            RedlockNode node = nodes.node(i);
             CompletableFuture<List<Object>> reply = replies.get(i);
             cleanUpOnceAnswered(reply, () -> hold.state() == LeaseState.HELD,
                     () -> isGrant(reply) ? null : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", "", false));
@@ -973,7 +866,7 @@ public final class RedlockEngine implements Engine {
             String[] keys = releaseKeys(hold.keys);
             // names the attempt that took the hold: a release that runs late or again leaves a later hold alone
             String attempt = Long.toString(hold.attemptId);
-            for (RedlockNode node : nodes) {
+            for (RedlockNode node : nodes.all()) {
                 // EVAL: in order after every attempt and renewal sent before it
                 replies.add(delayMillis > 0
                         ? node.runInOrder(RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member(hold),
@@ -1042,7 +935,7 @@ public final class RedlockEngine implements Engine {
             if (hold.state() != LeaseState.HELD || hold.releasing() || core.isClosed()) {
                 return;
             }
-            RedlockNode target = nodes.get(node);
+            RedlockNode target = nodes.node(node);
             target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER,
                     new String[] {hold.keys.lock(), hold.keys.fence(), hold.keys.leases()},
                     member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken),
@@ -1091,18 +984,12 @@ public final class RedlockEngine implements Engine {
         }
     }
 
-    /** The exception for a poll that fewer than a majority of the nodes answered. */
     RedisUnavailableException unavailable(String operation, String lockName, Poll<?> poll) {
-        String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
-        return new RedisUnavailableException(what + ": " + poll.answered() + " of " + nodes.size()
-                + " Redlock nodes answered, a majority needs " + majority + ": " + String.join("; ", poll.failures()),
-                null);
+        return nodes.unavailable(operation, lockName, poll);
     }
 
     @Override
     public String toString() {
-        List<String> addresses = new ArrayList<>();
-        nodes.forEach(node -> addresses.add(node.address));
-        return "RedlockEngine[" + addresses + "]";
+        return "RedlockEngine[" + nodes + "]";
     }
 }
