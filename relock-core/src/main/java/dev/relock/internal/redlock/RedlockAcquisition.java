@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * same one to all nodes, which they give unless their fence is past it), it is first written back
  * to a majority. The hold is valid until {@code sent + lease - drift}; if that has passed already,
  * the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
- * every node (see {@link RedlockEngine#cleanUpAttempt}), and the next attempt waits
+ * every node (see {@link CleanUps#afterAttempt}), and the next attempt waits
  * <ul>
  *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
  *       place in every node's queue, ordered by when its wait began by that node's clock): not at all;</li>
@@ -288,7 +288,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 reply.whenComplete((answer, error) -> onGranted(node, token, id));
                 return;
             }
-            if (!RedlockEngine.isRefusal(reply)) {
+            if (!AttemptAnswers.isRefusal(reply)) {
                 // failed there (it cannot have said yes and queued for a grant): the clean-up after it undoes it
                 return;
             }
@@ -577,7 +577,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
             // it waits no more. Not after grants: the nodes that have not granted yet are about to (their
             // messages are on the way), or another writer holds them; the release ends the wait on every node
-            client.stopWaitingWhereRefused(keys, member, attemptReplies, hold);
+            client.cleanUps().stopWaitingWhereRefused(keys, member, attemptReplies, hold);
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
                 mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
@@ -617,7 +617,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     /**
      * Undoes the latest attempt on every node once that node answered it (see
-     * {@link RedlockEngine#cleanUpAttempt}); {@code stopWaiting}: the writer's mark, place and turn
+     * {@link CleanUps#afterAttempt}); {@code stopWaiting}: the writer's mark, place and turn
      * go too.
      */
     private void undoAttempt(boolean stopWaiting) {
@@ -629,10 +629,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * writer waits for, so a turn the clean-up gives it back where it had taken the lock is not announced.
      */
     private void undoAttempt(boolean stopWaiting, boolean heldElsewhere) {
-        // a writer that stops waiting undoes this attempt's grants too (see RedlockEngine#cleanUpAttempt)
+        // a writer that stops waiting undoes this attempt's grants too (see CleanUps#afterAttempt)
         attemptUndone |= stopWaiting;
         boolean waits = !stopWaiting && markMillisSent();
-        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
+        client.cleanUps().afterAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
                 waits ? Long.toString(markMillis()) : "0", waits ? place : "", waits && heldElsewhere, attemptReplies);
     }
 

@@ -49,9 +49,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,8 +101,6 @@ import org.slf4j.LoggerFactory;
 public final class RedlockEngine implements Engine {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockEngine.class);
-    /** An attempt id {@link #nextAttemptId} never issues: release.lua then removes no hold. */
-    private static final String NO_ATTEMPT = "-";
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockEngine.class, "acquire.lua");
     static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockEngine.class, "acquire-read.lua");
@@ -123,13 +119,11 @@ public final class RedlockEngine implements Engine {
     private final NodeSet nodes;
     private final int majority;
     private final long timeoutNanos;
-    private final String channel;
-    // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms
     private final AtomicLong attemptIds = new AtomicLong();
-    // clean-ups of attempts, sent or waiting for their node's reply to the attempt they undo; close()
-    // waits for them before it closes the connections, so no hold of a failed attempt outlives the client
-    private final Set<CompletableFuture<?>> pendingCleanUps = ConcurrentHashMap.newKeySet();
-    private final String turnMillis;
+    private final ReleaseCalls releaseCalls;
+    private final CleanUps cleanUps;
+    private final LossReports losses;
+    private final MajorityRelease releases;
     private final ReleaseSignals signals = new ReleaseSignals();
     // the client's table
     private final HoldTable holds;
@@ -147,9 +141,12 @@ public final class RedlockEngine implements Engine {
         this.events = LockEvents.of(instrumentation, uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
         this.timeoutNanos = settings.commandTimeout().toNanos();
-        this.channel = settings.keyPrefix() + ":redlock:released";
-        this.turnMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
+        String channel = settings.keyPrefix() + ":redlock:released";
+        this.releaseCalls = new ReleaseCalls(channel, settings.handoffGrace());
         this.nodes = new NodeSet(uris, settings, channel, signals, events);
+        this.cleanUps = new CleanUps(nodes, releaseCalls);
+        this.losses = new LossReports(core, nodes, dispatch, cleanUps);
+        this.releases = new MajorityRelease(nodes, releaseCalls, dispatch, holds, losses, cleanUps, core.clientId());
         this.majority = nodes.majority();
         Poll<Void> connected = nodes.connect();
         if (!connected.won()) {
@@ -323,16 +320,7 @@ public final class RedlockEngine implements Engine {
 
     @Override
     public boolean forceUnlock(String name, LockKeys keys) {
-        Poll<Long> poll = forceRelease(keys);
-        poll.awaitAll(timeoutNanos);
-        if (poll.answered() < majority) {
-            throw unavailable("force-unlock", name, poll);
-        }
-        boolean held = poll.won();
-        if (held) {
-            log.info("lock '{}' was forced open on every Redlock node by client {}", name, core.clientId());
-        }
-        return held;
+        return releases.forceUnlock(name, keys);
     }
 
     @Override
@@ -602,23 +590,23 @@ public final class RedlockEngine implements Engine {
         // before the connections close: an attempt in flight is cleaned up on every node
         acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
         signals.wakeAll();
-        List<CompletableFuture<Void>> releases = new ArrayList<>();
+        List<CompletableFuture<Void>> sent = new ArrayList<>();
         // the identity record goes with the client (a crashed client's expires); after any write of it, on the
         // same connections, and no write follows
         String record = ClientRegistry.key(settings.keyPrefix(), core.clientId());
         recordWrites.delete(
-                () -> nodes.all().forEach(node -> releases.add(node.delete(record).handle((deleted, error) -> null))));
+                () -> nodes.all().forEach(node -> sent.add(node.delete(record).handle((deleted, error) -> null))));
         for (Hold hold : holds.all()) {
-            Poll<Long> poll = sendRelease(hold);
+            Poll<Long> poll = releases.send(hold);
             // every node's reply, not a majority's: the connections close next, and a release still queued for a
             // slower node would be dropped with them, leaving the lock there until its lease ran out
-            releases.add(poll.counted());
+            sent.add(poll.counted());
             hold.released();
             holds.remove(hold);
         }
         // a clean-up may wait for its attempt's reply first: up to two command timeouts
-        List<CompletableFuture<?>> pending = new ArrayList<>(releases);
-        pending.addAll(pendingCleanUps);
+        List<CompletableFuture<?>> pending = new ArrayList<>(sent);
+        pending.addAll(cleanUps.pending());
         try {
             CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
                     .get(2 * settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -684,9 +672,8 @@ public final class RedlockEngine implements Engine {
         return dispatch;
     }
 
-    /** How long a release keeps the lock for the first waiting writer: see release.lua. */
     long turnNanos() {
-        return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
+        return releaseCalls.turnNanos();
     }
 
     <T> Poll<T> sendToAll(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
@@ -721,207 +708,13 @@ public final class RedlockEngine implements Engine {
     }
 
     /**
-     * Deletes what is left of a lost hold on every node (and a writer's place, mark and turn as a waiting writer),
-     * without waiting. It names the attempt that took the hold, so on a node the owner's next attempt reached first
-     * it removes no hold of that attempt's: it may go out after the owner was told, and after its next attempt.
-     */
-    void cleanUpLost(Hold hold) {
-        String attempt = Long.toString(hold.attemptId);
-        for (RedlockNode node : nodes.all()) {
-            cleanUpOn(node, hold.keys, member(hold), true, attempt, "", "", "", false);
-        }
-    }
-
-    /**
-     * Undoes an attempt that did not win: deletes the hold it took on every node, unless a later
-     * attempt of the same owner reached that node first; {@code stopWaiting}: the writer's mark,
-     * place in the queue and turn go too (and grants on release made for the attempt, which goes
-     * to every node then). Without {@code stopWaiting}, nothing is sent to a node that refused the
-     * attempt: the writer waits there, and a grant made for it there stays the writer's to take. On
-     * each node the clean-up is sent once that node answered the attempt (or failed to): sent
-     * earlier, it could overtake the attempt, which Lettuce writes from another thread. Without
-     * waiting.
-     *
-     * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
-     * @param waited for a writer that goes on waiting, how long it has waited (acquire.lua's ARGV[4]), so its
-     *     place is put back where the attempt took it away; else "0"
-     * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
-     * @param place for such a writer, its place on every node (acquire.lua's ARGV[7]), or ""
-     * @param quiet for such a writer, a turn given back to it is not announced (see release.lua's ARGV[10])
-     * @param replies the attempt's replies, by node
-     */
-    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
-            String markMillis, String place, boolean quiet, List<? extends CompletableFuture<?>> replies) {
-        for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.node(i);
-            CompletableFuture<?> reply = replies.get(i);
-            cleanUpOnceAnswered(reply, () -> true, () -> stopWaiting || !isRefusal(reply)
-                    ? cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place, quiet)
-                    : null);
-        }
-    }
-
-    /**
-     * Whether {@code reply}, a node's answer to an attempt, is in and refused it: nothing of the attempt is held there
-     * but the writer's wait, and the grants on release made for it there after (which {@link #cleanUpAttempt} leaves
-     * alone for a writer that goes on waiting).
-     */
-    static boolean isRefusal(CompletableFuture<?> reply) {
-        return answers(reply, 0L);
-    }
-
-    /** Whether {@code reply}, a node's answer to an attempt, is in and took the lock there (acquire.lua's 1). */
-    private static boolean isGrant(CompletableFuture<?> reply) {
-        return answers(reply, 1L);
-    }
-
-    /** Whether {@code reply}, a node's answer to an attempt, is in and begins with {@code code}. */
-    private static boolean answers(CompletableFuture<?> reply, long code) {
-        return reply.isDone() && !reply.isCompletedExceptionally() && reply.join() instanceof List<?> answer
-                && !answer.isEmpty() && Long.valueOf(code).equals(answer.get(0));
-    }
-
-    /**
-     * After a writer won by majority: where a node refused its attempt (or did not answer it), the writer's mark,
-     * place and turn go there (release.lua as a writer that stops waiting, with {@link #NO_ATTEMPT}, so no hold is
-     * removed). Where the refusal is in, the clean-up is sent at once: before the holder can release, so before
-     * any later attempt of the same owner. Where the reply is still out, it is sent once the reply is in, and only
-     * if {@code hold} is still held then: its release stops the wait on every node anyway, and a clean-up that
-     * followed the owner's next attempt would undo that attempt's wait (liveness only: no hold is removed).
-     * Without waiting.
-     */
-    void stopWaitingWhereRefused(LockKeys keys, String member, List<CompletableFuture<List<Object>>> replies,
-            Hold hold) {
-        for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.node(i);
-            CompletableFuture<List<Object>> reply = replies.get(i);
-            cleanUpOnceAnswered(reply, () -> hold.state() == LeaseState.HELD,
-                    () -> isGrant(reply) ? null : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", "", false));
-        }
-    }
-
-    /**
-     * Runs {@code cleanUp} for one node once {@code reply}, that node's answer to the attempt (or its failure), is in,
-     * so what it sends follows the attempt: at once if the reply is in, else when it comes, on the event executors
-     * (never an I/O thread), and then only if {@code wantedWhenLate} still holds; {@link #pendingCleanUps} holds it
-     * until it is done. {@code cleanUp} returns what it sent, or null if nothing is to be undone there.
-     */
-    private void cleanUpOnceAnswered(CompletableFuture<?> reply, BooleanSupplier wantedWhenLate,
-            Supplier<CompletableFuture<Long>> cleanUp) {
-        if (reply.isDone()) {
-            cleanUp.get();
-            return;
-        }
-        CompletableFuture<Long> cleanedUp = reply.handle((answer, error) -> null).thenComposeAsync(answered -> {
-            CompletableFuture<Long> sent = wantedWhenLate.getAsBoolean() ? cleanUp.get() : null;
-            return sent == null ? CompletableFuture.completedFuture(0L) : sent;
-        }, timer());
-        pendingCleanUps.add(cleanedUp);
-        cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
-    }
-
-    private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
-            String attemptId, String waited, String markMillis, String place, boolean quiet) {
-        CompletableFuture<Long> cleanedUp = node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER,
-                releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, waited,
-                markMillis, place, quiet ? "1" : "0");
-        pendingCleanUps.add(cleanedUp);
-        return cleanedUp.whenComplete((deleted, error) -> {
-            pendingCleanUps.remove(cleanedUp);
-            if (error != null) {
-                log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
-                        keys.lock(), node.address, error.toString());
-            }
-        });
-    }
-
-    /** A new attempt id, unique in this client: see acquire.lua's ARGV[5]. */
-    String nextAttemptId() {
-        return Long.toString(attemptIds.incrementAndGet());
-    }
-
-    /** The keys of release.lua (and release-after.lua, which reads the first four). */
-    private static String[] releaseKeys(LockKeys keys) {
-        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue(), keys.fence()};
-    }
-
-    /** Deletes the lock on every node whoever holds it; yes = deleted there. */
-    Poll<Long> forceRelease(LockKeys keys) {
-        return sendToAll(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
-                deleted -> deleted == 1,
-                "", channel, "1", "0", turnMillis, "");
-    }
-
-    /** Marks the hold releasing and sends its release to every node, after any renewal already sent. */
-    private Poll<Long> sendRelease(Hold hold) {
-        return sendRelease(hold, 0);
-    }
-
-    /** As {@link #sendRelease(Hold)}; with a positive delay the hold stays taken that long (release-after.lua). */
-    private Poll<Long> sendRelease(Hold hold, long delayMillis) {
-        dispatch.lock();
-        try {
-            hold.beginRelease();
-            List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
-            String[] keys = releaseKeys(hold.keys);
-            // names the attempt that took the hold: a release that runs late or again leaves a later hold alone
-            String attempt = Long.toString(hold.attemptId);
-            for (RedlockNode node : nodes.all()) {
-                // EVAL: in order after every attempt and renewal sent before it
-                replies.add(delayMillis > 0
-                        ? node.runInOrder(RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member(hold),
-                                Long.toString(delayMillis), attempt)
-                        : node.runInOrder(RELEASE, ScriptOutputType.INTEGER, keys, member(hold), channel, "0", "1",
-                                turnMillis, attempt));
-            }
-            return poll(replies, done -> done == 1);
-        } finally {
-            dispatch.unlock();
-        }
-    }
-
-    /** Gives up a hold nobody will see (an asynchronous acquisition given up), without waiting: from any thread. */
-    void releaseUnseen(Hold hold) {
-        IoThreads.offIo(timer(), () -> sendRelease(hold));
-        holds.remove(hold);
-        hold.released();
-    }
-
-    /**
      * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
      * stays taken on the nodes for that long (the lease keeper no longer extends it).
      */
     @Override
     public void release(Hold hold, long delayMillis, boolean byHandle) {
         core.ensureOpen();
-        if (hold.state() == LeaseState.LOST) {
-            if (hold.drop() == 0) {
-                holds.remove(hold);
-                IoThreads.offIo(timer(), () -> cleanUpLost(hold));
-            }
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        if (hold.holds() > 1) {
-            // re-entries are counted here only
-            hold.drop();
-            return;
-        }
-        Poll<Long> poll = IoThreads.offIo(timer(), () -> sendRelease(hold, delayMillis));
-        holds.remove(hold);
-        hold.drop();
-        poll.awaitDecision(timeoutNanos);
-        if (poll.won()) {
-            hold.released();
-            log.debug("Redlock lock '{}' released by {}", hold.lockName, hold.owner);
-            return;
-        }
-        if (poll.no() > nodes.size() - majority) {
-            reportLost(hold, "a majority of the nodes no longer had it at release (lease ran out, key lost or"
-                    + " forced open)");
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        hold.released();
-        throw unavailable("release", hold.lockName, poll);
+        releases.release(hold, delayMillis);
     }
 
     /**
@@ -947,41 +740,25 @@ public final class RedlockEngine implements Engine {
         }
     }
 
-    /**
-     * Marks a hold lost, tells the listeners once, and cleans up what is left of it on the nodes. From any
-     * thread; on an I/O thread, all of it runs on the event executors while the caller waits.
-     */
     void reportLost(Hold hold, String reason) {
-        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason, () -> hold.lose(reason)));
+        losses.report(hold, reason);
     }
 
-    /**
-     * As {@link #reportLost}, for the lease keeper at a hold's deadline, unless a lease extension confirmed since the
-     * keeper looked has moved the deadline ({@link Hold#loseAtDeadline}). Any thread.
-     */
     void reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
-        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason,
-                () -> hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)));
+        losses.reportAtDeadline(hold, reason, deadlineOf);
     }
 
-    /** {@code lose} marks the hold lost, and says whether it did; the rest follows only if it did. */
-    private void reportLostHere(Hold hold, String reason, BooleanSupplier lose) {
-        dispatch.lock();
-        try {
-            // under the dispatch lock: a renewal, extension or restore checks under it that the hold is held, so
-            // none of this hold is sent after it is lost, and none reaches a node after the clean-up
-            if (!lose.getAsBoolean()) {
-                return;
-            }
-        } finally {
-            dispatch.unlock();
-        }
-        core.tellLost(hold, reason);
-        // only now, with the owner and the listeners told: the clean-up frees the lock on the nodes before the lease
-        // ends there, so another client could take it at once (an owner told after that would have overlapped it)
-        if (!core.isClosed()) {
-            cleanUpLost(hold);
-        }
+    void releaseUnseen(Hold hold) {
+        releases.releaseUnseen(hold);
+    }
+
+    /** A new attempt id, unique in this client: see acquire.lua's ARGV[5]. */
+    String nextAttemptId() {
+        return Long.toString(attemptIds.incrementAndGet());
+    }
+
+    CleanUps cleanUps() {
+        return cleanUps;
     }
 
     RedisUnavailableException unavailable(String operation, String lockName, Poll<?> poll) {
