@@ -1,11 +1,8 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.ClientIdentity;
-import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
-import dev.relock.LeaseState;
 import dev.relock.LockInfo;
-import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
@@ -14,13 +11,11 @@ import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
-import dev.relock.internal.engine.ClientRegistry;
 import dev.relock.internal.engine.Engine;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.EngineLock;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
-import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
@@ -34,15 +29,11 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.netty.util.Timer;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -50,7 +41,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
-import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -112,8 +102,6 @@ public final class RedlockEngine implements Engine {
 
     // the client this engine serves: ids, the hold table, loss reporting
     final EngineClient core;
-    // the writes of the identity record and its delete at close, in that order, on every node
-    private final RecordWrites recordWrites;
     private final RelockSettings settings;
     private final ClockDrift drift;
     private final NodeSet nodes;
@@ -124,6 +112,9 @@ public final class RedlockEngine implements Engine {
     private final CleanUps cleanUps;
     private final LossReports losses;
     private final MajorityRelease releases;
+    private final LeaseExtensions extensions;
+    private final OperatorViews views;
+    private final IdentityRecords records;
     private final ReleaseSignals signals = new ReleaseSignals();
     // the client's table
     private final HoldTable holds;
@@ -155,10 +146,12 @@ public final class RedlockEngine implements Engine {
             shutDown();
             throw failure;
         }
+        this.extensions = new LeaseExtensions(core, nodes, dispatch, drift, losses);
+        this.views = new OperatorViews(nodes, settings.keyPrefix());
         // before the keeper, whose passes write the record
-        this.recordWrites = new RecordWrites(core, timer(), args -> writeRecord(LuaScript.REGISTER, args),
-                args -> writeRecord(LuaScript.NAME_HOLDERS, args));
-        this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
+        this.records = new IdentityRecords(core, nodes);
+        this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds,
+                new RedlockRenewal(nodes, dispatch, drift, events, extensions, losses, records, core.clientId()),
                 Math.max(1, settings.defaultLease().toMillis() / 3));
         register();
         // after a reconnect the lease keeper renews at once: the outage already used up part of every validity
@@ -208,105 +201,13 @@ public final class RedlockEngine implements Engine {
     /** Re-entries are counted in the JVM only; a longer explicit lease is granted by a majority first. */
     @Override
     public Hold reenter(Hold held, long lease, boolean renewed) {
-        if (held.leaseEndedBy(System.nanoTime())) {
-            if (held.state() == LeaseState.HELD) {
-                reportLost(held, "its lease (minus clock drift) ran out while it was held");
-            }
-            throw Engine.lostAtReentry(held);
-        }
-        long sent = System.nanoTime();
-        long start = sent - drift.nanosFor(lease);
-        if (!renewed && start + TimeUnit.MILLISECONDS.toNanos(lease) - held.leaseEndNanos() > 0) {
-            // a longer explicit lease than the hold has: a majority must grant it first
-            extend(held, lease);
-            held.reenter(lease, false, start);
-        } else {
-            // the hold's lease stands: a lease of 0 ending at its end changes nothing
-            held.reenter(0, renewed, held.leaseEndNanos());
-        }
-        return held;
+        return extensions.reenter(held, lease, renewed);
     }
 
-    /** Extends the lease of a held lock on a majority, for a re-entry with a longer explicit lease. */
-    private void extend(Hold held, long lease) {
-        Poll<List<Long>> poll = poll(IoThreads.offIo(timer(),
-                () -> this.<List<Long>>sendToEachInOrder(RENEW, ScriptOutputType.MULTI,
-                        new String[] {held.keys.lock(), held.keys.leases()}, member(held), Long.toString(lease))),
-                codes -> codes.get(0) == 1L);
-        poll.awaitDecision(timeoutNanos);
-        if (poll.won()) {
-            return;
-        }
-        if (poll.no() > nodes.size() - majority) {
-            reportLost(held, "a majority of the nodes no longer had it at re-entry");
-            throw Engine.lostAtReentry(held);
-        }
-        throw unavailable("re-entry", held.lockName, poll);
-    }
-
-    /**
-     * renew.lua for the one hold on every node, as a renewal round: a majority of confirmations extends the validity
-     * to {@code sent - drift + lease}, a node that had lost the key is given it back, and so many refusals that no
-     * majority can confirm it mean the hold is lost. Sent under the {@link #dispatch} lock, only while the hold is
-     * held and not being released, so it never reaches a node after the release or the clean-up of a loss.
-     */
     @Override
     public void extendLease(Hold hold, long leaseMillis) {
         core.ensureOpen();
-        if (hold.leaseEndedBy(System.nanoTime())) {
-            // its validity is over: a majority may have let it go, so the lock is lost, unless an extension on
-            // another thread has just moved it (checked again under the hold's monitor)
-            reportLostAtDeadline(hold, "its lease (minus clock drift) ran out while it was held", Hold::leaseEndNanos);
-        }
-        if (hold.state() == LeaseState.LOST) {
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        long[] sent = new long[1];
-        Poll<List<Long>> poll = IoThreads.offIo(timer(), () -> {
-            dispatch.lock();
-            try {
-                if (hold.state() != LeaseState.HELD || hold.releasing()) {
-                    return null;
-                }
-                sent[0] = System.nanoTime();
-                return poll(this.<List<Long>>sendToEachInOrder(RENEW, ScriptOutputType.MULTI,
-                        new String[] {hold.keys.lock(), hold.keys.leases()}, member(hold), Long.toString(leaseMillis)),
-                        codes -> codes.get(0) == 1L);
-            } finally {
-                dispatch.unlock();
-            }
-        });
-        if (poll == null) {
-            throw hold.state() == LeaseState.LOST ? new LeaseLostException(hold.lockName, hold.lostReason())
-                    : Engine.releasedAtExtension(hold);
-        }
-        poll.awaitDecision(timeoutNanos);
-        if (poll.won()) {
-            if (!hold.leaseExtended(sent[0] - drift.nanosFor(leaseMillis), leaseMillis)) {
-                // lost at its deadline meanwhile: its clean-up follows this extension on every node
-                throw hold.state() == LeaseState.LOST ? new LeaseLostException(hold.lockName, hold.lostReason())
-                        : Engine.releasedAtExtension(hold);
-            }
-            // also where the answer comes after the majority's: on the event executors, never an I/O thread
-            for (int node = 0; node < nodes.size(); node++) {
-                int index = node;
-                poll.replies().get(node).thenAcceptAsync(codes -> {
-                    if (codes.get(0) == 0L) {
-                        restore(hold, index);
-                    }
-                }, timer());
-            }
-            return;
-        }
-        if (poll.no() > nodes.size() - majority) {
-            if (hold.releasing()) {
-                throw Engine.releasedAtExtension(hold);
-            }
-            reportLost(hold, "a majority of the nodes no longer had it at lease extension (key expired, lost in a"
-                    + " restart, deleted or forced open)");
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        throw unavailable("lease extension", hold.lockName, poll);
+        extensions.extendLease(hold, leaseMillis);
     }
 
     @Override
@@ -325,12 +226,12 @@ public final class RedlockEngine implements Engine {
 
     @Override
     public boolean isLocked(String name, LockKeys keys) {
-        return inspect(name).isHeld();
+        return views.inspect(name).isHeld();
     }
 
     @Override
     public Optional<Duration> remainingLease(String name, LockKeys keys) {
-        LockInfo info = inspect(name);
+        LockInfo info = views.inspect(name);
         return info.isHeld() ? Optional.of(info.remainingLease()) : Optional.empty();
     }
 
@@ -358,49 +259,9 @@ public final class RedlockEngine implements Engine {
         throw semaphoresRefused();
     }
 
-    /**
-     * The locks held on a majority whose names match {@code nameGlob}: every node is walked with
-     * SCAN for lock hashes (one after another, each page within the command timeout), and each
-     * name found on any node is inspected on all of them ({@link #inspect}). A lock held on a
-     * majority is on at least one node of every majority, so a majority of walks finds it.
-     * Semaphores do not exist on Redlock. Like SCAN, it may miss a lock taken during the walk.
-     *
-     * @throws RedisUnavailableException if fewer than a majority of the nodes could be walked
-     */
     @Override
     public List<LockInfo> list(String nameGlob) {
-        // LockKeys escapes the glob like a name (its *, ? and [] stay globs); the lock hashes end at
-        // the tag's '}', so the fence and readers keys do not match
-        String match = LockKeys.lockKeyPattern(settings.keyPrefix(), nameGlob);
-        Set<String> names = new TreeSet<>();
-        int walked = 0;
-        List<String> failures = new ArrayList<>();
-        for (RedlockNode node : nodes.all()) {
-            try {
-                for (String key : node.scan(match)) {
-                    String name = LockKeys.nameOf(settings.keyPrefix(), key);
-                    if (name != null) {
-                        names.add(name);
-                    }
-                }
-                walked++;
-            } catch (RuntimeException e) {
-                failures.add(node.describe(e));
-            }
-        }
-        if (walked < majority) {
-            throw new RedisUnavailableException("list: " + walked + " of " + nodes.size()
-                    + " Redlock nodes could be walked, a majority needs " + majority + ": "
-                    + String.join("; ", failures), null);
-        }
-        List<LockInfo> held = new ArrayList<>();
-        for (String name : names) {
-            LockInfo info = inspect(name);
-            if (info.isHeld()) {
-                held.add(info);
-            }
-        }
-        return held;
+        return views.list(nameGlob);
     }
 
     /**
@@ -430,146 +291,24 @@ public final class RedlockEngine implements Engine {
                 + " Cluster client");
     }
 
-    /**
-     * What a majority of the nodes hold for the lock: the owner that writes on a majority (or else
-     * the readers that each read on a majority), the holder's fencing token (of readers, the largest;
-     * see {@link #majorityToken}), and the lease within which a majority still holds it; waiters are
-     * the writers that wait (their marks on the node that has most). A hold left on a minority of
-     * nodes counts as free. Waits for every node, at most the command timeout.
-     *
-     * @throws RedisUnavailableException if fewer than a majority of the nodes answered
-     */
     @Override
     public LockInfo inspect(String name) {
-        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-        Poll<List<Object>> poll = sendToAll(LuaScript.INSPECT, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.expiry(), keys.leases()}, reply -> true);
-        poll.awaitAll(timeoutNanos);
-        List<List<Object>> answers = poll.answers();
-        if (answers.size() < majority) {
-            throw unavailable("inspect", name, poll);
-        }
-        // see inspect.lua for the layout: pttl, waiters, writer, holds, token, readers...
-        Map<String, List<List<Object>>> byWriter = new HashMap<>();
-        // the waiting writers' marks (see acquire.lua), as many as the node with the most has
-        int waiters = 0;
-        for (List<Object> answer : answers) {
-            waiters = Math.max(waiters, ((Long) answer.get(1)).intValue());
-            String writer = (String) answer.get(2);
-            if (!writer.isEmpty()) {
-                byWriter.computeIfAbsent(writer, w -> new ArrayList<>()).add(answer);
-            }
-        }
-        for (Map.Entry<String, List<List<Object>>> entry : byWriter.entrySet()) {
-            List<List<Object>> held = entry.getValue();
-            if (held.size() >= majority) {
-                List<Long> tokens = new ArrayList<>();
-                List<Long> leases = new ArrayList<>();
-                for (List<Object> answer : held) {
-                    tokens.add((Long) answer.get(4));
-                    long pttl = (Long) answer.get(0);
-                    leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
-                }
-                return new LockInfo(name, LockKind.EXCLUSIVE, Map.of(entry.getKey(), 1), majorityToken(tokens),
-                        majorityLease(leases), waiters, 0);
-            }
-        }
-        // readers: each one that reads on a majority, with its token on each node that has it
-        Map<String, List<Long>> tokensByReader = new HashMap<>();
-        for (List<Object> answer : answers) {
-            for (int i = 5; i + 2 < answer.size(); i += 3) {
-                tokensByReader.computeIfAbsent((String) answer.get(i), reader -> new ArrayList<>())
-                        .add((Long) answer.get(i + 2));
-            }
-        }
-        tokensByReader.values().removeIf(tokens -> tokens.size() < majority);
-        if (!tokensByReader.isEmpty()) {
-            long token = 0;
-            for (List<Long> tokens : tokensByReader.values()) {
-                token = Math.max(token, majorityToken(tokens));
-            }
-            List<Long> leases = new ArrayList<>();
-            for (List<Object> answer : answers) {
-                boolean reads = false;
-                for (int i = 5; i + 2 < answer.size(); i += 3) {
-                    if (tokensByReader.containsKey((String) answer.get(i))) {
-                        reads = true;
-                    }
-                }
-                if (reads) {
-                    long pttl = (Long) answer.get(0);
-                    leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
-                }
-            }
-            Map<String, Integer> holders = new HashMap<>();
-            tokensByReader.keySet().forEach(reader -> holders.put(reader, 1));
-            return new LockInfo(name, LockKind.SHARED, holders, token, majorityLease(leases), waiters, 0);
-        }
-        return new LockInfo(name, LockKind.FREE, Map.of(), 0, Duration.ZERO, waiters, 0);
-    }
-
-    /**
-     * One hold's fencing token from the tokens its nodes keep for it (at least a majority of them): the majority-th
-     * largest. The holder settled on the largest token of the majority that granted it first, and wrote it back to
-     * every node unless that majority gave exactly that token; a node that granted after it settled may keep a larger
-     * one, but such nodes are a minority, so they never reach the majority-th place. The largest would report theirs.
-     */
-    private long majorityToken(List<Long> tokens) {
-        tokens.sort(Collections.reverseOrder());
-        return tokens.get(majority - 1);
-    }
-
-    /** The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds it. */
-    private Duration majorityLease(List<Long> leases) {
-        leases.sort(null);
-        long lease = leases.size() < majority ? 0 : leases.get(leases.size() - majority);
-        return lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, lease));
+        return views.inspect(name);
     }
 
     @Override
     public void register() {
-        recordWrites.writeWhole();
-    }
-
-    /** Sends one write of the identity record ({@link RecordWrites}) to every node by EVAL, in order, without waiting. */
-    private void writeRecord(LuaScript script, String[] args) {
-        String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        for (RedlockNode node : nodes.all()) {
-            node.<Long>runInOrder(script, ScriptOutputType.INTEGER, new String[] {key}, args)
-                    .whenComplete((written, error) -> {
-                        if (error != null) {
-                            log.debug("relock Redlock client {}: {} of its identity record on {} failed: {}",
-                                    core.clientId(), script.name(), node.address, error.toString());
-                        }
-                    });
-        }
+        records.writeWhole();
     }
 
     /** {@code hold}, just handed out, has its owner's thread named in the identity record soon (RecordWrites). */
     void nameHolder(Hold hold) {
-        recordWrites.nameHolder(hold);
+        records.nameHolder(hold);
     }
 
-    /** The record from the first node that has it: any node that took a write of it has the whole record. */
     @Override
     public Map<String, String> identityRecord(String clientId) {
-        String key = ClientRegistry.key(settings.keyPrefix(), clientId);
-        RuntimeException unreachable = null;
-        for (RedlockNode node : nodes.all()) {
-            try {
-                Map<String, String> record = node.hashAt(key, "read the identity record of client " + clientId);
-                if (!record.isEmpty()) {
-                    return record;
-                }
-            } catch (RuntimeException e) {
-                unreachable = e;
-            }
-        }
-        if (unreachable != null) {
-            log.debug("relock: the identity record of client {} was found on no node that answered: {}", clientId,
-                    unreachable.toString());
-        }
-        return Map.of();
+        return records.read(clientId);
     }
 
     @Override
@@ -590,12 +329,9 @@ public final class RedlockEngine implements Engine {
         // before the connections close: an attempt in flight is cleaned up on every node
         acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
         signals.wakeAll();
-        List<CompletableFuture<Void>> sent = new ArrayList<>();
         // the identity record goes with the client (a crashed client's expires); after any write of it, on the
         // same connections, and no write follows
-        String record = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        recordWrites.delete(
-                () -> nodes.all().forEach(node -> sent.add(node.delete(record).handle((deleted, error) -> null))));
+        List<CompletableFuture<Void>> sent = new ArrayList<>(records.delete());
         for (Hold hold : holds.all()) {
             Poll<Long> poll = releases.send(hold);
             // every node's reply, not a majority's: the connections close next, and a release still queued for a
@@ -715,37 +451,6 @@ public final class RedlockEngine implements Engine {
     public void release(Hold hold, long delayMillis, boolean byHandle) {
         core.ensureOpen();
         releases.release(hold, delayMillis);
-    }
-
-    /**
-     * Takes a held lock back on one node that lost it, unless the hold is no longer held: after a
-     * renewal or lease extension that a majority confirmed. Renewer thread, or an extending thread
-     * (never an I/O thread).
-     */
-    void restore(Hold hold, int node) {
-        dispatch.lock();
-        try {
-            if (hold.state() != LeaseState.HELD || hold.releasing() || core.isClosed()) {
-                return;
-            }
-            RedlockNode target = nodes.node(node);
-            target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER,
-                    new String[] {hold.keys.lock(), hold.keys.fence(), hold.keys.leases()},
-                    member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken),
-                    Long.toString(hold.attemptId))
-                    .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",
-                            hold.lockName, target.address, error == null ? restored : error.toString()));
-        } finally {
-            dispatch.unlock();
-        }
-    }
-
-    void reportLost(Hold hold, String reason) {
-        losses.report(hold, reason);
-    }
-
-    void reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
-        losses.reportAtDeadline(hold, reason, deadlineOf);
     }
 
     void releaseUnseen(Hold hold) {
