@@ -81,7 +81,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // are below it all hand out the proposal
     private static final long TOKEN_LEAD_MICROS = TimeUnit.MILLISECONDS.toMicros(50);
 
-    private final RedlockEngine client;
+    // what this client's acquisitions share
+    private final Acquisitions shared;
+    private final NodeSet nodes;
+    private final ReleaseSignals signals;
     private final String member;
 
     // all guarded by lock
@@ -122,18 +125,21 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // grantWaitNanos after it, then the writer tries instead
     private long firstGrantAt;
 
-    RedlockAcquisition(RedlockEngine client, String name, LockKeys keys, LockMode mode, String owner,
+    RedlockAcquisition(Acquisitions shared, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
-        super(client.core, client.timer(), client.wheel(), name, keys, mode, owner, leaseMillis, renewed);
-        this.client = client;
+        super(shared.core(), shared.nodes().timer(), shared.nodes().wheel(), name, keys, mode, owner, leaseMillis,
+                renewed);
+        this.shared = shared;
+        this.nodes = shared.nodes();
+        this.signals = shared.signals();
         this.member = RedlockEngine.member(mode, owner);
-        this.grantTokens = new long[client.nodeCount()];
+        this.grantTokens = new long[nodes.size()];
     }
 
     @Override
     protected LockEvents.Wait started() {
-        client.acquisitionStarted(this);
-        return client.events().waitStarted(mode, name);
+        shared.started(this);
+        return shared.events().waitStarted(mode, name);
     }
 
     @Override
@@ -142,7 +148,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (!once) {
             waitBegan = System.nanoTime();
             if (mode == LockMode.WRITE) {
-                client.signals().watchTurns(keys.lock(), owner, this::onGranted);
+                signals.watchTurns(keys.lock(), owner, this::onGranted);
             }
         }
         attempt();
@@ -150,7 +156,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected void releaseUnseen(Hold hold) {
-        client.releaseUnseen(hold);
+        shared.releaseUnseen(hold);
     }
 
     @Override
@@ -164,7 +170,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected void ended() {
-        client.acquisitionEnded(this);
+        shared.ended(this);
     }
 
     // ---- events -------------------------------------------------------------------------------
@@ -214,25 +220,25 @@ final class RedlockAcquisition extends SteppedAcquisition {
             if (grantToThis && !turn.endsWith(" " + attemptId)) {
                 // a grant to an earlier attempt, which a later one found its own: keep waiting as before
                 forgetSignal();
-                signal = client.signals().expect(keys.lock());
+                signal = signals.expect(keys.lock());
                 signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
             } else if (grantToThis || turn.equals(owner)
-                    || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+                    || signals.namedSince(keys.lock(), owner, attemptSent)) {
                 // the nodes keep the lock for this owner (a node's message for an older release may
                 // come after the one that named it): no competitor to spread from
                 takeTurnOrGrants();
             } else if (splitting || (!turn.isEmpty() && hasTimer()
-                    && timerAt() - System.nanoTime() <= client.turnNanos() + JITTER_NANOS)) {
+                    && timerAt() - System.nanoTime() <= shared.turnNanos() + JITTER_NANOS)) {
                 // a split's back-off, or a wait that ends with the turn anyway: keep its timer and
                 // listen for the next release
                 forgetSignal();
-                signal = client.signals().expect(keys.lock());
+                signal = signals.expect(keys.lock());
                 signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
             } else if (!turn.isEmpty()) {
                 // another writer's turn: wait for the release after its hold, or try once its turn is over
                 forgetSignal();
-                signal = client.signals().expect(keys.lock());
-                long at = System.nanoTime() + client.turnNanos() + jitter;
+                signal = signals.expect(keys.lock());
+                long at = System.nanoTime() + shared.turnNanos() + jitter;
                 waitUntil(forever || at - deadline < 0 ? at : deadline, true, false);
             } else {
                 // nobody's turn: everybody waiting heard the same release, so spread the next attempts
@@ -265,7 +271,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                     token = Math.max(token, given);
                 }
             }
-            settleToken(token, agreeing, sent + client.drift().validNanos(leaseMillis));
+            settleToken(token, agreeing, sent + shared.drift().validNanos(leaseMillis));
         });
     }
 
@@ -296,7 +302,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 firstGrantAt = System.nanoTime();
             }
             grantTokens[node] = token;
-            if (!inFlight && grants >= client.majority()) {
+            if (!inFlight && grants >= nodes.majority()) {
                 settleGrants();
             }
         });
@@ -314,7 +320,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         // each node's lease runs from when that attempt ran there (release.lua): after it was sent
         wonByGrants = true;
-        settleToken(token, agreeing, attemptSent + client.drift().validNanos(leaseMillis));
+        settleToken(token, agreeing, attemptSent + shared.drift().validNanos(leaseMillis));
     }
 
     /**
@@ -322,7 +328,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * them with that very token: settled at once, or after writing it back.
      */
     private void settleToken(long token, int agreeing, long validUntil) {
-        if (agreeing >= client.majority()) {
+        if (agreeing >= nodes.majority()) {
             // a majority handed out this very token, and each of them keeps its fence at least
             // that high: every later majority contains one of them, so no write-back is needed
             settleWon(true, null, token, validUntil);
@@ -330,9 +336,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         inFlight = true;
         // in order on each node: it changes the token of the hold this attempt took, and of no later one
-        Poll<Long> fenced = client.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
+        Poll<Long> fenced = nodes.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
                 new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token), attemptId);
-        fenced.decidedWithin(client.timeoutNanos(), client.timer(), client.wheel())
+        fenced.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel())
                 .thenRun(() -> onFenced(fenced, token, validUntil));
     }
 
@@ -342,11 +348,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * tries; otherwise tries now.
      */
     private void takeTurnOrGrants() {
-        if (grants == 0 || attemptUndone || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+        if (grants == 0 || attemptUndone || signals.namedSince(keys.lock(), owner, attemptSent)) {
             // a node that gave the turn instead of a grant keeps the lock for this owner too: an attempt takes
             // both at once
             attempt();
-        } else if (grants >= client.majority()) {
+        } else if (grants >= nodes.majority()) {
             settleGrants();
         } else {
             waitUntil(firstGrantAt + grantWaitNanos(), false, false);
@@ -360,7 +366,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * sort out (see {@link #split}). At most a turn.
      */
     private long grantWaitNanos() {
-        return Math.min(GRANT_WAIT_NANOS, client.turnNanos());
+        return Math.min(GRANT_WAIT_NANOS, shared.turnNanos());
     }
 
     private void onFenced(Poll<Long> fenced, long token, long validUntil) {
@@ -385,7 +391,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // the grants it counted stay with the nodes that made them, which the next attempt finds its own
         attemptUndone = true;
         if (!known) {
-            unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
+            unavailable(nodes.unavailable("acquire (fencing token write-back)", name, fenced));
             return;
         }
         log.debug("{} '{}': a majority granted it only after its validity ended; trying again",
@@ -417,10 +423,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
         generation++;
         forgetSignal();
         // taken before the attempt: a release during the attempt still wakes this acquisition
-        signal = client.signals().expect(keys.lock());
+        signal = signals.expect(keys.lock());
         long sent = System.nanoTime();
         attemptSent = sent;
-        attemptId = client.nextAttemptId();
+        attemptId = shared.nextAttemptId();
         Arrays.fill(grantTokens, 0);
         grants = 0;
         attemptUndone = false;
@@ -429,7 +435,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
         // a reader has no mark, no wait and no place: acquire-read.lua takes neither the queue nor their arguments
         boolean reader = mode == LockMode.READ;
-        Poll<List<Object>> poll = client.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
+        Poll<List<Object>> poll = nodes.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
                 ScriptOutputType.MULTI,
                 reader ? new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()}
                         : new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
@@ -443,7 +449,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         inFlight = true;
         attempted = true;
-        poll.decidedWithin(client.timeoutNanos(), client.timer(), client.wheel()).thenRun(() -> onVoted(poll, sent));
+        poll.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel()).thenRun(() -> onVoted(poll, sent));
     }
 
     /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
@@ -451,7 +457,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (place.isEmpty()) {
             place = agreedPlace(poll.answers());
         }
-        if (poll.yes() > 0 || poll.answered() < client.nodeCount()) {
+        if (poll.yes() > 0 || poll.answered() < nodes.size()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
             undoAttempt(false, holderOfMajority(poll.answers()));
         }
@@ -462,16 +468,16 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         // refusals decide the poll before the remaining nodes answer: unavailable only when no
         // node refused, or so many failed that a majority cannot answer at all
-        if (poll.answered() < client.majority()
-                && (poll.no() == 0 || poll.failed() > client.nodeCount() - client.majority())) {
-            unavailable(client.unavailable("acquire", name, poll));
+        if (poll.answered() < nodes.majority()
+                && (poll.no() == 0 || poll.failed() > nodes.size() - nodes.majority())) {
+            unavailable(nodes.unavailable("acquire", name, poll));
             return;
         }
         unavailableBackoff = 0;
         unavailable = null;
         if (once) {
             finish(null, null);
-        } else if (grants > 0 || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+        } else if (grants > 0 || signals.namedSince(keys.lock(), owner, attemptSent)) {
             // a release gave this owner the turn, or a grant, while the attempt was under way
             splits = 0;
             takeTurnOrGrants();
@@ -552,7 +558,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long wakeGeneration = ++generation;
         if (!armTimer(() -> onTimer(wakeGeneration), when, mayBeLate)) {
             // the timer shuts down only with the client
-            finish(null, client.core.closedException());
+            finish(null, shared.core().closedException());
             return;
         }
         if (onSignal && signal != null) {
@@ -564,12 +570,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // the Hold's lease end is the validity: its lease start is recorded as sent - drift
         long start = validUntil - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         Hold hold = new Hold(name, keys, mode, owner, token, Long.parseLong(attemptId), leaseMillis, renewed, start);
-        client.track(hold);
-        if (client.core.isClosed()) {
+        shared.track(hold);
+        if (shared.core().isClosed()) {
             // close() may have released the table before this hold joined it
-            client.core.holds().remove(hold);
+            shared.core().holds().remove(hold);
             undoAttempt(false);
-            finish(null, client.core.closedException());
+            finish(null, shared.core().closedException());
             return;
         }
         if (markMillisSent() && !wonByGrants) {
@@ -577,13 +583,13 @@ final class RedlockAcquisition extends SteppedAcquisition {
             // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
             // it waits no more. Not after grants: the nodes that have not granted yet are about to (their
             // messages are on the way), or another writer holds them; the release ends the wait on every node
-            client.cleanUps().stopWaitingWhereRefused(keys, member, attemptReplies, hold);
+            shared.cleanUps().stopWaitingWhereRefused(keys, member, attemptReplies, hold);
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
                 mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
         finish(hold, null);
         // after finish, which gave the hold its thread name
-        client.nameHolder(hold);
+        shared.nameHolder(hold);
     }
 
     /**
@@ -596,7 +602,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (mode != LockMode.WRITE || once) {
             return 0;
         }
-        long cap = client.core.defaultLeaseMillis() * 3 / 2;
+        long cap = shared.core().defaultLeaseMillis() * 3 / 2;
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
         return Math.max(1, forever ? cap : Math.min(cap, left));
     }
@@ -612,7 +618,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         decide(hold, error);
         cancelTimer();
         forgetSignal();
-        client.signals().unwatchTurns(keys.lock(), owner);
+        signals.unwatchTurns(keys.lock(), owner);
     }
 
     /**
@@ -632,7 +638,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // a writer that stops waiting undoes this attempt's grants too (see CleanUps#afterAttempt)
         attemptUndone |= stopWaiting;
         boolean waits = !stopWaiting && markMillisSent();
-        client.cleanUps().afterAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
+        shared.cleanUps().afterAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
                 waits ? Long.toString(markMillis()) : "0", waits ? place : "", waits && heldElsewhere, attemptReplies);
     }
 
@@ -643,7 +649,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private void forgetSignal() {
         if (signal != null) {
-            client.signals().forget(keys.lock(), signal);
+            signals.forget(keys.lock(), signal);
             signal = null;
         }
     }
@@ -662,7 +668,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     @Override
     protected long settlingNanos() {
         // at the wait's end an attempt may be in flight, then its token write-back
-        return 2 * client.timeoutNanos() + TimeUnit.SECONDS.toNanos(1);
+        return 2 * nodes.timeoutNanos() + TimeUnit.SECONDS.toNanos(1);
     }
 
     @Override
@@ -703,10 +709,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 }
             }
         }
-        if (refusing <= client.nodeCount() - client.majority()) {
+        if (refusing <= nodes.size() - nodes.majority()) {
             return null;
         }
-        return new RelockException("acquire of lock '" + name + "': " + refusing + " of " + client.nodeCount()
+        return new RelockException("acquire of lock '" + name + "': " + refusing + " of " + nodes.size()
                 + " Redlock nodes refused the script, so no majority can grant it: " + example, null);
     }
 
@@ -715,7 +721,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         Map<String, Integer> byHolder = new HashMap<>();
         for (List<Object> reply : answers) {
             if ((Long) reply.get(0) == 0L && reply.size() > 2) {
-                if (byHolder.merge((String) reply.get(2), 1, Integer::sum) >= client.majority()) {
+                if (byHolder.merge((String) reply.get(2), 1, Integer::sum) >= nodes.majority()) {
                     return true;
                 }
             }
@@ -736,9 +742,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
             }
         }
         leases.sort(null);
-        int mustFree = client.majority() - poll.yes();
+        int mustFree = nodes.majority() - poll.yes();
         long millis = mustFree <= 0 || mustFree > leases.size() ? 0 : leases.get(mustFree - 1);
-        long capped = Math.min(millis, client.core.defaultLeaseMillis()) + 1;
+        long capped = Math.min(millis, shared.core().defaultLeaseMillis()) + 1;
         return TimeUnit.MILLISECONDS.toNanos(capped);
     }
 }

@@ -26,21 +26,14 @@ import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
-import io.netty.util.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,6 +79,16 @@ import org.slf4j.LoggerFactory;
  *       lost hold.</li>
  * </ul>
  *
+ * <p>A facade: each job is a collaborator's, made and wired here, and closed here in order.
+ * <ul>
+ *   <li>{@link NodeSet}: the nodes, their connections, sends to all at once and their {@link Poll}s.</li>
+ *   <li>{@link Acquisitions} and {@link RedlockAcquisition}: fresh acquisitions by majority, waiting on
+ *       {@link ReleaseSignals}; {@link CleanUps} undoes what did not end in a held lock.</li>
+ *   <li>{@link LeaseExtensions} (re-entry, extension, restore) and {@link RedlockRenewal} (the lease keeper's
+ *       batches); {@link MajorityRelease} and {@link LossReports} end a hold.</li>
+ *   <li>{@link OperatorViews} (inspect, list) and {@link IdentityRecords} (the client's record).</li>
+ * </ul>
+ *
  * <p>Public because the builder, in the API package, connects through it.
  */
 public final class RedlockEngine implements Engine {
@@ -101,28 +104,23 @@ public final class RedlockEngine implements Engine {
     static final LuaScript RELEASE_AFTER = LuaScript.load(RedlockEngine.class, "release-after.lua");
 
     // the client this engine serves: ids, the hold table, loss reporting
-    final EngineClient core;
+    private final EngineClient core;
     private final RelockSettings settings;
+    // the client's table
+    private final HoldTable holds;
     private final ClockDrift drift;
+    private final LockEvents events;
+    private final ReleaseSignals signals = new ReleaseSignals();
+    // orders renewals, extensions and restores against releases and loss reports: see the design notes
+    private final ReentrantLock dispatch = new ReentrantLock();
     private final NodeSet nodes;
-    private final int majority;
-    private final long timeoutNanos;
-    private final AtomicLong attemptIds = new AtomicLong();
-    private final ReleaseCalls releaseCalls;
     private final CleanUps cleanUps;
-    private final LossReports losses;
     private final MajorityRelease releases;
     private final LeaseExtensions extensions;
     private final OperatorViews views;
     private final IdentityRecords records;
-    private final ReleaseSignals signals = new ReleaseSignals();
-    // the client's table
-    private final HoldTable holds;
-    private final ReentrantLock dispatch = new ReentrantLock();
-    // fresh acquisitions under way, failed by close()
-    private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
     private final LeaseKeeper leaseKeeper;
-    private final LockEvents events;
+    private final Acquisitions acquisitions;
 
     private RedlockEngine(EngineClient core, List<RedisURI> uris, ClockDrift drift, Instrumentation instrumentation) {
         this.core = core;
@@ -131,14 +129,12 @@ public final class RedlockEngine implements Engine {
         // before connecting: each node reads as down until it tells of its command connection
         this.events = LockEvents.of(instrumentation, uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
-        this.timeoutNanos = settings.commandTimeout().toNanos();
         String channel = settings.keyPrefix() + ":redlock:released";
-        this.releaseCalls = new ReleaseCalls(channel, settings.handoffGrace());
+        ReleaseCalls releaseCalls = new ReleaseCalls(channel, settings.handoffGrace());
         this.nodes = new NodeSet(uris, settings, channel, signals, events);
         this.cleanUps = new CleanUps(nodes, releaseCalls);
-        this.losses = new LossReports(core, nodes, dispatch, cleanUps);
+        LossReports losses = new LossReports(core, nodes, dispatch, cleanUps);
         this.releases = new MajorityRelease(nodes, releaseCalls, dispatch, holds, losses, cleanUps, core.clientId());
-        this.majority = nodes.majority();
         Poll<Void> connected = nodes.connect();
         if (!connected.won()) {
             RelockException failure = nodes.unavailable("connecting", null, connected);
@@ -153,6 +149,8 @@ public final class RedlockEngine implements Engine {
         this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds,
                 new RedlockRenewal(nodes, dispatch, drift, events, extensions, losses, records, core.clientId()),
                 Math.max(1, settings.defaultLease().toMillis() / 3));
+        this.acquisitions = new Acquisitions(core, nodes, signals, cleanUps, drift, events, releaseCalls, releases,
+                records, leaseKeeper);
         register();
         // after a reconnect the lease keeper renews at once: the outage already used up part of every validity
         nodes.watchConnects(leaseKeeper::renewSoon);
@@ -195,7 +193,7 @@ public final class RedlockEngine implements Engine {
     @Override
     public RedlockAcquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
             boolean renewed) {
-        return new RedlockAcquisition(this, name, keys, mode, owner, leaseMillis, renewed);
+        return acquisitions.create(name, keys, mode, owner, leaseMillis, renewed);
     }
 
     /** Re-entries are counted in the JVM only; a longer explicit lease is granted by a majority first. */
@@ -327,7 +325,7 @@ public final class RedlockEngine implements Engine {
         leaseKeeper.close();
         IllegalStateException closedNow = core.closedException();
         // before the connections close: an attempt in flight is cleaned up on every node
-        acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
+        acquisitions.failAll(closedNow);
         signals.wakeAll();
         // the identity record goes with the client (a crashed client's expires); after any write of it, on the
         // same connections, and no write follows
@@ -360,77 +358,6 @@ public final class RedlockEngine implements Engine {
         nodes.shutDown();
     }
 
-    // ---- for the locks and the lease keeper of this client ------------------------------------------
-
-    ScheduledExecutorService timer() {
-        return nodes.timer();
-    }
-
-    Timer wheel() {
-        return nodes.wheel();
-    }
-
-    void acquisitionStarted(RedlockAcquisition acquisition) {
-        acquisitions.add(acquisition);
-    }
-
-    void acquisitionEnded(RedlockAcquisition acquisition) {
-        acquisitions.remove(acquisition);
-    }
-
-    int majority() {
-        return majority;
-    }
-
-    int nodeCount() {
-        return nodes.size();
-    }
-
-    long timeoutNanos() {
-        return timeoutNanos;
-    }
-
-    ClockDrift drift() {
-        return drift;
-    }
-
-    /** A new hold joins the table, and the lease keeper watches its deadline. */
-    void track(Hold hold) {
-        holds.add(hold);
-        leaseKeeper.watch(hold);
-    }
-
-    ReleaseSignals signals() {
-        return signals;
-    }
-
-    ReentrantLock dispatch() {
-        return dispatch;
-    }
-
-    long turnNanos() {
-        return releaseCalls.turnNanos();
-    }
-
-    <T> Poll<T> sendToAll(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
-            String... args) {
-        return nodes.sendToAll(script, type, keys, isYes, args);
-    }
-
-    <T> Poll<T> sendToAllInOrder(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
-            String... args) {
-        return nodes.sendToAllInOrder(script, type, keys, isYes, args);
-    }
-
-    <T> List<CompletableFuture<T>> sendToEachInOrder(LuaScript script, ScriptOutputType type, String[] keys,
-            String... args) {
-        return nodes.sendToEachInOrder(script, type, keys, args);
-    }
-
-    <T> Poll<T> poll(List<CompletableFuture<T>> replies, Predicate<T> isYes) {
-        return nodes.poll(replies, isYes);
-    }
-
     /**
      * How a hold is named in the scripts' arguments: the owner id for a write hold, {@code r|}
      * and the owner id for a read hold (the field of the lock hash that marks it).
@@ -451,23 +378,6 @@ public final class RedlockEngine implements Engine {
     public void release(Hold hold, long delayMillis, boolean byHandle) {
         core.ensureOpen();
         releases.release(hold, delayMillis);
-    }
-
-    void releaseUnseen(Hold hold) {
-        releases.releaseUnseen(hold);
-    }
-
-    /** A new attempt id, unique in this client: see acquire.lua's ARGV[5]. */
-    String nextAttemptId() {
-        return Long.toString(attemptIds.incrementAndGet());
-    }
-
-    CleanUps cleanUps() {
-        return cleanUps;
-    }
-
-    RedisUnavailableException unavailable(String operation, String lockName, Poll<?> poll) {
-        return nodes.unavailable(operation, lockName, poll);
     }
 
     @Override
