@@ -53,11 +53,15 @@ final class IdentityRecords {
     List<CompletableFuture<Void>> delete() {
         String key = ClientRegistry.key(keyPrefix, clientId);
         List<CompletableFuture<Void>> deletes = new ArrayList<>();
-        writes.delete(() -> nodes.all().forEach(node -> deletes.add(node.delete(key).handle((deleted, error) -> null))));
+        writes.delete(() -> nodes.all().forEach(
+                node -> deletes.add(node.delete(key).handle((deleted, error) -> null))));
         return deletes;
     }
 
-    /** The record of client {@code client} from the first node that has it: any node that took a write of it has the whole record. */
+    /**
+     * The record of client {@code client} from the first node that has it: any node that took a write of it has the
+     * whole record.
+     */
     Map<String, String> read(String client) {
         String key = ClientRegistry.key(keyPrefix, client);
         RuntimeException unreachable = null;

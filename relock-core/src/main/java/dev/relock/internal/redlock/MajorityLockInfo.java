@@ -114,7 +114,10 @@ final class MajorityLockInfo {
         return tokens.get(majority - 1);
     }
 
-    /** The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds it. */
+    /**
+     * The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds
+     * it.
+     */
     private static Duration majorityLease(List<Long> leases, int majority) {
         leases.sort(null);
         long lease = leases.size() < majority ? 0 : leases.get(leases.size() - majority);

@@ -80,7 +80,7 @@ final class NodeSet {
         return connected;
     }
 
-    /** Runs {@code action} on an I/O thread whenever a connection to a node comes up, until {@link #unwatchConnects}. */
+    /** Runs {@code action} on an I/O thread whenever a node's connection comes up, until {@link #unwatchConnects}. */
     void watchConnects(Runnable action) {
         RedisConnectionStateListener listener = new RedisConnectionStateListener() {
             @Override

@@ -7,15 +7,9 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
 import dev.relock.internal.metrics.LockEvents;
-import dev.relock.internal.single.RedisCalls;
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -113,17 +107,14 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // the wait is a split's back-off, which only this writer's turn cuts short
     private boolean splitting;
     private long generation;
-    // the grants on release to the latest attempt, by node: the token each node gave, 0 where none did (yet); only
-    // from nodes that refused the attempt (a clean-up that goes on waiting leaves those alone), void once a clean-up
-    // that may undo them was sent (attemptUndone), and reset by the next attempt
-    private final long[] grantTokens;
-    private int grants;
+    // the grants on release to the latest attempt, for a writer that waits (else null): only from nodes that
+    // refused the attempt (a clean-up that goes on waiting leaves those alone), void once a clean-up that may undo
+    // them was sent (attemptUndone), and reset by the next attempt. The others are waited for until grantWaitNanos
+    // after the first, then the writer tries instead
+    private GrantTally grants;
     private boolean attemptUndone;
     // the acquisition was won by grants on release
     private boolean wonByGrants;
-    // when the first of the latest attempt's grants came (System.nanoTime()): the others are waited for until
-    // grantWaitNanos after it, then the writer tries instead
-    private long firstGrantAt;
 
     RedlockAcquisition(Acquisitions shared, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
@@ -133,7 +124,6 @@ final class RedlockAcquisition extends SteppedAcquisition {
         this.nodes = shared.nodes();
         this.signals = shared.signals();
         this.member = RedlockEngine.member(mode, owner);
-        this.grantTokens = new long[nodes.size()];
     }
 
     @Override
@@ -148,6 +138,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (!once) {
             waitBegan = System.nanoTime();
             if (mode == LockMode.WRITE) {
+                // before the watch: grants come only to a writer that watches its turns
+                grants = new GrantTally(nodes.size());
                 signals.watchTurns(keys.lock(), owner, this::onGranted);
             }
         }
@@ -285,7 +277,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             if (TRACING) {
                 trace("granted by node " + node + " for attempt " + id + (inFlight ? " inFlight" : ""));
             }
-            if (isDecided() || attemptUndone || !id.equals(attemptId) || grantTokens[node] != 0) {
+            if (isDecided() || attemptUndone || !id.equals(attemptId) || grants.has(node)) {
                 return;
             }
             CompletableFuture<List<Object>> reply = attemptReplies.get(node);
@@ -298,11 +290,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 // failed there (it cannot have said yes and queued for a grant): the clean-up after it undoes it
                 return;
             }
-            if (grants++ == 0) {
-                firstGrantAt = System.nanoTime();
-            }
-            grantTokens[node] = token;
-            if (!inFlight && grants >= nodes.majority()) {
+            grants.add(node, token);
+            if (!inFlight && grants.count() >= nodes.majority()) {
                 settleGrants();
             }
         });
@@ -310,17 +299,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     /** A majority of the nodes granted the latest attempt on release: won, as if that attempt had been answered so. */
     private void settleGrants() {
-        long token = 0;
-        int agreeing = 0;
-        for (long given : grantTokens) {
-            if (given != 0) {
-                agreeing = given == token ? agreeing + 1 : given > token ? 1 : agreeing;
-                token = Math.max(token, given);
-            }
-        }
         // each node's lease runs from when that attempt ran there (release.lua): after it was sent
         wonByGrants = true;
-        settleToken(token, agreeing, attemptSent + shared.drift().validNanos(leaseMillis));
+        settleToken(grants.largestToken(), grants.agreeing(), attemptSent + shared.drift().validNanos(leaseMillis));
     }
 
     /**
@@ -348,15 +329,20 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * tries; otherwise tries now.
      */
     private void takeTurnOrGrants() {
-        if (grants == 0 || attemptUndone || signals.namedSince(keys.lock(), owner, attemptSent)) {
+        if (grantCount() == 0 || attemptUndone || signals.namedSince(keys.lock(), owner, attemptSent)) {
             // a node that gave the turn instead of a grant keeps the lock for this owner too: an attempt takes
             // both at once
             attempt();
-        } else if (grants >= nodes.majority()) {
+        } else if (grants.count() >= nodes.majority()) {
             settleGrants();
         } else {
-            waitUntil(firstGrantAt + grantWaitNanos(), false, false);
+            waitUntil(grants.firstAt() + grantWaitNanos(), false, false);
         }
+    }
+
+    /** How many nodes granted the latest attempt on release; 0 for an acquisition that gets no grants. */
+    private int grantCount() {
+        return grants == null ? 0 : grants.count();
     }
 
     /**
@@ -427,8 +413,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long sent = System.nanoTime();
         attemptSent = sent;
         attemptId = shared.nextAttemptId();
-        Arrays.fill(grantTokens, 0);
-        grants = 0;
+        if (grants != null) {
+            grants.reset();
+        }
         attemptUndone = false;
         wonByGrants = false;
         String lease = Long.toString(leaseMillis);
@@ -455,13 +442,13 @@ final class RedlockAcquisition extends SteppedAcquisition {
     /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
     private void lost(Poll<List<Object>> poll) {
         if (place.isEmpty()) {
-            place = agreedPlace(poll.answers());
+            place = AttemptAnswers.agreedPlace(poll.answers());
         }
         if (poll.yes() > 0 || poll.answered() < nodes.size()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
-            undoAttempt(false, holderOfMajority(poll.answers()));
+            undoAttempt(false, AttemptAnswers.holderOfMajority(poll.answers(), nodes.majority()));
         }
-        RelockException refused = refusedForGood(poll);
+        RelockException refused = AttemptAnswers.refusedForGood(poll, name, nodes.size(), nodes.majority());
         if (refused != null) {
             finish(null, refused);
             return;
@@ -477,36 +464,17 @@ final class RedlockAcquisition extends SteppedAcquisition {
         unavailable = null;
         if (once) {
             finish(null, null);
-        } else if (grants > 0 || signals.namedSince(keys.lock(), owner, attemptSent)) {
+        } else if (grantCount() > 0 || signals.namedSince(keys.lock(), owner, attemptSent)) {
             // a release gave this owner the turn, or a grant, while the attempt was under way
             splits = 0;
             takeTurnOrGrants();
-        } else if (holderOfMajority(poll.answers())) {
+        } else if (AttemptAnswers.holderOfMajority(poll.answers(), nodes.majority())) {
             splits = 0;
-            waitUntil(System.nanoTime() + retryNanos(poll), true, true);
+            long retry = AttemptAnswers.retryNanos(poll, nodes.majority(), shared.core().defaultLeaseMillis());
+            waitUntil(System.nanoTime() + retry, true, true);
         } else {
             split();
         }
-    }
-
-    /**
-     * The place this waiting writer takes on every node from now on: the median of the places the nodes that
-     * refused it gave it (acquire.lua), or "" when none did. One value for all nodes, so that every node orders
-     * two waiting writers alike and gives the turn after a release to the same one.
-     */
-    private static String agreedPlace(List<List<Object>> answers) {
-        List<Long> places = new ArrayList<>();
-        for (List<Object> answer : answers) {
-            if ((Long) answer.get(0) == 0L && answer.size() > 3 && !((String) answer.get(3)).isEmpty()) {
-                // a score: an integer number of microseconds, which Redis may print as a double
-                places.add((long) Double.parseDouble((String) answer.get(3)));
-            }
-        }
-        if (places.isEmpty()) {
-            return "";
-        }
-        places.sort(null);
-        return Long.toString(places.get(places.size() / 2));
     }
 
     private void split() {
@@ -680,71 +648,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
             }
         }
         return "once=" + once + ", inFlight=" + inFlight + ", attempted=" + attempted + ", generation=" + generation
-                + ", splitting=" + splitting + ", splits=" + splits + ", grants=" + grants
+                + ", splitting=" + splitting + ", splits=" + splits + ", grants=" + grantCount()
                 + (attemptUndone ? " (undone)" : "") + ", unavailableBackoffMs="
                 + TimeUnit.NANOSECONDS.toMillis(unavailableBackoff) + ", signal="
                 + (signal == null ? "none" : signal.isDone() ? "done" : "pending") + ", place=" + place
                 + ", lastAttemptMsAgo=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - attemptSent)
                 + ", replies(pending/answered/failed)=" + replies;
-    }
-
-    // ---- reading the answers ------------------------------------------------------------------
-
-    /**
-     * The failure of an attempt that so many nodes answered with an error that does not pass with time (a key of
-     * another type, a script error) that no majority can grant it; else null. Unlike a node out of reach, waiting
-     * changes nothing: the acquisition fails, as it does on a single server.
-     */
-    private RelockException refusedForGood(Poll<List<Object>> poll) {
-        int refusing = 0;
-        String example = null;
-        for (CompletableFuture<List<Object>> reply : poll.replies()) {
-            if (reply.isCompletedExceptionally()) {
-                Throwable cause = RedisCalls.unwrap(reply.handle((value, error) -> error).join());
-                String message = String.valueOf(cause.getMessage());
-                if (cause instanceof RedisCommandExecutionException
-                        && (message.startsWith("WRONGTYPE") || message.startsWith("ERR"))) {
-                    refusing++;
-                    example = message;
-                }
-            }
-        }
-        if (refusing <= nodes.size() - nodes.majority()) {
-            return null;
-        }
-        return new RelockException("acquire of lock '" + name + "': " + refusing + " of " + nodes.size()
-                + " Redlock nodes refused the script, so no majority can grant it: " + example, null);
-    }
-
-    /** Whether the nodes that refused name one holder (a writer, or '~readers') on a majority of all nodes. */
-    private boolean holderOfMajority(List<List<Object>> answers) {
-        Map<String, Integer> byHolder = new HashMap<>();
-        for (List<Object> reply : answers) {
-            if ((Long) reply.get(0) == 0L && reply.size() > 2) {
-                if (byHolder.merge((String) reply.get(2), 1, Integer::sum) >= nodes.majority()) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    /**
-     * When enough of the refusing nodes' leases have run out for a majority to be free, plus 1 ms;
-     * at most the client's default lease (a key without expiry is waited out by release messages).
-     */
-    private long retryNanos(Poll<List<Object>> poll) {
-        List<Long> leases = new ArrayList<>();
-        for (List<Object> reply : poll.answers()) {
-            if ((Long) reply.get(0) == 0L) {
-                long pttl = (Long) reply.get(1);
-                leases.add(pttl < 0 ? Long.MAX_VALUE : pttl);
-            }
-        }
-        leases.sort(null);
-        int mustFree = nodes.majority() - poll.yes();
-        long millis = mustFree <= 0 || mustFree > leases.size() ? 0 : leases.get(mustFree - 1);
-        long capped = Math.min(millis, shared.core().defaultLeaseMillis()) + 1;
-        return TimeUnit.MILLISECONDS.toNanos(capped);
     }
 }
