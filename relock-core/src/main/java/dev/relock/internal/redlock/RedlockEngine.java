@@ -19,7 +19,6 @@ import dev.relock.internal.engine.HoldTable;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
-import dev.relock.internal.engine.RecordWrites;
 import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
@@ -183,7 +182,7 @@ public final class RedlockEngine implements Engine {
                 core -> new RedlockEngine(core, parsed, drift, instrumentation));
     }
 
-    // ---- the engine ---------------------------------------------------------------------------
+    // ---- locks: acquisition, re-entry, lease, release ---------------------------------------------------------------
 
     @Override
     public LockEvents events() {
@@ -203,12 +202,6 @@ public final class RedlockEngine implements Engine {
     }
 
     @Override
-    public void extendLease(Hold hold, long leaseMillis) {
-        core.ensureOpen();
-        extensions.extendLease(hold, leaseMillis);
-    }
-
-    @Override
     public void checkLease(String lockName, long leaseMillis, String given) {
         if (drift.validNanos(leaseMillis) <= 0) {
             throw new IllegalArgumentException("lease of lock '" + lockName + "' must be longer than the Redlock clock"
@@ -218,24 +211,19 @@ public final class RedlockEngine implements Engine {
     }
 
     @Override
-    public boolean forceUnlock(String name, LockKeys keys) {
-        return releases.forceUnlock(name, keys);
+    public void extendLease(Hold hold, long leaseMillis) {
+        core.ensureOpen();
+        extensions.extendLease(hold, leaseMillis);
     }
 
+    /**
+     * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
+     * stays taken on the nodes for that long (the lease keeper no longer extends it).
+     */
     @Override
-    public boolean isLocked(String name, LockKeys keys) {
-        return views.inspect(name).isHeld();
-    }
-
-    @Override
-    public Optional<Duration> remainingLease(String name, LockKeys keys) {
-        LockInfo info = views.inspect(name);
-        return info.isHeld() ? Optional.of(info.remainingLease()) : Optional.empty();
-    }
-
-    @Override
-    public RelockSemaphore semaphore(String name) {
-        throw semaphoresRefused();
+    public void release(Hold hold, long delayMillis, boolean byHandle) {
+        core.ensureOpen();
+        releases.release(hold, delayMillis);
     }
 
     /**
@@ -252,9 +240,22 @@ public final class RedlockEngine implements Engine {
         return "Redlock";
     }
 
+    // ---- what operators see and do ----------------------------------------------------------------------------------
+
     @Override
-    public LockInfo inspectSemaphore(String name) {
-        throw semaphoresRefused();
+    public LockInfo inspect(String name) {
+        return views.inspect(name);
+    }
+
+    @Override
+    public boolean isLocked(String name, LockKeys keys) {
+        return views.inspect(name).isHeld();
+    }
+
+    @Override
+    public Optional<Duration> remainingLease(String name, LockKeys keys) {
+        LockInfo info = views.inspect(name);
+        return info.isHeld() ? Optional.of(info.remainingLease()) : Optional.empty();
     }
 
     @Override
@@ -262,12 +263,38 @@ public final class RedlockEngine implements Engine {
         return views.list(nameGlob);
     }
 
-    /**
-     * Semaphores are refused for good: a majority vote bounds holders only for one permit. With
-     * N nodes and P permits per node, H holders that each hold on a majority M of nodes need
-     * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
-     * fit (3 * 3 <= 5 * 2), one more than the permits.
-     */
+    @Override
+    public boolean forceUnlock(String name, LockKeys keys) {
+        return releases.forceUnlock(name, keys);
+    }
+
+    @Override
+    public Map<String, String> identityRecord(String clientId) {
+        return records.read(clientId);
+    }
+
+    @Override
+    public void register() {
+        records.writeWhole();
+    }
+
+    @Override
+    public Duration ping() {
+        return nodes.ping();
+    }
+
+    // ---- what Redlock does not offer --------------------------------------------------------------------------------
+
+    @Override
+    public RelockSemaphore semaphore(String name) {
+        throw semaphoresRefused();
+    }
+
+    @Override
+    public LockInfo inspectSemaphore(String name) {
+        throw semaphoresRefused();
+    }
+
     @Override
     public RelockCondition condition(String lockName, LockKeys keys, String conditionName) {
         throw new UnsupportedOperationException("a Redlock client does not offer conditions (lock '" + lockName
@@ -282,6 +309,12 @@ public final class RedlockEngine implements Engine {
                 + " neither counted nor undone); use a latch on a single Redis, Sentinel or Cluster client");
     }
 
+    /**
+     * Semaphores are refused for good: a majority vote bounds holders only for one permit. With
+     * N nodes and P permits per node, H holders that each hold on a majority M of nodes need
+     * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
+     * fit (3 * 3 <= 5 * 2), one more than the permits.
+     */
     private static UnsupportedOperationException semaphoresRefused() {
         return new UnsupportedOperationException("a Redlock client does not offer semaphores: a majority vote does"
                 + " not bound more than one permit (with 5 nodes and 2 permits, 3 holders can each hold permits on"
@@ -289,30 +322,7 @@ public final class RedlockEngine implements Engine {
                 + " Cluster client");
     }
 
-    @Override
-    public LockInfo inspect(String name) {
-        return views.inspect(name);
-    }
-
-    @Override
-    public void register() {
-        records.writeWhole();
-    }
-
-    /** {@code hold}, just handed out, has its owner's thread named in the identity record soon (RecordWrites). */
-    void nameHolder(Hold hold) {
-        records.nameHolder(hold);
-    }
-
-    @Override
-    public Map<String, String> identityRecord(String clientId) {
-        return records.read(clientId);
-    }
-
-    @Override
-    public Duration ping() {
-        return nodes.ping();
-    }
+    // ---- closing ----------------------------------------------------------------------------------------------------
 
     /**
      * Stops the lease keeper, wakes every waiting thread (they fail with IllegalStateException),
@@ -358,6 +368,8 @@ public final class RedlockEngine implements Engine {
         nodes.shutDown();
     }
 
+    // ---- the scripts' arguments -------------------------------------------------------------------------------------
+
     /**
      * How a hold is named in the scripts' arguments: the owner id for a write hold, {@code r|}
      * and the owner id for a read hold (the field of the lock hash that marks it).
@@ -368,16 +380,6 @@ public final class RedlockEngine implements Engine {
 
     static String member(Hold hold) {
         return member(hold.mode, hold.owner);
-    }
-
-    /**
-     * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
-     * stays taken on the nodes for that long (the lease keeper no longer extends it).
-     */
-    @Override
-    public void release(Hold hold, long delayMillis, boolean byHandle) {
-        core.ensureOpen();
-        releases.release(hold, delayMillis);
     }
 
     @Override
