@@ -8,17 +8,16 @@ import java.util.concurrent.TimeUnit;
  * How much of a Redlock lease this client does not count on: the servers' clocks may run faster
  * than this JVM's, so a key may expire there before the lease has passed here.
  *
+ * <p>Public because the builder, in the API package, takes it from the user's settings.
+ *
  * @param factorOfLease the share of the lease, 0 to 0.5
  * @param fixedNanos a fixed allowance on top, in nanoseconds
- *
- * <p>Public because the builder, in the API package, takes it from the user's settings.
  */
 public record ClockDrift(double factorOfLease, long fixedNanos) {
 
     /**
      * 1% of the lease plus 50 ms: the same allowance as a single-server client's lease keeper, whose
-     * fixed part also covers the renewer thread waking late on a loaded machine (2 ms was missed
-     * there at a load average of about 1).
+     * fixed part also covers the renewer thread waking late on a loaded machine.
      */
     public static final ClockDrift DEFAULT = new ClockDrift(0.01, TimeUnit.MILLISECONDS.toNanos(50));
 

@@ -7,15 +7,9 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
 import dev.relock.internal.metrics.LockEvents;
-import dev.relock.internal.single.RedisCalls;
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * same one to all nodes, which they give unless their fence is past it), it is first written back
  * to a majority. The hold is valid until {@code sent + lease - drift}; if that has passed already,
  * the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
- * every node (see {@link RedlockEngine#cleanUpAttempt}), and the next attempt waits
+ * every node (see {@link CleanUps#afterAttempt}), and the next attempt waits
  * <ul>
  *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
  *       place in every node's queue, ordered by when its wait began by that node's clock): not at all;</li>
@@ -81,7 +75,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // are below it all hand out the proposal
     private static final long TOKEN_LEAD_MICROS = TimeUnit.MILLISECONDS.toMicros(50);
 
-    private final RedlockEngine client;
+    // what this client's acquisitions share
+    private final Acquisitions shared;
+    private final NodeSet nodes;
+    private final ReleaseSignals signals;
     private final String member;
 
     // all guarded by lock
@@ -110,30 +107,29 @@ final class RedlockAcquisition extends SteppedAcquisition {
     // the wait is a split's back-off, which only this writer's turn cuts short
     private boolean splitting;
     private long generation;
-    // the grants on release to the latest attempt, by node: the token each node gave, 0 where none did (yet); only
-    // from nodes that refused the attempt (a clean-up that goes on waiting leaves those alone), void once a clean-up
-    // that may undo them was sent (attemptUndone), and reset by the next attempt
-    private final long[] grantTokens;
-    private int grants;
+    // the grants on release to the latest attempt, for a writer that waits (else null): only from nodes that
+    // refused the attempt (a clean-up that goes on waiting leaves those alone), void once a clean-up that may undo
+    // them was sent (attemptUndone), and reset by the next attempt. The others are waited for until grantWaitNanos
+    // after the first, then the writer tries instead
+    private GrantTally grants;
     private boolean attemptUndone;
     // the acquisition was won by grants on release
     private boolean wonByGrants;
-    // when the first of the latest attempt's grants came (System.nanoTime()): the others are waited for until
-    // grantWaitNanos after it, then the writer tries instead
-    private long firstGrantAt;
 
-    RedlockAcquisition(RedlockEngine client, String name, LockKeys keys, LockMode mode, String owner,
+    RedlockAcquisition(Acquisitions shared, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed) {
-        super(client.core, client.timer(), client.wheel(), name, keys, mode, owner, leaseMillis, renewed);
-        this.client = client;
+        super(shared.core(), shared.nodes().timer(), shared.nodes().wheel(), name, keys, mode, owner, leaseMillis,
+                renewed);
+        this.shared = shared;
+        this.nodes = shared.nodes();
+        this.signals = shared.signals();
         this.member = RedlockEngine.member(mode, owner);
-        this.grantTokens = new long[client.nodeCount()];
     }
 
     @Override
     protected LockEvents.Wait started() {
-        client.acquisitionStarted(this);
-        return client.events().waitStarted(mode, name);
+        shared.started(this);
+        return shared.events().waitStarted(mode, name);
     }
 
     @Override
@@ -142,7 +138,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (!once) {
             waitBegan = System.nanoTime();
             if (mode == LockMode.WRITE) {
-                client.signals().watchTurns(keys.lock(), owner, this::onGranted);
+                // before the watch: grants come only to a writer that watches its turns
+                grants = new GrantTally(nodes.size());
+                signals.watchTurns(keys.lock(), owner, this::onGranted);
             }
         }
         attempt();
@@ -150,7 +148,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected void releaseUnseen(Hold hold) {
-        client.releaseUnseen(hold);
+        shared.releaseUnseen(hold);
     }
 
     @Override
@@ -164,7 +162,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected void ended() {
-        client.acquisitionEnded(this);
+        shared.ended(this);
     }
 
     // ---- events -------------------------------------------------------------------------------
@@ -214,25 +212,25 @@ final class RedlockAcquisition extends SteppedAcquisition {
             if (grantToThis && !turn.endsWith(" " + attemptId)) {
                 // a grant to an earlier attempt, which a later one found its own: keep waiting as before
                 forgetSignal();
-                signal = client.signals().expect(keys.lock());
+                signal = signals.expect(keys.lock());
                 signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
             } else if (grantToThis || turn.equals(owner)
-                    || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+                    || signals.namedSince(keys.lock(), owner, attemptSent)) {
                 // the nodes keep the lock for this owner (a node's message for an older release may
                 // come after the one that named it): no competitor to spread from
                 takeTurnOrGrants();
             } else if (splitting || (!turn.isEmpty() && hasTimer()
-                    && timerAt() - System.nanoTime() <= client.turnNanos() + JITTER_NANOS)) {
+                    && timerAt() - System.nanoTime() <= shared.turnNanos() + JITTER_NANOS)) {
                 // a split's back-off, or a wait that ends with the turn anyway: keep its timer and
                 // listen for the next release
                 forgetSignal();
-                signal = client.signals().expect(keys.lock());
+                signal = signals.expect(keys.lock());
                 signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
             } else if (!turn.isEmpty()) {
                 // another writer's turn: wait for the release after its hold, or try once its turn is over
                 forgetSignal();
-                signal = client.signals().expect(keys.lock());
-                long at = System.nanoTime() + client.turnNanos() + jitter;
+                signal = signals.expect(keys.lock());
+                long at = System.nanoTime() + shared.turnNanos() + jitter;
                 waitUntil(forever || at - deadline < 0 ? at : deadline, true, false);
             } else {
                 // nobody's turn: everybody waiting heard the same release, so spread the next attempts
@@ -265,7 +263,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
                     token = Math.max(token, given);
                 }
             }
-            settleToken(token, agreeing, sent + client.drift().validNanos(leaseMillis));
+            settleToken(token, agreeing, sent + shared.drift().validNanos(leaseMillis));
         });
     }
 
@@ -279,7 +277,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             if (TRACING) {
                 trace("granted by node " + node + " for attempt " + id + (inFlight ? " inFlight" : ""));
             }
-            if (isDecided() || attemptUndone || !id.equals(attemptId) || grantTokens[node] != 0) {
+            if (isDecided() || attemptUndone || !id.equals(attemptId) || grants.has(node)) {
                 return;
             }
             CompletableFuture<List<Object>> reply = attemptReplies.get(node);
@@ -288,15 +286,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 reply.whenComplete((answer, error) -> onGranted(node, token, id));
                 return;
             }
-            if (!RedlockEngine.isRefusal(reply)) {
+            if (!AttemptAnswers.isRefusal(reply)) {
                 // failed there (it cannot have said yes and queued for a grant): the clean-up after it undoes it
                 return;
             }
-            if (grants++ == 0) {
-                firstGrantAt = System.nanoTime();
-            }
-            grantTokens[node] = token;
-            if (!inFlight && grants >= client.majority()) {
+            grants.add(node, token);
+            if (!inFlight && grants.count() >= nodes.majority()) {
                 settleGrants();
             }
         });
@@ -304,17 +299,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     /** A majority of the nodes granted the latest attempt on release: won, as if that attempt had been answered so. */
     private void settleGrants() {
-        long token = 0;
-        int agreeing = 0;
-        for (long given : grantTokens) {
-            if (given != 0) {
-                agreeing = given == token ? agreeing + 1 : given > token ? 1 : agreeing;
-                token = Math.max(token, given);
-            }
-        }
         // each node's lease runs from when that attempt ran there (release.lua): after it was sent
         wonByGrants = true;
-        settleToken(token, agreeing, attemptSent + client.drift().validNanos(leaseMillis));
+        settleToken(grants.largestToken(), grants.agreeing(), attemptSent + shared.drift().validNanos(leaseMillis));
     }
 
     /**
@@ -322,7 +309,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * them with that very token: settled at once, or after writing it back.
      */
     private void settleToken(long token, int agreeing, long validUntil) {
-        if (agreeing >= client.majority()) {
+        if (agreeing >= nodes.majority()) {
             // a majority handed out this very token, and each of them keeps its fence at least
             // that high: every later majority contains one of them, so no write-back is needed
             settleWon(true, null, token, validUntil);
@@ -330,9 +317,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         inFlight = true;
         // in order on each node: it changes the token of the hold this attempt took, and of no later one
-        Poll<Long> fenced = client.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
+        Poll<Long> fenced = nodes.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
                 new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token), attemptId);
-        fenced.decidedWithin(client.timeoutNanos(), client.timer(), client.wheel())
+        fenced.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel())
                 .thenRun(() -> onFenced(fenced, token, validUntil));
     }
 
@@ -342,15 +329,20 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * tries; otherwise tries now.
      */
     private void takeTurnOrGrants() {
-        if (grants == 0 || attemptUndone || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+        if (grantCount() == 0 || attemptUndone || signals.namedSince(keys.lock(), owner, attemptSent)) {
             // a node that gave the turn instead of a grant keeps the lock for this owner too: an attempt takes
             // both at once
             attempt();
-        } else if (grants >= client.majority()) {
+        } else if (grants.count() >= nodes.majority()) {
             settleGrants();
         } else {
-            waitUntil(firstGrantAt + grantWaitNanos(), false, false);
+            waitUntil(grants.firstAt() + grantWaitNanos(), false, false);
         }
+    }
+
+    /** How many nodes granted the latest attempt on release; 0 for an acquisition that gets no grants. */
+    private int grantCount() {
+        return grants == null ? 0 : grants.count();
     }
 
     /**
@@ -360,7 +352,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * sort out (see {@link #split}). At most a turn.
      */
     private long grantWaitNanos() {
-        return Math.min(GRANT_WAIT_NANOS, client.turnNanos());
+        return Math.min(GRANT_WAIT_NANOS, shared.turnNanos());
     }
 
     private void onFenced(Poll<Long> fenced, long token, long validUntil) {
@@ -385,7 +377,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // the grants it counted stay with the nodes that made them, which the next attempt finds its own
         attemptUndone = true;
         if (!known) {
-            unavailable(client.unavailable("acquire (fencing token write-back)", name, fenced));
+            unavailable(nodes.unavailable("acquire (fencing token write-back)", name, fenced));
             return;
         }
         log.debug("{} '{}': a majority granted it only after its validity ended; trying again",
@@ -417,19 +409,20 @@ final class RedlockAcquisition extends SteppedAcquisition {
         generation++;
         forgetSignal();
         // taken before the attempt: a release during the attempt still wakes this acquisition
-        signal = client.signals().expect(keys.lock());
+        signal = signals.expect(keys.lock());
         long sent = System.nanoTime();
         attemptSent = sent;
-        attemptId = client.nextAttemptId();
-        Arrays.fill(grantTokens, 0);
-        grants = 0;
+        attemptId = shared.nextAttemptId();
+        if (grants != null) {
+            grants.reset();
+        }
         attemptUndone = false;
         wonByGrants = false;
         String lease = Long.toString(leaseMillis);
         String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
         // a reader has no mark, no wait and no place: acquire-read.lua takes neither the queue nor their arguments
         boolean reader = mode == LockMode.READ;
-        Poll<List<Object>> poll = client.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
+        Poll<List<Object>> poll = nodes.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
                 ScriptOutputType.MULTI,
                 reader ? new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()}
                         : new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
@@ -443,64 +436,45 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         inFlight = true;
         attempted = true;
-        poll.decidedWithin(client.timeoutNanos(), client.timer(), client.wheel()).thenRun(() -> onVoted(poll, sent));
+        poll.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel()).thenRun(() -> onVoted(poll, sent));
     }
 
     /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
     private void lost(Poll<List<Object>> poll) {
         if (place.isEmpty()) {
-            place = agreedPlace(poll.answers());
+            place = AttemptAnswers.agreedPlace(poll.answers());
         }
-        if (poll.yes() > 0 || poll.answered() < client.nodeCount()) {
+        if (poll.yes() > 0 || poll.answered() < nodes.size()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
-            undoAttempt(false, holderOfMajority(poll.answers()));
+            undoAttempt(false, AttemptAnswers.holderOfMajority(poll.answers(), nodes.majority()));
         }
-        RelockException refused = refusedForGood(poll);
+        RelockException refused = AttemptAnswers.refusedForGood(poll, name, nodes.size(), nodes.majority());
         if (refused != null) {
             finish(null, refused);
             return;
         }
         // refusals decide the poll before the remaining nodes answer: unavailable only when no
         // node refused, or so many failed that a majority cannot answer at all
-        if (poll.answered() < client.majority()
-                && (poll.no() == 0 || poll.failed() > client.nodeCount() - client.majority())) {
-            unavailable(client.unavailable("acquire", name, poll));
+        if (poll.answered() < nodes.majority()
+                && (poll.no() == 0 || poll.failed() > nodes.size() - nodes.majority())) {
+            unavailable(nodes.unavailable("acquire", name, poll));
             return;
         }
         unavailableBackoff = 0;
         unavailable = null;
         if (once) {
             finish(null, null);
-        } else if (grants > 0 || client.signals().namedSince(keys.lock(), owner, attemptSent)) {
+        } else if (grantCount() > 0 || signals.namedSince(keys.lock(), owner, attemptSent)) {
             // a release gave this owner the turn, or a grant, while the attempt was under way
             splits = 0;
             takeTurnOrGrants();
-        } else if (holderOfMajority(poll.answers())) {
+        } else if (AttemptAnswers.holderOfMajority(poll.answers(), nodes.majority())) {
             splits = 0;
-            waitUntil(System.nanoTime() + retryNanos(poll), true, true);
+            long retry = AttemptAnswers.retryNanos(poll, nodes.majority(), shared.core().defaultLeaseMillis());
+            waitUntil(System.nanoTime() + retry, true, true);
         } else {
             split();
         }
-    }
-
-    /**
-     * The place this waiting writer takes on every node from now on: the median of the places the nodes that
-     * refused it gave it (acquire.lua), or "" when none did. One value for all nodes, so that every node orders
-     * two waiting writers alike and gives the turn after a release to the same one.
-     */
-    private static String agreedPlace(List<List<Object>> answers) {
-        List<Long> places = new ArrayList<>();
-        for (List<Object> answer : answers) {
-            if ((Long) answer.get(0) == 0L && answer.size() > 3 && !((String) answer.get(3)).isEmpty()) {
-                // a score: an integer number of microseconds, which Redis may print as a double
-                places.add((long) Double.parseDouble((String) answer.get(3)));
-            }
-        }
-        if (places.isEmpty()) {
-            return "";
-        }
-        places.sort(null);
-        return Long.toString(places.get(places.size() / 2));
     }
 
     private void split() {
@@ -552,7 +526,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long wakeGeneration = ++generation;
         if (!armTimer(() -> onTimer(wakeGeneration), when, mayBeLate)) {
             // the timer shuts down only with the client
-            finish(null, client.core.closedException());
+            finish(null, shared.core().closedException());
             return;
         }
         if (onSignal && signal != null) {
@@ -564,12 +538,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
         // the Hold's lease end is the validity: its lease start is recorded as sent - drift
         long start = validUntil - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         Hold hold = new Hold(name, keys, mode, owner, token, Long.parseLong(attemptId), leaseMillis, renewed, start);
-        client.track(hold);
-        if (client.core.isClosed()) {
+        shared.track(hold);
+        if (shared.core().isClosed()) {
             // close() may have released the table before this hold joined it
-            client.core.holds().remove(hold);
+            shared.core().holds().remove(hold);
             undoAttempt(false);
-            finish(null, client.core.closedException());
+            finish(null, shared.core().closedException());
             return;
         }
         if (markMillisSent() && !wonByGrants) {
@@ -577,13 +551,13 @@ final class RedlockAcquisition extends SteppedAcquisition {
             // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
             // it waits no more. Not after grants: the nodes that have not granted yet are about to (their
             // messages are on the way), or another writer holds them; the release ends the wait on every node
-            client.stopWaitingWhereRefused(keys, member, attemptReplies, hold);
+            shared.cleanUps().stopWaitingWhereRefused(keys, member, attemptReplies, hold);
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
                 mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
         finish(hold, null);
         // after finish, which gave the hold its thread name
-        client.nameHolder(hold);
+        shared.nameHolder(hold);
     }
 
     /**
@@ -596,7 +570,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (mode != LockMode.WRITE || once) {
             return 0;
         }
-        long cap = client.core.defaultLeaseMillis() * 3 / 2;
+        long cap = shared.core().defaultLeaseMillis() * 3 / 2;
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
         return Math.max(1, forever ? cap : Math.min(cap, left));
     }
@@ -612,12 +586,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
         decide(hold, error);
         cancelTimer();
         forgetSignal();
-        client.signals().unwatchTurns(keys.lock(), owner);
+        signals.unwatchTurns(keys.lock(), owner);
     }
 
     /**
      * Undoes the latest attempt on every node once that node answered it (see
-     * {@link RedlockEngine#cleanUpAttempt}); {@code stopWaiting}: the writer's mark, place and turn
+     * {@link CleanUps#afterAttempt}); {@code stopWaiting}: the writer's mark, place and turn
      * go too.
      */
     private void undoAttempt(boolean stopWaiting) {
@@ -629,10 +603,10 @@ final class RedlockAcquisition extends SteppedAcquisition {
      * writer waits for, so a turn the clean-up gives it back where it had taken the lock is not announced.
      */
     private void undoAttempt(boolean stopWaiting, boolean heldElsewhere) {
-        // a writer that stops waiting undoes this attempt's grants too (see RedlockEngine#cleanUpAttempt)
+        // a writer that stops waiting undoes this attempt's grants too (see CleanUps#afterAttempt)
         attemptUndone |= stopWaiting;
         boolean waits = !stopWaiting && markMillisSent();
-        client.cleanUpAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
+        shared.cleanUps().afterAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
                 waits ? Long.toString(markMillis()) : "0", waits ? place : "", waits && heldElsewhere, attemptReplies);
     }
 
@@ -643,7 +617,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     private void forgetSignal() {
         if (signal != null) {
-            client.signals().forget(keys.lock(), signal);
+            signals.forget(keys.lock(), signal);
             signal = null;
         }
     }
@@ -662,7 +636,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
     @Override
     protected long settlingNanos() {
         // at the wait's end an attempt may be in flight, then its token write-back
-        return 2 * client.timeoutNanos() + TimeUnit.SECONDS.toNanos(1);
+        return 2 * nodes.timeoutNanos() + TimeUnit.SECONDS.toNanos(1);
     }
 
     @Override
@@ -674,71 +648,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
             }
         }
         return "once=" + once + ", inFlight=" + inFlight + ", attempted=" + attempted + ", generation=" + generation
-                + ", splitting=" + splitting + ", splits=" + splits + ", grants=" + grants
+                + ", splitting=" + splitting + ", splits=" + splits + ", grants=" + grantCount()
                 + (attemptUndone ? " (undone)" : "") + ", unavailableBackoffMs="
                 + TimeUnit.NANOSECONDS.toMillis(unavailableBackoff) + ", signal="
                 + (signal == null ? "none" : signal.isDone() ? "done" : "pending") + ", place=" + place
                 + ", lastAttemptMsAgo=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - attemptSent)
                 + ", replies(pending/answered/failed)=" + replies;
-    }
-
-    // ---- reading the answers ------------------------------------------------------------------
-
-    /**
-     * The failure of an attempt that so many nodes answered with an error that does not pass with time (a key of
-     * another type, a script error) that no majority can grant it; else null. Unlike a node out of reach, waiting
-     * changes nothing: the acquisition fails, as it does on a single server.
-     */
-    private RelockException refusedForGood(Poll<List<Object>> poll) {
-        int refusing = 0;
-        String example = null;
-        for (CompletableFuture<List<Object>> reply : poll.replies()) {
-            if (reply.isCompletedExceptionally()) {
-                Throwable cause = RedisCalls.unwrap(reply.handle((value, error) -> error).join());
-                String message = String.valueOf(cause.getMessage());
-                if (cause instanceof RedisCommandExecutionException
-                        && (message.startsWith("WRONGTYPE") || message.startsWith("ERR"))) {
-                    refusing++;
-                    example = message;
-                }
-            }
-        }
-        if (refusing <= client.nodeCount() - client.majority()) {
-            return null;
-        }
-        return new RelockException("acquire of lock '" + name + "': " + refusing + " of " + client.nodeCount()
-                + " Redlock nodes refused the script, so no majority can grant it: " + example, null);
-    }
-
-    /** Whether the nodes that refused name one holder (a writer, or '~readers') on a majority of all nodes. */
-    private boolean holderOfMajority(List<List<Object>> answers) {
-        Map<String, Integer> byHolder = new HashMap<>();
-        for (List<Object> reply : answers) {
-            if ((Long) reply.get(0) == 0L && reply.size() > 2) {
-                if (byHolder.merge((String) reply.get(2), 1, Integer::sum) >= client.majority()) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    /**
-     * When enough of the refusing nodes' leases have run out for a majority to be free, plus 1 ms;
-     * at most the client's default lease (a key without expiry is waited out by release messages).
-     */
-    private long retryNanos(Poll<List<Object>> poll) {
-        List<Long> leases = new ArrayList<>();
-        for (List<Object> reply : poll.answers()) {
-            if ((Long) reply.get(0) == 0L) {
-                long pttl = (Long) reply.get(1);
-                leases.add(pttl < 0 ? Long.MAX_VALUE : pttl);
-            }
-        }
-        leases.sort(null);
-        int mustFree = client.majority() - poll.yes();
-        long millis = mustFree <= 0 || mustFree > leases.size() ? 0 : leases.get(mustFree - 1);
-        long capped = Math.min(millis, client.core.defaultLeaseMillis()) + 1;
-        return TimeUnit.MILLISECONDS.toNanos(capped);
     }
 }

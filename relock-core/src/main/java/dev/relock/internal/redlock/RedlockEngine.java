@@ -1,11 +1,8 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.ClientIdentity;
-import dev.relock.LeaseLostException;
 import dev.relock.LeaseLostListener;
-import dev.relock.LeaseState;
 import dev.relock.LockInfo;
-import dev.relock.LockKind;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
@@ -14,54 +11,28 @@ import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
-import dev.relock.internal.engine.ClientRegistry;
 import dev.relock.internal.engine.Engine;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.EngineLock;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
-import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
-import dev.relock.internal.engine.RecordWrites;
 import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.netty.util.Timer;
-import java.net.SocketAddress;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
-import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -107,14 +78,21 @@ import org.slf4j.LoggerFactory;
  *       lost hold.</li>
  * </ul>
  *
+ * <p>A facade: each job is a collaborator's, made and wired here, and closed here in order.
+ * <ul>
+ *   <li>{@link NodeSet}: the nodes, their connections, sends to all at once and their {@link Poll}s.</li>
+ *   <li>{@link Acquisitions} and {@link RedlockAcquisition}: fresh acquisitions by majority, waiting on
+ *       {@link ReleaseSignals}; {@link CleanUps} undoes what did not end in a held lock.</li>
+ *   <li>{@link LeaseExtensions} (re-entry, extension, restore) and {@link RedlockRenewal} (the lease keeper's
+ *       batches); {@link MajorityRelease} and {@link LossReports} end a hold.</li>
+ *   <li>{@link OperatorViews} (inspect, list) and {@link IdentityRecords} (the client's record).</li>
+ * </ul>
+ *
  * <p>Public because the builder, in the API package, connects through it.
  */
 public final class RedlockEngine implements Engine {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockEngine.class);
-    private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    /** An attempt id {@link #nextAttemptId} never issues: release.lua then removes no hold. */
-    private static final String NO_ATTEMPT = "-";
 
     static final LuaScript ACQUIRE = LuaScript.load(RedlockEngine.class, "acquire.lua");
     static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockEngine.class, "acquire-read.lua");
@@ -125,32 +103,23 @@ public final class RedlockEngine implements Engine {
     static final LuaScript RELEASE_AFTER = LuaScript.load(RedlockEngine.class, "release-after.lua");
 
     // the client this engine serves: ids, the hold table, loss reporting
-    final EngineClient core;
-    // the writes of the identity record and its delete at close, in that order, on every node
-    private final RecordWrites recordWrites;
+    private final EngineClient core;
     private final RelockSettings settings;
-    private final ClockDrift drift;
-    private final ClientResources resources;
-    private final RedisClient redisClient;
-    private final List<RedlockNode> nodes = new ArrayList<>();
-    private final int majority;
-    private final long timeoutNanos;
-    private final String channel;
-    // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms
-    private final AtomicLong attemptIds = new AtomicLong();
-    // clean-ups of attempts, sent or waiting for their node's reply to the attempt they undo; close()
-    // waits for them before it closes the connections, so no hold of a failed attempt outlives the client
-    private final Set<CompletableFuture<?>> pendingCleanUps = ConcurrentHashMap.newKeySet();
-    private final String turnMillis;
-    private final ReleaseSignals signals = new ReleaseSignals();
     // the client's table
     private final HoldTable holds;
-    private final ReentrantLock dispatch = new ReentrantLock();
-    // fresh acquisitions under way, failed by close()
-    private final Set<RedlockAcquisition> acquisitions = ConcurrentHashMap.newKeySet();
-    private final LeaseKeeper leaseKeeper;
-    private final RedisConnectionStateListener reconnected;
+    private final ClockDrift drift;
     private final LockEvents events;
+    private final ReleaseSignals signals = new ReleaseSignals();
+    // orders renewals, extensions and restores against releases and loss reports: see the design notes
+    private final ReentrantLock dispatch = new ReentrantLock();
+    private final NodeSet nodes;
+    private final CleanUps cleanUps;
+    private final MajorityRelease releases;
+    private final LeaseExtensions extensions;
+    private final OperatorViews views;
+    private final IdentityRecords records;
+    private final LeaseKeeper leaseKeeper;
+    private final Acquisitions acquisitions;
 
     private RedlockEngine(EngineClient core, List<RedisURI> uris, ClockDrift drift, Instrumentation instrumentation) {
         this.core = core;
@@ -159,49 +128,31 @@ public final class RedlockEngine implements Engine {
         // before connecting: each node reads as down until it tells of its command connection
         this.events = LockEvents.of(instrumentation, uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
-        this.majority = uris.size() / 2 + 1;
-        this.timeoutNanos = settings.commandTimeout().toNanos();
-        this.channel = settings.keyPrefix() + ":redlock:released";
-        this.turnMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
-        this.resources = DefaultClientResources.create();
-        this.redisClient = RedisClient.create(resources);
-        // connecting (socket and handshake) may take longer than one command: the first
-        // connections of a JVM load classes and start event loops; commands keep commandTimeout
-        Duration connectTimeout = settings.commandTimeout().compareTo(MIN_CONNECT_TIMEOUT) > 0
-                ? settings.commandTimeout() : MIN_CONNECT_TIMEOUT;
-        redisClient.setOptions(RedisConnections.clientOptions(settings.commandTimeout()).mutate()
-                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-                .build());
-        for (RedisURI uri : uris) {
-            uri.setTimeout(connectTimeout);
-            nodes.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel,
-                    signals.listenerOf(nodes.size()), events));
-        }
-        List<CompletableFuture<Void>> connecting = new ArrayList<>();
-        nodes.forEach(node -> connecting.add(node.connect()));
-        Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true);
-        // every attempt ends by itself within the connect timeout (connect, handshake, subscribe)
-        connected.awaitAll(2 * connectTimeout.toNanos() + timeoutNanos);
+        String channel = settings.keyPrefix() + ":redlock:released";
+        ReleaseCalls releaseCalls = new ReleaseCalls(channel, settings.handoffGrace());
+        this.nodes = new NodeSet(uris, settings, channel, signals, events);
+        this.cleanUps = new CleanUps(nodes, releaseCalls);
+        LossReports losses = new LossReports(core, nodes, dispatch, cleanUps);
+        this.releases = new MajorityRelease(nodes, releaseCalls, dispatch, holds, losses, cleanUps, core.clientId());
+        Poll<Void> connected = nodes.connect();
         if (!connected.won()) {
-            RelockException failure = unavailable("connecting", null, connected);
+            RelockException failure = nodes.unavailable("connecting", null, connected);
             events.connectFailed();
             shutDown();
             throw failure;
         }
+        this.extensions = new LeaseExtensions(core, nodes, dispatch, drift, losses);
+        this.views = new OperatorViews(nodes, settings.keyPrefix());
         // before the keeper, whose passes write the record
-        this.recordWrites = new RecordWrites(core, timer(), args -> writeRecord(LuaScript.REGISTER, args),
-                args -> writeRecord(LuaScript.NAME_HOLDERS, args));
-        this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds, new RedlockRenewal(this),
+        this.records = new IdentityRecords(core, nodes);
+        this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds,
+                new RedlockRenewal(nodes, dispatch, drift, events, extensions, losses, records, core.clientId()),
                 Math.max(1, settings.defaultLease().toMillis() / 3));
+        this.acquisitions = new Acquisitions(core, nodes, signals, cleanUps, drift, events, releaseCalls, releases,
+                records, leaseKeeper);
         register();
         // after a reconnect the lease keeper renews at once: the outage already used up part of every validity
-        this.reconnected = new RedisConnectionStateListener() {
-            @Override
-            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                leaseKeeper.renewSoon();
-            }
-        };
-        redisClient.addListener(reconnected);
+        nodes.watchConnects(leaseKeeper::renewSoon);
         log.debug("relock Redlock client {} connected to {} of {} nodes", core.clientId(), connected.yes(),
                 nodes.size());
     }
@@ -214,37 +165,7 @@ public final class RedlockEngine implements Engine {
      *     Sentinel URI, or two name the same host and port
      */
     public static List<String> checkUris(List<String> uris) {
-        Objects.requireNonNull(uris, "redisUris");
-        if (uris.size() < 3 || uris.size() > 7 || uris.size() % 2 == 0) {
-            throw new IllegalArgumentException("Redlock needs an odd number of 3 to 7 independent Redis servers, got "
-                    + uris.size() + " URIs");
-        }
-        Set<String> servers = new HashSet<>();
-        for (String text : uris) {
-            RedisURI uri = parse(text);
-            String server = uri.getHost().toLowerCase() + ":" + uri.getPort();
-            if (!servers.add(server)) {
-                throw new IllegalArgumentException("Redlock servers must be distinct; " + server
-                        + " is given twice");
-            }
-        }
-        return List.copyOf(uris);
-    }
-
-    private static RedisURI parse(String text) {
-        Objects.requireNonNull(text, "a Redlock URI is null");
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(text);
-        } catch (RuntimeException e) {
-            // Lettuce's message may repeat the URI, password included
-            throw new IllegalArgumentException("not a valid Redis URI: " + RedisConnections.withoutCredentials(text));
-        }
-        if (!uri.getSentinels().isEmpty() || uri.getHost() == null) {
-            throw new IllegalArgumentException("a Redlock server must be one Redis master (redis:// or rediss://), "
-                    + "not a Sentinel or socket URI: " + RedisConnections.withoutCredentials(text));
-        }
-        return uri;
+        return RedlockUris.check(uris);
     }
 
     /**
@@ -255,13 +176,13 @@ public final class RedlockEngine implements Engine {
     public static RelockClient connect(List<String> uris, RelockSettings settings, ClientIdentity identity,
             ClockDrift drift, List<LeaseLostListener> listeners, Instrumentation instrumentation) {
         List<RedisURI> parsed = new ArrayList<>();
-        checkUris(uris).forEach(uri -> parsed.add(parse(uri)));
+        checkUris(uris).forEach(uri -> parsed.add(RedlockUris.parse(uri)));
         parsed.forEach(uri -> RedisConnections.nameConnections(uri, identity));
         return new EngineClient(settings, identity, listeners,
                 core -> new RedlockEngine(core, parsed, drift, instrumentation));
     }
 
-    // ---- the engine ---------------------------------------------------------------------------
+    // ---- locks: acquisition, re-entry, lease, release ---------------------------------------------------------------
 
     @Override
     public LockEvents events() {
@@ -271,111 +192,13 @@ public final class RedlockEngine implements Engine {
     @Override
     public RedlockAcquisition acquisition(String name, LockKeys keys, LockMode mode, String owner, long leaseMillis,
             boolean renewed) {
-        return new RedlockAcquisition(this, name, keys, mode, owner, leaseMillis, renewed);
+        return acquisitions.create(name, keys, mode, owner, leaseMillis, renewed);
     }
 
     /** Re-entries are counted in the JVM only; a longer explicit lease is granted by a majority first. */
     @Override
     public Hold reenter(Hold held, long lease, boolean renewed) {
-        if (held.leaseEndedBy(System.nanoTime())) {
-            if (held.state() == LeaseState.HELD) {
-                reportLost(held, "its lease (minus clock drift) ran out while it was held");
-            }
-            throw Engine.lostAtReentry(held);
-        }
-        long sent = System.nanoTime();
-        long start = sent - drift.nanosFor(lease);
-        if (!renewed && start + TimeUnit.MILLISECONDS.toNanos(lease) - held.leaseEndNanos() > 0) {
-            // a longer explicit lease than the hold has: a majority must grant it first
-            extend(held, lease);
-            held.reenter(lease, false, start);
-        } else {
-            // the hold's lease stands: a lease of 0 ending at its end changes nothing
-            held.reenter(0, renewed, held.leaseEndNanos());
-        }
-        return held;
-    }
-
-    /** Extends the lease of a held lock on a majority, for a re-entry with a longer explicit lease. */
-    private void extend(Hold held, long lease) {
-        Poll<List<Long>> poll = poll(IoThreads.offIo(timer(),
-                () -> this.<List<Long>>sendToEachInOrder(RENEW, ScriptOutputType.MULTI,
-                        new String[] {held.keys.lock(), held.keys.leases()}, member(held), Long.toString(lease))),
-                codes -> codes.get(0) == 1L);
-        poll.awaitDecision(timeoutNanos);
-        if (poll.won()) {
-            return;
-        }
-        if (poll.no() > nodes.size() - majority) {
-            reportLost(held, "a majority of the nodes no longer had it at re-entry");
-            throw Engine.lostAtReentry(held);
-        }
-        throw unavailable("re-entry", held.lockName, poll);
-    }
-
-    /**
-     * renew.lua for the one hold on every node, as a renewal round: a majority of confirmations extends the validity
-     * to {@code sent - drift + lease}, a node that had lost the key is given it back, and so many refusals that no
-     * majority can confirm it mean the hold is lost. Sent under the {@link #dispatch} lock, only while the hold is
-     * held and not being released, so it never reaches a node after the release or the clean-up of a loss.
-     */
-    @Override
-    public void extendLease(Hold hold, long leaseMillis) {
-        core.ensureOpen();
-        if (hold.leaseEndedBy(System.nanoTime())) {
-            // its validity is over: a majority may have let it go, so the lock is lost, unless an extension on
-            // another thread has just moved it (checked again under the hold's monitor)
-            reportLostAtDeadline(hold, "its lease (minus clock drift) ran out while it was held", Hold::leaseEndNanos);
-        }
-        if (hold.state() == LeaseState.LOST) {
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        long[] sent = new long[1];
-        Poll<List<Long>> poll = IoThreads.offIo(timer(), () -> {
-            dispatch.lock();
-            try {
-                if (hold.state() != LeaseState.HELD || hold.releasing()) {
-                    return null;
-                }
-                sent[0] = System.nanoTime();
-                return poll(this.<List<Long>>sendToEachInOrder(RENEW, ScriptOutputType.MULTI,
-                        new String[] {hold.keys.lock(), hold.keys.leases()}, member(hold), Long.toString(leaseMillis)),
-                        codes -> codes.get(0) == 1L);
-            } finally {
-                dispatch.unlock();
-            }
-        });
-        if (poll == null) {
-            throw hold.state() == LeaseState.LOST ? new LeaseLostException(hold.lockName, hold.lostReason())
-                    : Engine.releasedAtExtension(hold);
-        }
-        poll.awaitDecision(timeoutNanos);
-        if (poll.won()) {
-            if (!hold.leaseExtended(sent[0] - drift.nanosFor(leaseMillis), leaseMillis)) {
-                // lost at its deadline meanwhile: its clean-up follows this extension on every node
-                throw hold.state() == LeaseState.LOST ? new LeaseLostException(hold.lockName, hold.lostReason())
-                        : Engine.releasedAtExtension(hold);
-            }
-            // also where the answer comes after the majority's: on the event executors, never an I/O thread
-            for (int node = 0; node < nodes.size(); node++) {
-                int index = node;
-                poll.replies().get(node).thenAcceptAsync(codes -> {
-                    if (codes.get(0) == 0L) {
-                        restore(hold, index);
-                    }
-                }, timer());
-            }
-            return;
-        }
-        if (poll.no() > nodes.size() - majority) {
-            if (hold.releasing()) {
-                throw Engine.releasedAtExtension(hold);
-            }
-            reportLost(hold, "a majority of the nodes no longer had it at lease extension (key expired, lost in a"
-                    + " restart, deleted or forced open)");
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        throw unavailable("lease extension", hold.lockName, poll);
+        return extensions.reenter(held, lease, renewed);
     }
 
     @Override
@@ -388,33 +211,19 @@ public final class RedlockEngine implements Engine {
     }
 
     @Override
-    public boolean forceUnlock(String name, LockKeys keys) {
-        Poll<Long> poll = forceRelease(keys);
-        poll.awaitAll(timeoutNanos);
-        if (poll.answered() < majority) {
-            throw unavailable("force-unlock", name, poll);
-        }
-        boolean held = poll.won();
-        if (held) {
-            log.info("lock '{}' was forced open on every Redlock node by client {}", name, core.clientId());
-        }
-        return held;
+    public void extendLease(Hold hold, long leaseMillis) {
+        core.ensureOpen();
+        extensions.extendLease(hold, leaseMillis);
     }
 
+    /**
+     * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
+     * stays taken on the nodes for that long (the lease keeper no longer extends it).
+     */
     @Override
-    public boolean isLocked(String name, LockKeys keys) {
-        return inspect(name).isHeld();
-    }
-
-    @Override
-    public Optional<Duration> remainingLease(String name, LockKeys keys) {
-        LockInfo info = inspect(name);
-        return info.isHeld() ? Optional.of(info.remainingLease()) : Optional.empty();
-    }
-
-    @Override
-    public RelockSemaphore semaphore(String name) {
-        throw semaphoresRefused();
+    public void release(Hold hold, long delayMillis, boolean byHandle) {
+        core.ensureOpen();
+        releases.release(hold, delayMillis);
     }
 
     /**
@@ -431,62 +240,61 @@ public final class RedlockEngine implements Engine {
         return "Redlock";
     }
 
+    // ---- what operators see and do ----------------------------------------------------------------------------------
+
+    @Override
+    public LockInfo inspect(String name) {
+        return views.inspect(name);
+    }
+
+    @Override
+    public boolean isLocked(String name, LockKeys keys) {
+        return views.inspect(name).isHeld();
+    }
+
+    @Override
+    public Optional<Duration> remainingLease(String name, LockKeys keys) {
+        LockInfo info = views.inspect(name);
+        return info.isHeld() ? Optional.of(info.remainingLease()) : Optional.empty();
+    }
+
+    @Override
+    public List<LockInfo> list(String nameGlob) {
+        return views.list(nameGlob);
+    }
+
+    @Override
+    public boolean forceUnlock(String name, LockKeys keys) {
+        return releases.forceUnlock(name, keys);
+    }
+
+    @Override
+    public Map<String, String> identityRecord(String clientId) {
+        return records.read(clientId);
+    }
+
+    @Override
+    public void register() {
+        records.writeWhole();
+    }
+
+    @Override
+    public Duration ping() {
+        return nodes.ping();
+    }
+
+    // ---- what Redlock does not offer --------------------------------------------------------------------------------
+
+    @Override
+    public RelockSemaphore semaphore(String name) {
+        throw semaphoresRefused();
+    }
+
     @Override
     public LockInfo inspectSemaphore(String name) {
         throw semaphoresRefused();
     }
 
-    /**
-     * The locks held on a majority whose names match {@code nameGlob}: every node is walked with
-     * SCAN for lock hashes (one after another, each page within the command timeout), and each
-     * name found on any node is inspected on all of them ({@link #inspect}). A lock held on a
-     * majority is on at least one node of every majority, so a majority of walks finds it.
-     * Semaphores do not exist on Redlock. Like SCAN, it may miss a lock taken during the walk.
-     *
-     * @throws RedisUnavailableException if fewer than a majority of the nodes could be walked
-     */
-    @Override
-    public List<LockInfo> list(String nameGlob) {
-        // LockKeys escapes the glob like a name (its *, ? and [] stay globs); the lock hashes end at
-        // the tag's '}', so the fence and readers keys do not match
-        String match = LockKeys.lockKeyPattern(settings.keyPrefix(), nameGlob);
-        Set<String> names = new TreeSet<>();
-        int walked = 0;
-        List<String> failures = new ArrayList<>();
-        for (RedlockNode node : nodes) {
-            try {
-                for (String key : node.scan(match)) {
-                    String name = LockKeys.nameOf(settings.keyPrefix(), key);
-                    if (name != null) {
-                        names.add(name);
-                    }
-                }
-                walked++;
-            } catch (RuntimeException e) {
-                failures.add(node.describe(e));
-            }
-        }
-        if (walked < majority) {
-            throw new RedisUnavailableException("list: " + walked + " of " + nodes.size()
-                    + " Redlock nodes could be walked, a majority needs " + majority + ": "
-                    + String.join("; ", failures), null);
-        }
-        List<LockInfo> held = new ArrayList<>();
-        for (String name : names) {
-            LockInfo info = inspect(name);
-            if (info.isHeld()) {
-                held.add(info);
-            }
-        }
-        return held;
-    }
-
-    /**
-     * Semaphores are refused for good: a majority vote bounds holders only for one permit. With
-     * N nodes and P permits per node, H holders that each hold on a majority M of nodes need
-     * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
-     * fit (3 * 3 <= 5 * 2), one more than the permits.
-     */
     @Override
     public RelockCondition condition(String lockName, LockKeys keys, String conditionName) {
         throw new UnsupportedOperationException("a Redlock client does not offer conditions (lock '" + lockName
@@ -501,6 +309,12 @@ public final class RedlockEngine implements Engine {
                 + " neither counted nor undone); use a latch on a single Redis, Sentinel or Cluster client");
     }
 
+    /**
+     * Semaphores are refused for good: a majority vote bounds holders only for one permit. With
+     * N nodes and P permits per node, H holders that each hold on a majority M of nodes need
+     * H * M permit grants, and the nodes have N * P of them: with 5 nodes and 2 permits, 3 holders
+     * fit (3 * 3 <= 5 * 2), one more than the permits.
+     */
     private static UnsupportedOperationException semaphoresRefused() {
         return new UnsupportedOperationException("a Redlock client does not offer semaphores: a majority vote does"
                 + " not bound more than one permit (with 5 nodes and 2 permits, 3 holders can each hold permits on"
@@ -508,167 +322,7 @@ public final class RedlockEngine implements Engine {
                 + " Cluster client");
     }
 
-    /**
-     * What a majority of the nodes hold for the lock: the owner that writes on a majority (or else
-     * the readers that each read on a majority), the holder's fencing token (of readers, the largest;
-     * see {@link #majorityToken}), and the lease within which a majority still holds it; waiters are
-     * the writers that wait (their marks on the node that has most). A hold left on a minority of
-     * nodes counts as free. Waits for every node, at most the command timeout.
-     *
-     * @throws RedisUnavailableException if fewer than a majority of the nodes answered
-     */
-    @Override
-    public LockInfo inspect(String name) {
-        LockKeys keys = LockKeys.of(settings.keyPrefix(), name);
-        Poll<List<Object>> poll = sendToAll(LuaScript.INSPECT, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.expiry(), keys.leases()}, reply -> true);
-        poll.awaitAll(timeoutNanos);
-        List<List<Object>> answers = poll.answers();
-        if (answers.size() < majority) {
-            throw unavailable("inspect", name, poll);
-        }
-        // see inspect.lua for the layout: pttl, waiters, writer, holds, token, readers...
-        Map<String, List<List<Object>>> byWriter = new HashMap<>();
-        // the waiting writers' marks (see acquire.lua), as many as the node with the most has
-        int waiters = 0;
-        for (List<Object> answer : answers) {
-            waiters = Math.max(waiters, ((Long) answer.get(1)).intValue());
-            String writer = (String) answer.get(2);
-            if (!writer.isEmpty()) {
-                byWriter.computeIfAbsent(writer, w -> new ArrayList<>()).add(answer);
-            }
-        }
-        for (Map.Entry<String, List<List<Object>>> entry : byWriter.entrySet()) {
-            List<List<Object>> held = entry.getValue();
-            if (held.size() >= majority) {
-                List<Long> tokens = new ArrayList<>();
-                List<Long> leases = new ArrayList<>();
-                for (List<Object> answer : held) {
-                    tokens.add((Long) answer.get(4));
-                    long pttl = (Long) answer.get(0);
-                    leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
-                }
-                return new LockInfo(name, LockKind.EXCLUSIVE, Map.of(entry.getKey(), 1), majorityToken(tokens),
-                        majorityLease(leases), waiters, 0);
-            }
-        }
-        // readers: each one that reads on a majority, with its token on each node that has it
-        Map<String, List<Long>> tokensByReader = new HashMap<>();
-        for (List<Object> answer : answers) {
-            for (int i = 5; i + 2 < answer.size(); i += 3) {
-                tokensByReader.computeIfAbsent((String) answer.get(i), reader -> new ArrayList<>())
-                        .add((Long) answer.get(i + 2));
-            }
-        }
-        tokensByReader.values().removeIf(tokens -> tokens.size() < majority);
-        if (!tokensByReader.isEmpty()) {
-            long token = 0;
-            for (List<Long> tokens : tokensByReader.values()) {
-                token = Math.max(token, majorityToken(tokens));
-            }
-            List<Long> leases = new ArrayList<>();
-            for (List<Object> answer : answers) {
-                boolean reads = false;
-                for (int i = 5; i + 2 < answer.size(); i += 3) {
-                    if (tokensByReader.containsKey((String) answer.get(i))) {
-                        reads = true;
-                    }
-                }
-                if (reads) {
-                    long pttl = (Long) answer.get(0);
-                    leases.add(pttl == -1 ? Long.MAX_VALUE : pttl);
-                }
-            }
-            Map<String, Integer> holders = new HashMap<>();
-            tokensByReader.keySet().forEach(reader -> holders.put(reader, 1));
-            return new LockInfo(name, LockKind.SHARED, holders, token, majorityLease(leases), waiters, 0);
-        }
-        return new LockInfo(name, LockKind.FREE, Map.of(), 0, Duration.ZERO, waiters, 0);
-    }
-
-    /**
-     * One hold's fencing token from the tokens its nodes keep for it (at least a majority of them): the majority-th
-     * largest. The holder settled on the largest token of the majority that granted it first, and wrote it back to
-     * every node unless that majority gave exactly that token; a node that granted after it settled may keep a larger
-     * one, but such nodes are a minority, so they never reach the majority-th place. The largest would report theirs.
-     */
-    private long majorityToken(List<Long> tokens) {
-        tokens.sort(Collections.reverseOrder());
-        return tokens.get(majority - 1);
-    }
-
-    /** The majority-th longest of the nodes' leases (ms, MAX_VALUE without expiry): until then a majority still holds it. */
-    private Duration majorityLease(List<Long> leases) {
-        leases.sort(null);
-        long lease = leases.size() < majority ? 0 : leases.get(leases.size() - majority);
-        return lease == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, lease));
-    }
-
-    @Override
-    public void register() {
-        recordWrites.writeWhole();
-    }
-
-    /** Sends one write of the identity record ({@link RecordWrites}) to every node by EVAL, in order, without waiting. */
-    private void writeRecord(LuaScript script, String[] args) {
-        String key = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        for (RedlockNode node : nodes) {
-            node.<Long>runInOrder(script, ScriptOutputType.INTEGER, new String[] {key}, args)
-                    .whenComplete((written, error) -> {
-                        if (error != null) {
-                            log.debug("relock Redlock client {}: {} of its identity record on {} failed: {}",
-                                    core.clientId(), script.name(), node.address, error.toString());
-                        }
-                    });
-        }
-    }
-
-    /** {@code hold}, just handed out, has its owner's thread named in the identity record soon (RecordWrites). */
-    void nameHolder(Hold hold) {
-        recordWrites.nameHolder(hold);
-    }
-
-    /** The record from the first node that has it: any node that took a write of it has the whole record. */
-    @Override
-    public Map<String, String> identityRecord(String clientId) {
-        String key = ClientRegistry.key(settings.keyPrefix(), clientId);
-        RuntimeException unreachable = null;
-        for (RedlockNode node : nodes) {
-            try {
-                Map<String, String> record = node.hashAt(key, "read the identity record of client " + clientId);
-                if (!record.isEmpty()) {
-                    return record;
-                }
-            } catch (RuntimeException e) {
-                unreachable = e;
-            }
-        }
-        if (unreachable != null) {
-            log.debug("relock: the identity record of client {} was found on no node that answered: {}", clientId,
-                    unreachable.toString());
-        }
-        return Map.of();
-    }
-
-    /**
-     * Sends a PING to every node and returns the time until a majority answered.
-     *
-     * @throws RedisUnavailableException if fewer than a majority answered within the command timeout
-     */
-    @Override
-    public Duration ping() {
-        long sent = System.nanoTime();
-        List<CompletableFuture<String>> replies = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            replies.add(node.ping());
-        }
-        Poll<String> poll = poll(replies, reply -> true);
-        poll.awaitDecision(timeoutNanos);
-        if (!poll.won()) {
-            throw unavailable("ping", null, poll);
-        }
-        return Duration.ofNanos(System.nanoTime() - sent);
-    }
+    // ---- closing ----------------------------------------------------------------------------------------------------
 
     /**
      * Stops the lease keeper, wakes every waiting thread (they fail with IllegalStateException),
@@ -677,29 +331,26 @@ public final class RedlockEngine implements Engine {
      */
     @Override
     public void close() {
-        redisClient.removeListener(reconnected);
+        nodes.unwatchConnects();
         leaseKeeper.close();
         IllegalStateException closedNow = core.closedException();
         // before the connections close: an attempt in flight is cleaned up on every node
-        acquisitions.forEach(acquisition -> acquisition.failAtClose(closedNow));
+        acquisitions.failAll(closedNow);
         signals.wakeAll();
-        List<CompletableFuture<Void>> releases = new ArrayList<>();
         // the identity record goes with the client (a crashed client's expires); after any write of it, on the
         // same connections, and no write follows
-        String record = ClientRegistry.key(settings.keyPrefix(), core.clientId());
-        recordWrites.delete(
-                () -> nodes.forEach(node -> releases.add(node.delete(record).handle((deleted, error) -> null))));
+        List<CompletableFuture<Void>> sent = new ArrayList<>(records.delete());
         for (Hold hold : holds.all()) {
-            Poll<Long> poll = sendRelease(hold);
+            Poll<Long> poll = releases.send(hold);
             // every node's reply, not a majority's: the connections close next, and a release still queued for a
             // slower node would be dropped with them, leaving the lock there until its lease ran out
-            releases.add(poll.counted());
+            sent.add(poll.counted());
             hold.released();
             holds.remove(hold);
         }
         // a clean-up may wait for its attempt's reply first: up to two command timeouts
-        List<CompletableFuture<?>> pending = new ArrayList<>(releases);
-        pending.addAll(pendingCleanUps);
+        List<CompletableFuture<?>> pending = new ArrayList<>(sent);
+        pending.addAll(cleanUps.pending());
         try {
             CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
                     .get(2 * settings.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -714,106 +365,10 @@ public final class RedlockEngine implements Engine {
 
     private void shutDown() {
         events.close();
-        nodes.forEach(RedlockNode::close);
-        redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        resources.shutdown(0, 2, TimeUnit.SECONDS);
+        nodes.shutDown();
     }
 
-    // ---- for the locks and the lease keeper of this client ------------------------------------------
-
-    /**
-     * The timer of waits and command timeouts: Lettuce's event executors, so no thread of ours sleeps; far timers
-     * wait on {@link #wheel} and run here when they fire.
-     */
-    ScheduledExecutorService timer() {
-        return resources.eventExecutorGroup();
-    }
-
-    /** The hashed wheel timer of the clients' resources: for far timers of waits (arming one wakes no thread). */
-    Timer wheel() {
-        return resources.timer();
-    }
-
-    void acquisitionStarted(RedlockAcquisition acquisition) {
-        acquisitions.add(acquisition);
-    }
-
-    void acquisitionEnded(RedlockAcquisition acquisition) {
-        acquisitions.remove(acquisition);
-    }
-
-    int majority() {
-        return majority;
-    }
-
-    int nodeCount() {
-        return nodes.size();
-    }
-
-    long timeoutNanos() {
-        return timeoutNanos;
-    }
-
-    ClockDrift drift() {
-        return drift;
-    }
-
-    /** A new hold joins the table, and the lease keeper watches its deadline. */
-    void track(Hold hold) {
-        holds.add(hold);
-        leaseKeeper.watch(hold);
-    }
-
-    ReleaseSignals signals() {
-        return signals;
-    }
-
-    ReentrantLock dispatch() {
-        return dispatch;
-    }
-
-    /** How long a release keeps the lock for the first waiting writer: see release.lua. */
-    long turnNanos() {
-        return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
-    }
-
-    /**
-     * Sends a read-only or idempotent script to every node at once (EVALSHA, EVAL after
-     * NOSCRIPT); a node's yes is a reply that passes {@code isYes}.
-     */
-    <T> Poll<T> sendToAll(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
-            String... args) {
-        List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            replies.add(node.run(script, type, keys, args));
-        }
-        return poll(replies, isYes);
-    }
-
-    /**
-     * Sends a script that takes or extends a lock to every node at once, by EVAL: on each node it
-     * runs after every command this client sent there before it and before every command sent
-     * after it, even when the reply comes late or never (an EVALSHA's NOSCRIPT fallback would go
-     * out later and could overtake the clean-up or release that follows).
-     */
-    <T> Poll<T> sendToAllInOrder(LuaScript script, ScriptOutputType type, String[] keys, Predicate<T> isYes,
-            String... args) {
-        return poll(sendToEachInOrder(script, type, keys, args), isYes);
-    }
-
-    /** As {@link #sendToAllInOrder}, for a batch: one reply of every node, by node. */
-    <T> List<CompletableFuture<T>> sendToEachInOrder(LuaScript script, ScriptOutputType type, String[] keys,
-            String... args) {
-        List<CompletableFuture<T>> replies = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            replies.add(node.runInOrder(script, type, keys, args));
-        }
-        return replies;
-    }
-
-    <T> Poll<T> poll(List<CompletableFuture<T>> replies, Predicate<T> isYes) {
-        return new Poll<>(nodes, replies, majority, isYes);
-    }
+    // ---- the scripts' arguments -------------------------------------------------------------------------------------
 
     /**
      * How a hold is named in the scripts' arguments: the owner id for a write hold, {@code r|}
@@ -827,282 +382,8 @@ public final class RedlockEngine implements Engine {
         return member(hold.mode, hold.owner);
     }
 
-    /**
-     * Deletes what is left of a lost hold on every node (and a writer's place, mark and turn as a waiting writer),
-     * without waiting. It names the attempt that took the hold, so on a node the owner's next attempt reached first
-     * it removes no hold of that attempt's: it may go out after the owner was told, and after its next attempt.
-     */
-    void cleanUpLost(Hold hold) {
-        String attempt = Long.toString(hold.attemptId);
-        for (RedlockNode node : nodes) {
-            cleanUpOn(node, hold.keys, member(hold), true, attempt, "", "", "", false);
-        }
-    }
-
-    /**
-     * Undoes an attempt that did not win: deletes the hold it took on every node, unless a later
-     * attempt of the same owner reached that node first; {@code stopWaiting}: the writer's mark,
-     * place in the queue and turn go too (and grants on release made for the attempt, which goes
-     * to every node then). Without {@code stopWaiting}, nothing is sent to a node that refused the
-     * attempt: the writer waits there, and a grant made for it there stays the writer's to take. On
-     * each node the clean-up is sent once that node answered the attempt (or failed to): sent
-     * earlier, it could overtake the attempt, which Lettuce writes from another thread. Without
-     * waiting.
-     *
-     * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
-     * @param waited for a writer that goes on waiting, how long it has waited (acquire.lua's ARGV[4]), so its
-     *     place is put back where the attempt took it away; else "0"
-     * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
-     * @param place for such a writer, its place on every node (acquire.lua's ARGV[7]), or ""
-     * @param quiet for such a writer, a turn given back to it is not announced (see release.lua's ARGV[10])
-     * @param replies the attempt's replies, by node
-     */
-    void cleanUpAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
-            String markMillis, String place, boolean quiet, List<? extends CompletableFuture<?>> replies) {
-        for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.get(i);
-            CompletableFuture<?> reply = replies.get(i);
-            cleanUpOnceAnswered(reply, () -> true, () -> stopWaiting || !isRefusal(reply)
-                    ? cleanUpOn(node, keys, member, stopWaiting, attemptId, waited, markMillis, place, quiet)
-                    : null);
-        }
-    }
-
-    /**
-     * Whether {@code reply}, a node's answer to an attempt, is in and refused it: nothing of the attempt is held there
-     * but the writer's wait, and the grants on release made for it there after (which {@link #cleanUpAttempt} leaves
-     * alone for a writer that goes on waiting).
-     */
-    static boolean isRefusal(CompletableFuture<?> reply) {
-        return answers(reply, 0L);
-    }
-
-    /** Whether {@code reply}, a node's answer to an attempt, is in and took the lock there (acquire.lua's 1). */
-    private static boolean isGrant(CompletableFuture<?> reply) {
-        return answers(reply, 1L);
-    }
-
-    /** Whether {@code reply}, a node's answer to an attempt, is in and begins with {@code code}. */
-    private static boolean answers(CompletableFuture<?> reply, long code) {
-        return reply.isDone() && !reply.isCompletedExceptionally() && reply.join() instanceof List<?> answer
-                && !answer.isEmpty() && Long.valueOf(code).equals(answer.get(0));
-    }
-
-    /**
-     * After a writer won by majority: where a node refused its attempt (or did not answer it), the writer's mark,
-     * place and turn go there (release.lua as a writer that stops waiting, with {@link #NO_ATTEMPT}, so no hold is
-     * removed). Where the refusal is in, the clean-up is sent at once: before the holder can release, so before
-     * any later attempt of the same owner. Where the reply is still out, it is sent once the reply is in, and only
-     * if {@code hold} is still held then: its release stops the wait on every node anyway, and a clean-up that
-     * followed the owner's next attempt would undo that attempt's wait (liveness only: no hold is removed).
-     * Without waiting.
-     */
-    void stopWaitingWhereRefused(LockKeys keys, String member, List<CompletableFuture<List<Object>>> replies,
-            Hold hold) {
-        for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.get(i);
-            CompletableFuture<List<Object>> reply = replies.get(i);
-            cleanUpOnceAnswered(reply, () -> hold.state() == LeaseState.HELD,
-                    () -> isGrant(reply) ? null : cleanUpOn(node, keys, member, true, NO_ATTEMPT, "0", "0", "", false));
-        }
-    }
-
-    /**
-     * Runs {@code cleanUp} for one node once {@code reply}, that node's answer to the attempt (or its failure), is in,
-     * so what it sends follows the attempt: at once if the reply is in, else when it comes, on the event executors
-     * (never an I/O thread), and then only if {@code wantedWhenLate} still holds; {@link #pendingCleanUps} holds it
-     * until it is done. {@code cleanUp} returns what it sent, or null if nothing is to be undone there.
-     */
-    private void cleanUpOnceAnswered(CompletableFuture<?> reply, BooleanSupplier wantedWhenLate,
-            Supplier<CompletableFuture<Long>> cleanUp) {
-        if (reply.isDone()) {
-            cleanUp.get();
-            return;
-        }
-        CompletableFuture<Long> cleanedUp = reply.handle((answer, error) -> null).thenComposeAsync(answered -> {
-            CompletableFuture<Long> sent = wantedWhenLate.getAsBoolean() ? cleanUp.get() : null;
-            return sent == null ? CompletableFuture.completedFuture(0L) : sent;
-        }, timer());
-        pendingCleanUps.add(cleanedUp);
-        cleanedUp.whenComplete((deleted, error) -> pendingCleanUps.remove(cleanedUp));
-    }
-
-    private CompletableFuture<Long> cleanUpOn(RedlockNode node, LockKeys keys, String member, boolean stopWaiting,
-            String attemptId, String waited, String markMillis, String place, boolean quiet) {
-        CompletableFuture<Long> cleanedUp = node.<Long>runInOrder(RELEASE, ScriptOutputType.INTEGER,
-                releaseKeys(keys), member, channel, "0", stopWaiting ? "1" : "0", turnMillis, attemptId, waited,
-                markMillis, place, quiet ? "1" : "0");
-        pendingCleanUps.add(cleanedUp);
-        return cleanedUp.whenComplete((deleted, error) -> {
-            pendingCleanUps.remove(cleanedUp);
-            if (error != null) {
-                log.debug("Redlock clean-up of '{}' on {} failed; its lease runs out by itself: {}",
-                        keys.lock(), node.address, error.toString());
-            }
-        });
-    }
-
-    /** A new attempt id, unique in this client: see acquire.lua's ARGV[5]. */
-    String nextAttemptId() {
-        return Long.toString(attemptIds.incrementAndGet());
-    }
-
-    /** The keys of release.lua (and release-after.lua, which reads the first four). */
-    private static String[] releaseKeys(LockKeys keys) {
-        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue(), keys.fence()};
-    }
-
-    /** Deletes the lock on every node whoever holds it; yes = deleted there. */
-    Poll<Long> forceRelease(LockKeys keys) {
-        return sendToAll(RELEASE, ScriptOutputType.INTEGER, releaseKeys(keys),
-                deleted -> deleted == 1,
-                "", channel, "1", "0", turnMillis, "");
-    }
-
-    /** Marks the hold releasing and sends its release to every node, after any renewal already sent. */
-    private Poll<Long> sendRelease(Hold hold) {
-        return sendRelease(hold, 0);
-    }
-
-    /** As {@link #sendRelease(Hold)}; with a positive delay the hold stays taken that long (release-after.lua). */
-    private Poll<Long> sendRelease(Hold hold, long delayMillis) {
-        dispatch.lock();
-        try {
-            hold.beginRelease();
-            List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
-            String[] keys = releaseKeys(hold.keys);
-            // names the attempt that took the hold: a release that runs late or again leaves a later hold alone
-            String attempt = Long.toString(hold.attemptId);
-            for (RedlockNode node : nodes) {
-                // EVAL: in order after every attempt and renewal sent before it
-                replies.add(delayMillis > 0
-                        ? node.runInOrder(RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member(hold),
-                                Long.toString(delayMillis), attempt)
-                        : node.runInOrder(RELEASE, ScriptOutputType.INTEGER, keys, member(hold), channel, "0", "1",
-                                turnMillis, attempt));
-            }
-            return poll(replies, done -> done == 1);
-        } finally {
-            dispatch.unlock();
-        }
-    }
-
-    /** Gives up a hold nobody will see (an asynchronous acquisition given up), without waiting: from any thread. */
-    void releaseUnseen(Hold hold) {
-        IoThreads.offIo(timer(), () -> sendRelease(hold));
-        holds.remove(hold);
-        hold.released();
-    }
-
-    /**
-     * Gives up one hold; when it is the owner's last and {@code delayMillis} is positive, the lock
-     * stays taken on the nodes for that long (the lease keeper no longer extends it).
-     */
-    @Override
-    public void release(Hold hold, long delayMillis, boolean byHandle) {
-        core.ensureOpen();
-        if (hold.state() == LeaseState.LOST) {
-            if (hold.drop() == 0) {
-                holds.remove(hold);
-                IoThreads.offIo(timer(), () -> cleanUpLost(hold));
-            }
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        if (hold.holds() > 1) {
-            // re-entries are counted here only
-            hold.drop();
-            return;
-        }
-        Poll<Long> poll = IoThreads.offIo(timer(), () -> sendRelease(hold, delayMillis));
-        holds.remove(hold);
-        hold.drop();
-        poll.awaitDecision(timeoutNanos);
-        if (poll.won()) {
-            hold.released();
-            log.debug("Redlock lock '{}' released by {}", hold.lockName, hold.owner);
-            return;
-        }
-        if (poll.no() > nodes.size() - majority) {
-            reportLost(hold, "a majority of the nodes no longer had it at release (lease ran out, key lost or"
-                    + " forced open)");
-            throw new LeaseLostException(hold.lockName, hold.lostReason());
-        }
-        hold.released();
-        throw unavailable("release", hold.lockName, poll);
-    }
-
-    /**
-     * Takes a held lock back on one node that lost it, unless the hold is no longer held: after a
-     * renewal or lease extension that a majority confirmed. Renewer thread, or an extending thread
-     * (never an I/O thread).
-     */
-    void restore(Hold hold, int node) {
-        dispatch.lock();
-        try {
-            if (hold.state() != LeaseState.HELD || hold.releasing() || core.isClosed()) {
-                return;
-            }
-            RedlockNode target = nodes.get(node);
-            target.<Long>runInOrder(RESTORE, ScriptOutputType.INTEGER,
-                    new String[] {hold.keys.lock(), hold.keys.fence(), hold.keys.leases()},
-                    member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken),
-                    Long.toString(hold.attemptId))
-                    .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",
-                            hold.lockName, target.address, error == null ? restored : error.toString()));
-        } finally {
-            dispatch.unlock();
-        }
-    }
-
-    /**
-     * Marks a hold lost, tells the listeners once, and cleans up what is left of it on the nodes. From any
-     * thread; on an I/O thread, all of it runs on the event executors while the caller waits.
-     */
-    void reportLost(Hold hold, String reason) {
-        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason, () -> hold.lose(reason)));
-    }
-
-    /**
-     * As {@link #reportLost}, for the lease keeper at a hold's deadline, unless a lease extension confirmed since the
-     * keeper looked has moved the deadline ({@link Hold#loseAtDeadline}). Any thread.
-     */
-    void reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
-        IoThreads.offIo(timer(), () -> reportLostHere(hold, reason,
-                () -> hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)));
-    }
-
-    /** {@code lose} marks the hold lost, and says whether it did; the rest follows only if it did. */
-    private void reportLostHere(Hold hold, String reason, BooleanSupplier lose) {
-        dispatch.lock();
-        try {
-            // under the dispatch lock: a renewal, extension or restore checks under it that the hold is held, so
-            // none of this hold is sent after it is lost, and none reaches a node after the clean-up
-            if (!lose.getAsBoolean()) {
-                return;
-            }
-        } finally {
-            dispatch.unlock();
-        }
-        core.tellLost(hold, reason);
-        // only now, with the owner and the listeners told: the clean-up frees the lock on the nodes before the lease
-        // ends there, so another client could take it at once (an owner told after that would have overlapped it)
-        if (!core.isClosed()) {
-            cleanUpLost(hold);
-        }
-    }
-
-    /** The exception for a poll that fewer than a majority of the nodes answered. */
-    RedisUnavailableException unavailable(String operation, String lockName, Poll<?> poll) {
-        String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
-        return new RedisUnavailableException(what + ": " + poll.answered() + " of " + nodes.size()
-                + " Redlock nodes answered, a majority needs " + majority + ": " + String.join("; ", poll.failures()),
-                null);
-    }
-
     @Override
     public String toString() {
-        List<String> addresses = new ArrayList<>();
-        nodes.forEach(node -> addresses.add(node.address));
-        return "RedlockEngine[" + addresses + "]";
+        return "RedlockEngine[" + nodes + "]";
     }
 }

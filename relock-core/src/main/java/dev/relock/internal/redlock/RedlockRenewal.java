@@ -3,12 +3,14 @@ package dev.relock.internal.redlock;
 import dev.relock.LeaseState;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.lease.LeaseKeeper;
+import dev.relock.internal.metrics.LockEvents;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@link ClockDrift}, on this JVM's clock (the drift is taken off the lease start when it is recorded).
  *
  * <p>A renewal round in flight at the deadline may still win a majority: the loss was reported
- * with a release of the hold on every node ({@link RedlockEngine#reportLost}), sent after that
+ * with a release of the hold on every node ({@link LossReports#report}), sent after that
  * renewal and by EVAL, so on each node it runs after it; no renewal of a hold goes out after its
  * loss (checked under the dispatch lock). Nothing is sent again when the late majority is counted:
  * by then the same owner (a thread) may have taken the lock anew, and a release by owner sent
@@ -34,10 +36,25 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockRenewal.class);
 
-    private final RedlockEngine client;
+    private final NodeSet nodes;
+    private final ReentrantLock dispatch;
+    private final ClockDrift drift;
+    private final LockEvents events;
+    private final LeaseExtensions extensions;
+    private final LossReports losses;
+    private final IdentityRecords records;
+    private final String clientId;
 
-    RedlockRenewal(RedlockEngine client) {
-        this.client = client;
+    RedlockRenewal(NodeSet nodes, ReentrantLock dispatch, ClockDrift drift, LockEvents events,
+            LeaseExtensions extensions, LossReports losses, IdentityRecords records, String clientId) {
+        this.nodes = nodes;
+        this.dispatch = dispatch;
+        this.drift = drift;
+        this.events = events;
+        this.extensions = extensions;
+        this.losses = losses;
+        this.records = records;
+        this.clientId = clientId;
     }
 
     /** Any hold fits any batch: every node has every key. */
@@ -53,7 +70,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
 
     @Override
     public void deadlinePassed(Hold hold) {
-        client.reportLostAtDeadline(hold, hold.renewed()
+        losses.reportAtDeadline(hold, hold.renewed()
                 ? "no majority of nodes confirmed a renewal by its deadline (its lease of " + hold.leaseMillis()
                         + " ms minus " + driftMillis(hold) + " ms of clock drift, from the last confirmed send)"
                 : "its explicit lease of " + hold.leaseMillis() + " ms (minus " + driftMillis(hold)
@@ -61,7 +78,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
     }
 
     private long driftMillis(Hold hold) {
-        return TimeUnit.NANOSECONDS.toMillis(client.drift().nanosFor(hold.leaseMillis()));
+        return TimeUnit.NANOSECONDS.toMillis(drift.nanosFor(hold.leaseMillis()));
     }
 
     @Override
@@ -71,7 +88,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
         long sent;
         // each hold's lease as sent: an extension may raise the hold's own meanwhile
         long[] leases;
-        client.dispatch().lock();
+        dispatch.lock();
         try {
             for (Hold hold : due) {
                 // checked again under the lock: a release sent before this batch, or the clean-up of
@@ -95,16 +112,16 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
                 args[2 * i + 1] = Long.toString(leases[i]);
             }
             sent = System.nanoTime();
-            replies = client.sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI, keys, args);
+            replies = nodes.sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI, keys, args);
         } finally {
-            client.dispatch().unlock();
+            dispatch.unlock();
         }
         for (int i = 0; i < batch.size(); i++) {
             Hold hold = batch.get(i);
             int index = i;
             List<CompletableFuture<Long>> votes = new ArrayList<>(replies.size());
             replies.forEach(reply -> votes.add(reply.thenApply(codes -> codes.get(index))));
-            Poll<Long> poll = client.poll(votes, code -> code == 1L);
+            Poll<Long> poll = nodes.poll(votes, code -> code == 1L);
             long lease = leases[i];
             poll.decided().thenRunAsync(() -> settle(hold, poll, sent, lease), keeperThread);
         }
@@ -119,29 +136,29 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
             return;
         }
         if (poll.won()) {
-            hold.leaseRenewed(sent - client.drift().nanosFor(leaseMillis), leaseMillis);
-            client.events().renewals(true, 1);
-            for (int node = 0; node < client.nodeCount(); node++) {
+            hold.leaseRenewed(sent - drift.nanosFor(leaseMillis), leaseMillis);
+            events.renewals(true, 1);
+            for (int node = 0; node < nodes.size(); node++) {
                 Long code = poll.answer(node);
                 if (code != null && code == 0L) {
-                    client.restore(hold, node);
+                    extensions.restore(hold, node);
                 }
             }
         } else if (hold.releasing()) {
             return;
-        } else if (poll.no() > client.nodeCount() - client.majority()) {
-            client.events().renewals(false, 1);
-            client.reportLost(hold, "a majority of the nodes no longer had it at renewal (key expired, lost in a"
+        } else if (poll.no() > nodes.size() - nodes.majority()) {
+            events.renewals(false, 1);
+            losses.report(hold, "a majority of the nodes no longer had it at renewal (key expired, lost in a"
                     + " restart, deleted or forced open)");
         } else {
-            client.events().renewals(false, 1);
+            events.renewals(false, 1);
             log.warn("relock Redlock client {}: renewal of lock '{}' reached no majority; retrying in lease/3: {}",
-                    client.core.clientId(), hold.lockName, String.join("; ", poll.failures()));
+                    clientId, hold.lockName, String.join("; ", poll.failures()));
         }
     }
 
     @Override
     public void passEnded() {
-        client.register();
+        records.writeWhole();
     }
 }

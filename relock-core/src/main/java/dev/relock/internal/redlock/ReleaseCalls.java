@@ -1,0 +1,69 @@
+package dev.relock.internal.redlock;
+
+import dev.relock.internal.engine.LockKeys;
+import io.lettuce.core.ScriptOutputType;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How this client calls release.lua (and release-after.lua) on a node: the argument layout of each kind of call, the
+ * release channel of its key prefix, and the turn a release keeps for the first waiting writer. Every call but the
+ * forced one is an EVAL in order on the node's connection, so it runs there after every attempt and renewal sent
+ * before it. Immutable.
+ */
+final class ReleaseCalls {
+
+    /** An attempt id the engine never issues: release.lua then removes no hold. */
+    static final String NO_ATTEMPT = "-";
+
+    private final String channel;
+    // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms
+    private final String turnMillis;
+
+    ReleaseCalls(String channel, Duration handoffGrace) {
+        this.channel = channel;
+        this.turnMillis = Long.toString(Math.max(1, handoffGrace.toMillis()));
+    }
+
+    /** The keys of release.lua (and release-after.lua, which reads the first four). */
+    static String[] keysOf(LockKeys keys) {
+        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue(), keys.fence()};
+    }
+
+    /** How long a release keeps the lock for the first waiting writer: see release.lua. */
+    long turnNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
+    }
+
+    /** The owner's release of the hold that attempt {@code attempt} took, announced on the channel. */
+    CompletableFuture<Long> release(RedlockNode node, String[] keys, String member, String attempt) {
+        return node.runInOrder(RedlockEngine.RELEASE, ScriptOutputType.INTEGER, keys, member, channel, "0", "1",
+                turnMillis, attempt);
+    }
+
+    /** As {@link #release}, but the lock stays taken for {@code delayMillis} first (release-after.lua). */
+    CompletableFuture<Long> releaseAfter(RedlockNode node, String[] keys, String member, long delayMillis,
+            String attempt) {
+        return node.runInOrder(RedlockEngine.RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member,
+                Long.toString(delayMillis), attempt);
+    }
+
+    /**
+     * The clean-up of attempt {@code attemptId} (or of a lost hold) by owner; for a writer, {@code stopWaiting} takes
+     * its mark, place and turn too, and the other arguments put back the wait of one that goes on waiting (see
+     * {@link CleanUps#afterAttempt}).
+     */
+    CompletableFuture<Long> cleanUp(RedlockNode node, String[] keys, String member, boolean stopWaiting,
+            String attemptId, String waited, String markMillis, String place, boolean quiet) {
+        return node.runInOrder(RedlockEngine.RELEASE, ScriptOutputType.INTEGER, keys, member, channel, "0",
+                stopWaiting ? "1" : "0", turnMillis, attemptId, waited, markMillis, place, quiet ? "1" : "0");
+    }
+
+    /** Deletes the lock on every node whoever holds it; yes = deleted there. */
+    Poll<Long> forceRelease(NodeSet nodes, LockKeys keys) {
+        return nodes.sendToAll(RedlockEngine.RELEASE, ScriptOutputType.INTEGER, keysOf(keys),
+                deleted -> deleted == 1,
+                "", channel, "1", "0", turnMillis, "");
+    }
+}
