@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * leaves or is told its lease is lost, so an overlap is a contender getting in before the holder was told. Slow (about 1 s per restart), so
  * only run on request:
  *
- * <pre>mvn -pl relock-core -am verify -Dit.test=RestartExclusionMeasurement -Dit.failIfNoSpecifiedTests=false \
+ * <pre>mvn -pl relock-core -am verify -Dit.test=RestartExclusionMeasurement -Dfailsafe.failIfNoSpecifiedTests=false \
  *     -Drelock.faults.heavy=true [-Drelock.faults.restarts=20]</pre>
  *
  * It prints one line of numbers per mode and asserts only what must hold in both: tokens never fall, and with the
