@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * channels, fails with a {@link RelockException} when credentials are wrong or missing, and never puts a password
  * into an exception (message, cause, toString) or a log line.
  */
+@Tag("redis")
 class AclSecurityTest {
 
     private static final String SERVER_PASSWORD = "Server-Secret-7f3a9c";

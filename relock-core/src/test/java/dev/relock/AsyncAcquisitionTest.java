@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * one server (bounded ones fail, unbounded ones retry), and one script call per uncontended
  * acquisition. What every deployment must do asynchronously is {@code contract/AsyncContract}.
  */
+@Tag("redis")
 class AsyncAcquisitionTest extends OneServerTestBase {
 
     /** Waits for a stage no longer than {@link #HANG}. */

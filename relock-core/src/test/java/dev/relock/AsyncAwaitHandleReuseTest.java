@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * stage (which runs while the thread that completed it has not settled the handle yet) or from a thread that waited
  * for it. Each failed before HoldHandle settled a taken result itself (settleTakenResult).
  */
+@Tag("redis")
 class AsyncAwaitHandleReuseTest extends OneServerTestBase {
 
     /**

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -15,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * names and prefixes become, leases shorter than a millisecond, a Lettuce client or URI of one
  * server. Names, leases and settings every deployment refuses alike are {@code contract/BadInputContract}.
  */
+@Tag("redis")
 class BadInputTest extends OneServerTestBase {
 
     /**

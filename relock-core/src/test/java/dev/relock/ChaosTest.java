@@ -28,6 +28,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.Test;
  * exceptions by type, lost leases, overlaps. {@code -Drelock.chaos.monitor=FILE} records every command the server
  * ran, to trace an overlap back to the scripts behind it.
  */
+@Tag("redis")
 class ChaosTest {
 
     private static final Duration LEASE = Duration.ofMillis(1_500);
@@ -361,7 +363,7 @@ class ChaosTest {
 
     private static void pause(Random random) {
         try {
-            Thread.sleep(10 + random.nextInt(40));
+            Thread.sleep(10 + random.nextInt(40)); // on purpose: the pace of a worker between sections
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -9,12 +9,14 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Closing a client never strands a thread: waiters fail with IllegalStateException at once, and close() itself
  * returns within a few seconds even when Redis is gone or frozen.
  */
+@Tag("redis")
 class ClientCloseFaultTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(700);

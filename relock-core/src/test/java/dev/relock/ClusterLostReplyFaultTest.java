@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * it twice. Every connection to a master goes through that master's {@link TcpProxy} (the client's address resolver
  * maps each master's address to its proxy's), so a test can lose the reply of the master that holds its lock.
  */
+@Tag("redis")
 class ClusterLostReplyFaultTest {
 
     private RedisCluster cluster;

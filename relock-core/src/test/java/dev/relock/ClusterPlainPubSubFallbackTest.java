@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * finds out at connect and keeps plain pub/sub, one subscription to its own channel, which a release on
  * any node reaches.
  */
+@Tag("redis")
 class ClusterPlainPubSubFallbackTest {
 
     private static final Duration HANG = RedisClusterTest.HANG;

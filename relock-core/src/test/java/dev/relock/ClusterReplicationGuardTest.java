@@ -11,12 +11,12 @@ import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * guard follows a slot that moved (MOVED on its node connection) and a failover. Every test leaves
  * the cluster healthy with every node running and unpaused.
  */
+@Tag("redis")
 class ClusterReplicationGuardTest extends ReplicatedClusterTestBase {
 
     private static final Duration GUARD_TIMEOUT = Duration.ofMillis(300);
@@ -289,36 +290,5 @@ class ClusterReplicationGuardTest extends ReplicatedClusterTestBase {
                         new ReplicationGuard(1, GUARD_TIMEOUT, OnShortfall.FAIL, true))))
                 .isInstanceOf(RelockException.class)
                 .hasMessageContaining("needs WAITAOF (Redis 7.2 or later)");
-    }
-
-    /** Not a goal, a number for docs/sentinel-and-cluster.md: acquire+release pairs with and without the guard. */
-    @Test
-    void guardedAndUnguardedAcquireReleaseLatency() throws Exception {
-        RelockClient plain = newClient(UnaryOperator.identity());
-        RelockClient guarded = guarded(OnShortfall.RELEASE_AND_RETRY);
-        String name = nameOn(cluster.masters().get(0), "latency-");
-        long[] unguardedMicros = pairs(plain, name, 300);
-        long[] guardedMicros = pairs(guarded, name, 300);
-        System.out.printf("acquire+release on the cluster, 300 pairs: unguarded p50 %d us p90 %d us,"
-                        + " guarded p50 %d us p90 %d us%n",
-                unguardedMicros[150], unguardedMicros[270], guardedMicros[150], guardedMicros[270]);
-        assertThat(guardedMicros[150]).isPositive();
-    }
-
-    private static long[] pairs(RelockClient client, String name, int count) {
-        RelockLock lock = client.lock(name);
-        for (int i = 0; i < 50; i++) {
-            lock.lock();
-            lock.unlock();
-        }
-        long[] micros = new long[count];
-        for (int i = 0; i < count; i++) {
-            long started = System.nanoTime();
-            lock.lock();
-            lock.unlock();
-            micros[i] = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
-        }
-        Arrays.sort(micros);
-        return micros;
     }
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * signal reaches it, a timeout completes it with the lock held again by the handle, and a cancel never loses a signal
  * that picked it (it is passed on to the next waiter). What every topology shares is in contract/ConditionContract.
  */
+@Tag("redis")
 class ConditionAwaitAsyncTest extends OneServerTestBase {
 
     @Test

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * sends arrives, nothing sent to it arrives), and a signal published while the waiter's subscription was down.
  * The behaviour every topology shares is in contract/ConditionContract.
  */
+@Tag("redis")
 class ConditionFaultTest extends OneServerTestBase {
 
     /**
@@ -143,6 +145,8 @@ class ConditionFaultTest extends OneServerTestBase {
             // unreachable around the deadline: the 'leave' is refused at once (REJECT_COMMANDS)
             proxy.rejectNew(true);
             proxy.cutConnections();
+            // on purpose: the await's deadline (1.5 s) passes inside the outage; a refused 'leave' never leaves the
+            // client, so no request shows the moment
             Thread.sleep(2500);
             proxy.rejectNew(false);
             assertThat(resultOf(first)).as("timed out").isFalse();
@@ -231,10 +235,11 @@ class ConditionFaultTest extends OneServerTestBase {
             // the waiter's attempt queued it with a grant offer
             await().atMost(HANG).until(() -> queue("order").size() == 1
                     && admin().hexists("relock:{order}:expiry", "~g|" + queue("order").get(0)));
-            proxy.connections().get(0).blackhole(); // commands only; the grant comes by pub/sub
+            TcpProxy.Connection commands = proxy.connections().get(0);
+            // healed as the re-entry is sent again, so its first sending has failed (timed out)
+            RequestsSeen.watch(proxy, LuaScript.ACQUIRE.sha(), 2, commands::heal);
+            commands.blackhole(); // commands only; the grant comes by pub/sub
             signaller.unlock();
-            Thread.sleep(1500);
-            proxy.connections().get(0).heal();
             String state = resultOf(first);
             assertThat(state).isEqualTo("returned; held true, holds 2");
         }
@@ -265,11 +270,13 @@ class ConditionFaultTest extends OneServerTestBase {
             await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
             proxy.rejectNew(true);
             proxy.cutConnections();
-            Thread.sleep(1300); // past the deadline: in leftTheWaitSet's retry loop
+            // on purpose: past the deadline (1 s), so the await tries its 'leave' again and again; a refused 'leave'
+            // never leaves the client, so no request shows the moment
+            Thread.sleep(1300);
             thread.get().interrupt();
             ThreadMXBean mx = ManagementFactory.getThreadMXBean();
             long cpu0 = mx.getThreadCpuTime(thread.get().getId());
-            Thread.sleep(2000);
+            Thread.sleep(2000); // on purpose: the span whose CPU time is measured
             long cpu1 = mx.getThreadCpuTime(thread.get().getId());
             proxy.rejectNew(false);
             assertThat(resultOf(first)).isEqualTo("returned false");
@@ -414,10 +421,10 @@ class ConditionFaultTest extends OneServerTestBase {
                 }
             });
             await().atMost(HANG).until(() -> signaller.newCondition().waiters().size() == 1);
-            Thread.sleep(1000);
-            proxy.connections().get(0).replyLatency(Duration.ofMillis(900));
-            Thread.sleep(1300);
-            proxy.connections().get(0).replyLatency(Duration.ZERO);
+            TcpProxy.Connection commands = proxy.connections().get(0);
+            // the first 'leave', at the deadline, is answered after the command timeout (500 ms); its retry at once
+            RequestsSeen.eachOf(proxy, "leave",
+                    seen -> commands.replyLatency(seen == 1 ? Duration.ofMillis(900) : Duration.ZERO));
             assertThat(resultOf(first)).isEqualTo("returned false");
         }
     }

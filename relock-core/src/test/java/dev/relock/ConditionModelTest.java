@@ -29,6 +29,7 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tag;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.Tuple.Tuple2;
 import net.jqwik.api.lifecycle.AfterContainer;
@@ -71,9 +72,11 @@ import org.awaitility.core.TerminalFailureException;
  * wakes every queued acquisition too.
  *
  * <p>CI runs {@code jqwik.tries.default} (20, junit-platform.properties) sequences drawn from {@link #SEED};
- * {@code mvn test -Dtest=ConditionModelTest -DargLine="-Djqwik.tries.default=500 -Drelock.model.steps=20"} runs more
+ * {@code mvn verify -Dit.test=ConditionModelTest -DargLine="-Djqwik.tries.default=500 -Drelock.model.steps=20"} runs more
  * and longer ones, and another {@link #SEED} draws others.
  */
+// jqwik's own tag: the JUnit Platform filters by it as by Jupiter's
+@Tag("redis")
 class ConditionModelTest {
 
     /**

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * lock in that client, even those that asked before the signal (the javadoc claimed it went after everyone who had
  * asked before the signal; found by review).
  */
+@Tag("redis")
 class ConditionOrderTest extends OneServerTestBase {
 
     @Test

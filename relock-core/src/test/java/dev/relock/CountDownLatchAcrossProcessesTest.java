@@ -11,9 +11,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A count-down latch reaching zero wakes the threads waiting for it in other processes. */
+@Tag("redis")
 class CountDownLatchAcrossProcessesTest extends OneServerTestBase {
 
     private static final Duration START = Duration.ofSeconds(60);

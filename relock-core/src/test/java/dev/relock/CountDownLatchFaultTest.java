@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * sends commands again after a reconnect), and a wake-up published while the waiting client's subscription was down.
  * The behaviour every topology shares is in contract/LatchContract.
  */
+@Tag("redis")
 class CountDownLatchFaultTest extends OneServerTestBase {
 
     private static final String KEY = "relock:{parties}:latch";

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * installed: the scripts (TIME before writes, hashes, zsets, PUBLISH) must run on Redis 6.2 as well as on 7, and
  * this is the test that makes CI start that binary.
  */
+@Tag("redis")
 class EmbeddedRedisLockTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(1);

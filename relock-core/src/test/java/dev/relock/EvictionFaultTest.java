@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -20,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * one of them, says nothing under {@code noeviction}, and goes on quietly when it may not read the policy. An evicted
  * lock is like a flushed one: a contender gets in at once and the holder is told at its next renewal.
  */
+@Tag("redis")
 class EvictionFaultTest extends OneServerTestBase {
 
     private static final String WARNING = "WARN dev.relock.internal.single.EvictionPolicyCheck";

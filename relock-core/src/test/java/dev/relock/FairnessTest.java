@@ -12,12 +12,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Contending clients are served in the order of the waiter queue in Redis, read inside each critical section
  * (the rest of fairness, on every topology, is in contract/LockContract).
  */
+@Tag("redis")
 class FairnessTest extends OneServerTestBase {
 
     /**

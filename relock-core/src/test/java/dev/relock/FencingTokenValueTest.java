@@ -3,6 +3,7 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Test;
  * the epoch when the name has no later token (about 1.8 × 10^15 in 2026: a 64-bit column, never a 32-bit one),
  * one more than the last otherwise.
  */
+@Tag("redis")
 class FencingTokenValueTest extends OneServerTestBase {
 
     @Test

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * <p>The scripted waiters here use a client id nobody subscribes to, so no client takes their
  * grants: that is the state of a waiter that gave up while the grant was on its way.
  */
+@Tag("redis")
 class GrantOnReleaseTest extends OneServerTestBase {
 
     private static final String NOBODY = LockScripts.NOBODY;

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * writes by EVAL. And that an addition to the record never makes one without a time to live. Whether the thread shows
  * right after the acquisition is the contract's (OperatorViewContract), on every deployment.
  */
+@Tag("redis")
 class HolderNamingTest extends OneServerTestBase {
 
     private static final int PAIRS = 1_000;

@@ -8,6 +8,7 @@ import dev.relock.testredis.RedisServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * mutual exclusion breaks, which no lease can prevent, but the fenced resource refuses the frozen holder's write,
  * and once thawed the holder is told it lost the lock ({@code whenLost}, {@code LeaseLostException} from unlock).
  */
+@Tag("redis")
 class HolderProcessFaultTest {
 
     private static final Duration LEASE = LockHolderInChildJvm.LEASE;

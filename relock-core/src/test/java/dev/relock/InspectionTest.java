@@ -5,12 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relock.testredis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * What operators see on one Redis where the contract cannot set it up: a key that only looks like a lock's
  * (the rest of inspect() and list() is in contract/OperatorViewContract and contract/SemaphoreContract).
  */
+@Tag("redis")
 class InspectionTest {
 
     private static RedisServer server;

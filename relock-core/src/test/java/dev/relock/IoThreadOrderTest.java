@@ -20,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * client while a command of relock's waits behind it, and check that what relock sends from there comes after; and
  * that what a caller calls there hands its work to the client's event executors without waiting for them.
  */
+@Tag("redis")
 class IoThreadOrderTest extends OneServerTestBase {
 
     private final List<RedisClient> callersClients = new ArrayList<>();

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * timeout or a cancel, which ends it (its registration, subscription and timers) without blocking the cancelling
  * thread. What every topology shares is in contract/LatchContract.
  */
+@Tag("redis")
 class LatchAwaitAsyncTest extends OneServerTestBase {
 
     @Test

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * after the reconnect, even under {@code REJECT_COMMANDS}; the replication guard's WAIT must never be, so the guard
  * is refused there.
  */
+@Tag("redis")
 class LettuceLinesTest {
 
     /** relock's version rule, checked against what this Lettuce really does with a command in flight at a cut. */

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * release when nobody waits in its queue. Redis still decides every hand-over (new fencing token, owner checked), and a
  * client waiting in its queue goes first.
  */
+@Tag("redis")
 class LocalLineTest extends OneServerTestBase {
 
     @Test

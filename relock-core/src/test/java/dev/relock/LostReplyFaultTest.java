@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * server; a command is run once before a fault where the test needs the script in Redis's cache (EVALSHA runs it,
  * with no NOSCRIPT reply for the fault to take instead).
  */
+@Tag("redis")
 class LostReplyFaultTest {
 
     private static final Duration HANG = Duration.ofSeconds(10);

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Many locks held by one client: one renewal thread, batched renewals, no lease lost. */
+@Tag("redis")
 class ManyHoldsTest extends OneServerTestBase {
 
     private static final int HOLDS = 2_000;

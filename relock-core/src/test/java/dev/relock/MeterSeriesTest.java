@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * its lines with the group's tag counted. Percentile histograms are opt-in ({@code metricsHistograms(true)}): with
  * them, as before issue 39 by default, a group is twenty times the series.
  */
+@Tag("redis")
 class MeterSeriesTest extends OneServerTestBase {
 
     /** acquire (acquired, timed_out, failed) and hold.time: count, sum, max each; leases.lost, locks.held, waiting. */

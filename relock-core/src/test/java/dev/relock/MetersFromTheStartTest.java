@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * starter's {@code @DistributedLock} call, which tries again within its {@code waitFor}) count as one acquisition,
  * a miss of a skipping caller as {@code skipped}.
  */
+@Tag("redis")
 class MetersFromTheStartTest extends OneServerTestBase {
 
     private SimpleMeterRegistry meters;

@@ -2,9 +2,11 @@ package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The single-server multi-lock's own mechanics: one script for free locks (the rest is in contract/MultiLockContract). */
+@Tag("redis")
 class MultiLockTest extends OneServerTestBase {
 
     @Test

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
  * routes), on a real server: relock's connections encode strings straight into the command buffer with an exact length
  * ({@code Utf8Codec}), and a wrong length would corrupt the command stream or split one name into two keys.
  */
+@Tag("redis")
 class NonAsciiNameTest extends OneServerTestBase {
 
     private static final String NAME = "zähler-Ω-🔒-日本";

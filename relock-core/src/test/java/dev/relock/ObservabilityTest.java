@@ -11,6 +11,7 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * no script and one PING on it (INFO commandstats). Meters, observations and {@code heldLocks()} as
  * every deployment reports them are {@code contract/ObservabilityContract}.
  */
+@Tag("redis")
 class ObservabilityTest extends OneServerTestBase {
 
     private SimpleMeterRegistry meters;

@@ -5,18 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -33,8 +28,8 @@ import org.junit.jupiter.api.TestInstance;
  * test; {@link #inNewThread} runs work on a fresh thread (a fresh thread is a fresh lock owner, so
  * nothing is re-entered by accident as it could be on a pooled thread), and such threads must have
  * ended shortly after the clients closed; {@link #admin} is a plain Lettuce connection to look at
- * the keys relock keeps. After each test no lock hash may be left (every hold was released or ran
- * out), and the server is flushed so the next test starts empty.
+ * the keys relock keeps. After each test {@link LeakCheck} holds them to leaving no lock hash (every hold was
+ * released or ran out) and no lease keeper thread, and the server is flushed so the next test starts empty.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class OneServerTestBase {
@@ -47,8 +42,7 @@ abstract class OneServerTestBase {
     private ScriptCount scriptCount;
     private RedisClient adminClient;
     private StatefulRedisConnection<String, String> adminConnection;
-    private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-    private final TestThreads threads = new TestThreads();
+    private final LeakCheck leakCheck = new LeakCheck(HANG);
 
     @BeforeAll
     void startRedis() {
@@ -78,15 +72,8 @@ abstract class OneServerTestBase {
 
     @AfterEach
     void closeClientsAndCheckNothingIsLeft() throws InterruptedException {
-        for (RelockClient client : clients) {
-            client.close();
-        }
-        clients.clear();
-        List<String> stillRunning = threads.joinAll(HANG);
-        List<String> lockHashes = lockHashes();
-        redis.flushAll();
-        assertThat(stillRunning).as("test threads still running after their clients closed").isEmpty();
-        assertThat(lockHashes).as("lock hashes left after every client closed").isEmpty();
+        // tests here plant keys of their own (queues, grant offers, squatters): only lock hashes are leaks
+        leakCheck.closeAndCheck(List.of(redis), LeakCheck.Left.NO_LOCK_HASH);
     }
 
     /** A client with default settings on this class's server, closed after the test. */
@@ -96,9 +83,7 @@ abstract class OneServerTestBase {
 
     /** A client on this class's server with extra settings, closed after the test. */
     RelockClient newClient(UnaryOperator<RelockClientBuilder> settings) {
-        RelockClient client = settings.apply(RelockClient.builder().redisUri(redis.uri())).build();
-        clients.add(client);
-        return client;
+        return leakCheck.closedAfterTest(settings.apply(RelockClient.builder().redisUri(redis.uri())).build());
     }
 
     /** Synchronous commands on the fixture server, outside relock. */
@@ -131,7 +116,7 @@ abstract class OneServerTestBase {
 
     /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
-        return threads.start(name, work);
+        return leakCheck.inNewThread(name, work);
     }
 
     /**
@@ -194,24 +179,5 @@ abstract class OneServerTestBase {
             }
         }
         return 0;
-    }
-
-    private List<String> lockHashes() {
-        List<String> found = new ArrayList<>();
-        ScanCursor cursor = ScanCursor.INITIAL;
-        do {
-            KeyScanCursor<String> page = admin().scan(cursor, ScanArgs.Builder.limit(500));
-            for (String key : page.getKeys()) {
-                // lock hashes are "<prefix>:{<name>}"; queue, expiry and fence keys carry a suffix. A client's identity
-                // record, "<prefix>:client:{<id>}", is deleted at close, unless a test cut the client's connection
-                // first: then it expires (the contract suite checks the deletion on every deployment)
-                boolean expiringRecord = key.contains(":client:{") && admin().pttl(key) > 0;
-                if (key.endsWith("}") && !expiringRecord && "hash".equals(admin().type(key))) {
-                    found.add(key);
-                }
-            }
-            cursor = page;
-        } while (!cursor.isFinished());
-        return found;
     }
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * in the client only and notices the loss at the lease keeper's next look or the last release. The rest of
  * ownership and forceUnlock, on every topology, is in contract/LockContract.
  */
+@Tag("redis")
 class OwnershipTest extends OneServerTestBase {
 
     @Test

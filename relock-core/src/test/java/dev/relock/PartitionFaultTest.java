@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * Reset connections (the client renews as soon as it has reconnected) and latency within the command timeout cost no
  * lock. The tests assert the order of events, never milliseconds: how long things took is printed.
  */
+@Tag("redis")
 class PartitionFaultTest {
 
     private static final Duration LEASE = Duration.ofMillis(900);

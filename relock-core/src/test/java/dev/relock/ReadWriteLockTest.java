@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The read-write lock on one Redis where it differs from Redlock (the rest is in contract/ReadWriteLockContract):
  * release-after of a downgraded writer's write hold, refused because both holds live in one hash.
  */
+@Tag("redis")
 class ReadWriteLockTest extends OneServerTestBase {
 
     /**

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * <p>The scripted readers here use a client id nobody subscribes to, so no client takes their grants: that is the
  * state of a reader that gave up while the grant was on its way.
  */
+@Tag("redis")
 class ReaderGrantTest extends OneServerTestBase {
 
     private static final String NOBODY = LockScripts.NOBODY;

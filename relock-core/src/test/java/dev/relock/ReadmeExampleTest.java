@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import javax.tools.JavaCompiler;
 import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link #theSnippetCompilesAsPasted(Path)} compiles the README's block as it stands, in no package, as a user's
  * first file.
  */
+@Tag("redis")
 class ReadmeExampleTest extends OneServerTestBase {
 
     // ---- probes the snippet calls on lines that are not in the README --------------------------

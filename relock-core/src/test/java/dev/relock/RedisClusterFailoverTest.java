@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * replica never received is reported lost. Every test leaves the cluster healthy with
  * every node running.
  */
+@Tag("redis")
 class RedisClusterFailoverTest extends ReplicatedClusterTestBase {
 
     private static final Duration HANG = RedisClusterTest.HANG;

@@ -20,6 +20,7 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.TestInstance;
  * own plain channel, and each test that waits for a wake-up passes on both. A cluster without sharded
  * pub/sub is also in {@link ClusterPlainPubSubFallbackTest}, whatever the default binary is.
  */
+@Tag("redis")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisClusterTest {
 

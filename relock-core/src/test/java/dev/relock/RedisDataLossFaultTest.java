@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -20,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * holder is told, by its lease keeper, within a few leases: listener, {@code whenLost()}, {@code isValid()},
  * {@code isHeldByCurrentThread()} and a {@link LeaseLostException} from unlock. Fencing tokens keep rising.
  */
+@Tag("redis")
 class RedisDataLossFaultTest {
 
     private static final Duration LEASE = Duration.ofMillis(450);

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * instead of hanging, {@code lock()} keeps trying until Redis is back, and a hold whose lease ran out meanwhile is
  * reported lost. The bounds below are generous margins over the command timeout that only catch hangs.
  */
+@Tag("redis")
 class RedisDownFaultTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(700);

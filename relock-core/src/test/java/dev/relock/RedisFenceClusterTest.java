@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.TestInstance;
  * script whose keys are in different slots (CROSSSLOT), so a write going through proves that the
  * token key shares the resource's slot, for keys with and without a hash tag.
  */
+@Tag("redis")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedisFenceClusterTest {
 

@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * last one recorded for its key and is refused, changing nothing, for an older one; including the
  * case it exists for, a holder whose lease ran out writing after the next holder did.
  */
+@Tag("redis")
 class RedisFenceTest extends OneServerTestBase {
 
     private RedisClient userClient;

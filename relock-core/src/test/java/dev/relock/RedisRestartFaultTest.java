@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * lost. A restart delayed by the lease keeps exclusion even without persistence: the holder's client counts the lease
  * from the last renewal it sent and tells the holder at its deadline, before Redis is back.
  */
+@Tag("redis")
 class RedisRestartFaultTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);

@@ -2,12 +2,14 @@ package dev.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * On one Redis a thread's re-entries are counted in the lock hash too, under its owner id (the rest of
  * re-entry, on every topology, is in contract/LockContract; Redlock counts re-entries in the client only).
  */
+@Tag("redis")
 class ReentrancyTest extends OneServerTestBase {
 
     @Test

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * another connection) leaves the lease it cut, and the owner's next acquisition is renewed as any other. The rest
  * of releaseAfter, on every topology, is in contract/LockContract; with a replication guard, in ReplicationGuardTest.
  */
+@Tag("redis")
 class ReleaseAfterTest extends OneServerTestBase {
 
     private static final Duration DELAY = Duration.ofSeconds(1);

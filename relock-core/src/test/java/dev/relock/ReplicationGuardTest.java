@@ -26,12 +26,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The replication guard on a Sentinel group: acquisitions wait for a replica's acknowledgement,
  * are undone when it does not come, and survive a failover that loses the unguarded ones.
  */
+@Tag("redis")
 class ReplicationGuardTest extends SentinelTestBase {
 
     private static final Duration GUARD_TIMEOUT = Duration.ofMillis(300);

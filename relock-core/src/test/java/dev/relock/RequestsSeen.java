@@ -2,28 +2,39 @@ package dev.relock;
 
 import dev.relock.testredis.TcpProxy;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 
 /**
  * The requests carrying a marker (a script's SHA-1, a lock's key) that pass the connections a {@link TcpProxy} has
- * open when the watch starts: each is counted on the proxy's reader thread before it is passed on, and the one that
- * makes the count {@code nth} first runs an action there, so a fault it switches (a heal) applies to that request. A
+ * open when the watch starts: each is counted on the proxy's reader thread before it is passed on, and an action
+ * (at the {@code nth}, or at each) runs there first, so a fault it switches (a heal) applies to that request. A
  * test that must act once an attempt has failed, which only the client sees, acts on what the client sends after
  * the failure instead (the next attempt, or the clean-up of the failed one). Public for the tests of other packages.
  */
 public final class RequestsSeen {
 
     private final AtomicInteger count = new AtomicInteger();
-    private final int nth;
-    private final Runnable action;
+    private final IntConsumer action; // given the number of each request, on the proxy's reader thread
 
-    private RequestsSeen(int nth, Runnable action) {
-        this.nth = nth;
+    private RequestsSeen(IntConsumer action) {
         this.action = action;
     }
 
     /** Watches {@code proxy}'s open connections from now on, running {@code action} once {@code nth} requests passed. */
     public static RequestsSeen watch(TcpProxy proxy, String marker, int nth, Runnable action) {
-        RequestsSeen seen = new RequestsSeen(nth, action);
+        return eachOf(proxy, marker, seen -> {
+            if (seen == nth) {
+                action.run();
+            }
+        });
+    }
+
+    /**
+     * Watches {@code proxy}'s open connections from now on, running {@code action} with the number of each request
+     * (1 for the first), before that request is passed on.
+     */
+    public static RequestsSeen eachOf(TcpProxy proxy, String marker, IntConsumer action) {
+        RequestsSeen seen = new RequestsSeen(action);
         for (TcpProxy.Connection connection : proxy.connections()) {
             seen.armOn(connection, marker);
         }
@@ -44,9 +55,7 @@ public final class RequestsSeen {
     private void armOn(TcpProxy.Connection connection, String marker) {
         connection.onRequestWith(marker, () -> {
             armOn(connection, marker);
-            if (count.incrementAndGet() == nth) {
-                action.run();
-            }
+            action.accept(count.incrementAndGet());
         });
     }
 }

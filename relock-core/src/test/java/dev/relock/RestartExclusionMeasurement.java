@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,13 +25,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * leaves or is told its lease is lost, so an overlap is a contender getting in before the holder was told. Slow (about 1 s per restart), so
  * only run on request:
  *
- * <pre>mvn -pl relock-core -am test -Dtest=RestartExclusionMeasurement -Dsurefire.failIfNoSpecifiedTests=false \
+ * <pre>mvn -pl relock-core -am verify -Dit.test=RestartExclusionMeasurement -Dfailsafe.failIfNoSpecifiedTests=false \
  *     -Drelock.faults.heavy=true [-Drelock.faults.restarts=20]</pre>
  *
  * It prints one line of numbers per mode and asserts only what must hold in both: tokens never fall, and with the
  * append-only file no overlap happens at all.
  */
 @EnabledIfSystemProperty(named = "relock.faults.heavy", matches = "true")
+@Tag("redis")
 class RestartExclusionMeasurement {
 
     private static final Duration LEASE = Duration.ofMillis(600);

@@ -13,12 +13,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The scripts run by EVALSHA; after SCRIPT FLUSH (or a restart) Redis answers NOSCRIPT and relock must send them
  * again by EVAL: for acquire, release, force-unlock and the lease keeper's renewals.
  */
+@Tag("redis")
 class ScriptCacheFaultTest {
 
     private static final Duration LEASE = Duration.ofSeconds(1);

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * the client), renewals go on for the holds the new master has, and holds it lacks are reported
  * lost.
  */
+@Tag("redis")
 class SentinelFailoverTest extends SentinelTestBase {
 
     // outlasts a failover the sentinels delay (none within twice the failover timeout of the last)

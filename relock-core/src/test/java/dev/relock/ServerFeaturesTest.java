@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.relock.internal.single.ServerFeatures;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The one-time probe of newer server commands agrees with the version of the redis-server it asked. */
+@Tag("redis")
 class ServerFeaturesTest extends OneServerTestBase {
 
     @Test

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * relock over TLS ({@code rediss://}): a redis-server with a TLS port and a self-signed certificate made by openssl.
  * Skipped when openssl is missing or the redis-server was built without TLS.
  */
+@Tag("redis")
 class TlsSecurityTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);

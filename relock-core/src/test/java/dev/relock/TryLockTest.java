@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * tryLock against a waiter queued in Redis by hand, as acquire.lua queues one (the rest of tryLock and
  * tryAcquire, on every topology, is in contract/LockContract).
  */
+@Tag("redis")
 class TryLockTest extends OneServerTestBase {
 
     @Test

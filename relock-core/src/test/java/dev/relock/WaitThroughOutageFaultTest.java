@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * hole (each attempt goes out, reaches the proxy, where the test sees it, and times out) or refused connections (each
  * attempt fails at once). The bounds below are margins that only a hang exceeds.
  */
+@Tag("redis")
 class WaitThroughOutageFaultTest extends OneServerTestBase {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * has every jar of the test class path except Micrometer's. (relock-cli, which depends on core
  * without Micrometer, shows the same with its own tests.)
  */
+@Tag("redis")
 class WithoutMicrometerTest extends OneServerTestBase {
 
     /** Runs in the class loader without Micrometer; plain calls, no reflection on relock's classes. */

@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * that names the lock and says WRONGTYPE; nothing retries it forever (not even {@code lock()}, which retries only
  * unavailability), and the foreign key is left exactly as it was.
  */
+@Tag("redis")
 class WrongTypeFaultTest {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(800);

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * blocks one while it is pinned to its carrier (JFR's jdk.VirtualThreadPinned). Mutual exclusion
  * and strictly increasing fencing tokens hold per lock.
  */
+@Tag("redis")
 class VirtualThreadTest extends OneServerTestBase {
 
     private static final int THREADS = 5_000;

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * happens when the parent or a worker is killed. Every run uses a private or fixture Redis
  * ($RELOCK_REDIS, or none named: then the demo starts its own even if one answers at the default address).
  */
+@Tag("redis")
 class DemoCommandTest {
 
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(120);

@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * job has (PATH, HOME, and JAVA_HOME here), RELOCK_BUILD unset, a HOME of its own, and a PATH that is this one
  * without Maven and without redis-server, so that demo's private Redis must come from where the tarball says.
  */
+@Tag("redis")
 class DistributionIT {
 
     private static final String VERSION = System.getProperty("relock.version");

@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * <p>Timing: JVM start-up on a loaded machine can take seconds, so every bound here is generous;
  * what a test waits for is a file a child writes, never a pause.
  */
+@Tag("redis")
 class ExecCommandTest {
 
     private static final Duration LONG = Duration.ofSeconds(60);

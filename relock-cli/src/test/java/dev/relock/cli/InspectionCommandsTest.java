@@ -28,6 +28,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * build under test); {@code inspect --latch} on count-down latches set and awaited by clients in the test, {@code
  * inspect --condition} on a condition a client in the test awaits.
  */
+@Tag("redis")
 class InspectionCommandsTest {
 
     private static final Pattern OWNER = Pattern.compile("([0-9a-f]{32}):(\\d+)");

@@ -10,10 +10,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The launcher script itself: where it runs from, and its class-data-sharing archive. */
+@Tag("redis")
 class LauncherTest {
 
     private static final Path CDS = Launcher.ROOT.resolve("relock-cli/target/cds");

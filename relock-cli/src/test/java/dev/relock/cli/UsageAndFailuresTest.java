@@ -7,6 +7,7 @@ import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -15,6 +16,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Usage mistakes exit 64 with the mistake and the synopsis; an unreachable Redis exits 69 with one
  * line; neither shows a stack trace. Help shows examples. Through the real launcher.
  */
+@Tag("launcher")
 class UsageAndFailuresTest {
 
     @BeforeAll

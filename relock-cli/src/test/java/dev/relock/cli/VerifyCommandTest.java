@@ -16,9 +16,11 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** {@code relock verify} as a process against fixture Redis servers: pass, fail, unreachable. */
+@Tag("redis")
 class VerifyCommandTest {
 
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(120);

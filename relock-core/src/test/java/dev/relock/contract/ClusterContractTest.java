@@ -5,8 +5,10 @@ import dev.relock.RelockClientBuilder;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 
 /** The contract on a Redis Cluster of three masters without replicas; clients know one seed node. */
+@Tag("redis")
 class ClusterContractTest extends Deployment {
 
     private RedisCluster cluster;

@@ -1,11 +1,9 @@
 package dev.relock.contract;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import dev.relock.LeakCheck;
 import dev.relock.LeaseLost;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
-import dev.relock.TestThreads;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,11 +20,12 @@ import org.junit.jupiter.api.AfterEach;
  * Base of every contract class: clients and threads of one test, and the leak check after it.
  *
  * <p>A contract test sees its deployment only through {@link #newClient} (a builder pointed at it) and
- * relock's public API. After each test the clients are closed and then nothing of them may be left:
- * no test thread still running, no lock hash or waiter queue on any server that holds keys, no key of
- * relock's without an expiry (except a semaphore's permit count, which is kept until changed), no
- * subscription on a channel of relock's, and no lease keeper thread of a closed client. Then the
- * servers are flushed so that the next test starts empty.
+ * relock's public API. After each test the clients are closed and then nothing of them may be left
+ * ({@link LeakCheck} with {@link LeakCheck.Left#NO_STATE}): no test thread still running, no lock hash
+ * or waiter queue on any server that holds keys, no key of relock's without an expiry (except a
+ * semaphore's permit count, which is kept until changed), no subscription on a channel of relock's,
+ * and no lease keeper thread of a closed client. Then the servers are flushed so that the next test
+ * starts empty.
  */
 abstract class ContractBase {
 
@@ -35,8 +34,7 @@ abstract class ContractBase {
 
     /** Leases lost by any client of this test, as their listeners heard them. */
     final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
-    private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-    private final TestThreads threads = new TestThreads();
+    private final LeakCheck leakCheck = new LeakCheck(HANG);
 
     /** The deployment this contract runs against: the enclosing class of the {@code @Nested} subclass. */
     abstract Deployment deployment();
@@ -48,14 +46,13 @@ abstract class ContractBase {
 
     /** A client with extra settings, closed after the test; its lost leases go to {@link #lost}. */
     RelockClient newClient(UnaryOperator<RelockClientBuilder> settings) {
-        RelockClient client = settings.apply(deployment().clientBuilder().leaseLostListener(lost::add)).build();
-        clients.add(client);
-        return client;
+        return leakCheck.closedAfterTest(settings.apply(deployment().clientBuilder().leaseLostListener(lost::add))
+                .build());
     }
 
     /** Runs {@code work} on a new thread of its own (a new lock owner); the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
-        return threads.start(name, work);
+        return leakCheck.inNewThread(name, work);
     }
 
     /** Waits for a result of {@link #inNewThread} no longer than {@link #HANG}. */
@@ -69,39 +66,10 @@ abstract class ContractBase {
 
     @AfterEach
     final void closeClientsAndCheckNothingIsLeft() throws InterruptedException {
-        List<String> keeperNames = new ArrayList<>();
-        for (RelockClient client : clients) {
-            keeperNames.add("-" + client.clientId().substring(0, 8));
-            client.close();
-        }
-        clients.clear();
-        List<String> stillRunning = threads.joinAll(HANG);
-        List<RedisServer> servers = deployment().keyHolders();
-        List<String> leftKeys = new ArrayList<>();
         try {
-            assertThat(stillRunning).as("test threads still running after their clients closed").isEmpty();
-            // a Redlock unlock returns on a majority's replies: its release to the other nodes may still be on its way
-            Polling.soon().untilAsserted(() -> {
-                leftKeys.clear();
-                for (RedisServer server : servers) {
-                    leftKeys.addAll(leftKeys(server));
-                }
-                assertThat(leftKeys).as("lock hashes, queues or keys without expiry left after every client closed")
-                        .isEmpty();
-            });
-            // a closed connection's subscriptions end when the server notices the close
-            Polling.soon().untilAsserted(() -> {
-                for (RedisServer server : servers) {
-                    assertThat(subscriptions(server)).as("relock channels still subscribed on " + server).isEmpty();
-                }
-            });
-            Polling.soon().untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
-                    .filteredOn(Thread::isAlive)
-                    .extracting(Thread::getName)
-                    .as("lease keeper threads of closed clients")
-                    .noneMatch(name -> keeperNames.stream().anyMatch(name::endsWith)));
+            leakCheck.closeClients();
+            leakCheck.check(deployment().keyHolders(), LeakCheck.Left.NO_STATE); // the holders after the close
         } finally {
-            servers.forEach(RedisServer::flushAll);
             lost.clear();
         }
     }
@@ -120,31 +88,6 @@ abstract class ContractBase {
             }
         }
         return keys;
-    }
-
-    /** Keys of relock's on {@code server} that a finished test must not leave, with why. */
-    private static List<String> leftKeys(RedisServer server) {
-        List<String> left = new ArrayList<>();
-        for (String key : items(server.execute("KEYS", "relock:*"))) {
-            boolean lockHash = key.endsWith("}") && "hash".equals(server.execute("TYPE", key));
-            if (lockHash) {
-                left.add(server.port() + " " + key + " (lock hash)");
-            } else if (key.endsWith(":queue")) {
-                left.add(server.port() + " " + key + " (waiter queue)");
-            } else if (!key.endsWith("}:sem") && "-1".equals(server.execute("PTTL", key))) {
-                left.add(server.port() + " " + key + " (no expiry)");
-            }
-        }
-        return left;
-    }
-
-    /** Channels of relock's with a subscriber on {@code server}: plain and, from Redis 7, shard channels. */
-    private static List<String> subscriptions(RedisServer server) {
-        List<String> channels = new ArrayList<>(items(server.execute("PUBSUB", "CHANNELS", "relock:*")));
-        if (server.binary().majorVersion() >= 7) {
-            channels.addAll(items(server.execute("PUBSUB", "SHARDCHANNELS", "relock:*")));
-        }
-        return channels;
     }
 
     /** The items of a flat array reply as {@link RedisServer#execute} writes it: {@code [a, b]}. */

@@ -5,8 +5,10 @@ import dev.relock.RelockClientBuilder;
 import dev.relock.testredis.RedisSentinelGroup;
 import dev.relock.testredis.RedisServer;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 
 /** The contract through Sentinel: a master, one replica, three sentinels; clients know only the sentinels. */
+@Tag("redis")
 class SentinelContractTest extends Deployment {
 
     private RedisSentinelGroup group;

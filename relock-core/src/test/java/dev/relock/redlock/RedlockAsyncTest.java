@@ -15,6 +15,7 @@ import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * keeps the lock taken on a majority, where no renewal lengthens it again. What every deployment must do
  * asynchronously is {@code contract/AsyncContract}.
  */
+@Tag("redis")
 class RedlockAsyncTest extends RedlockTestBase {
 
     private static final LuaScript RENEW = LuaScript.load(RedlockEngine.class, "renew.lua");

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * settings that apply to one kind of deployment only, leases within the clock drift allowance. Names,
  * leases and settings every deployment refuses alike are {@code contract/BadInputContract}.
  */
+@Tag("redis")
 class RedlockBadInputTest extends RedlockTestBase {
 
     @Override

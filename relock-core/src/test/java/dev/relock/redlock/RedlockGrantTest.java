@@ -19,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * names the attempt whose hold it removes, and writers that give up while grants are on their way leave nothing
  * held behind.
  */
+@Tag("redis")
 class RedlockGrantTest extends RedlockTestBase {
 
     private static final LuaScript RELEASE = LuaScript.load(RedlockEngine.class, "release.lua");

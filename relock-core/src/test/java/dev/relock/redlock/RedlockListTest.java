@@ -10,12 +10,14 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code list(glob)} on Redlock over five servers: the locks held on a majority, writers and
  * readers; a hold left on a minority is not listed; a majority of servers must be walked.
  */
+@Tag("redis")
 class RedlockListTest extends RedlockTestBase {
 
     @Override

@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,6 +34,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * fencing, inspection), mutual exclusion across clients, and locking that goes on while a minority
  * of the servers is down and stops, with a clear exception, when a majority is.
  */
+@Tag("redis")
 class RedlockLockTest extends RedlockTestBase {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);

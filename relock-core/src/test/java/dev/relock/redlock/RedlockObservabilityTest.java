@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * and a lost lease when a majority dies. Meters and
  * observations as every deployment reports them are {@code contract/ObservabilityContract}.
  */
+@Tag("redis")
 class RedlockObservabilityTest extends RedlockTestBase {
 
     private SimpleMeterRegistry meters;

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * that validity (lease less the clock drift), before a majority of nodes lets a contender in. The test asserts the
  * order of events, never milliseconds: how long things took is printed.
  */
+@Tag("redis")
 class RedlockPartitionTest extends RedlockTestBase {
 
     private static final Duration LEASE = Duration.ofSeconds(3);

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * writer excludes readers and readers exclude a writer, also while one or two nodes are down;
  * reentrancy, downgrade, refused upgrade, renewal of read leases and their loss.
  */
+@Tag("redis")
 class RedlockReadWriteLockTest extends RedlockTestBase {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);

@@ -13,6 +13,7 @@ import dev.relock.RelockLock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * second holder while the first still counts on it (the known Redlock limit, shown and counted
  * here); restarted only after the longest lease has passed, it cannot.
  */
+@Tag("redis")
 class RedlockRestartTest extends RedlockTestBase {
 
     private static final Duration LEASE = Duration.ofMillis(900);

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relock.LeaseLost;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
-import dev.relock.TestThreads;
+import dev.relock.LeakCheck;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,9 +25,9 @@ import org.junit.jupiter.api.TestInstance;
  * Base of the Redlock tests: {@link #nodeCount()} independent redis-servers per test class, started
  * by the fixture on free loopback ports, without persistence.
  *
- * <p>After each test: the clients are closed, the test threads must have ended, every node that a
- * test stopped, killed or paused runs again, and no lock hash is left on any node (every hold was
- * released or ran out); then every node is flushed.
+ * <p>After each test {@link LeakCheck} closes the clients; then every node that a test stopped, killed or
+ * paused runs again, and the clients may have left no test thread, lease keeper thread or lock hash on
+ * any node (every hold was released or ran out); then every node is flushed.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class RedlockTestBase {
@@ -37,8 +37,7 @@ abstract class RedlockTestBase {
 
     final List<RedisServer> nodes = new ArrayList<>();
     final List<LeaseLost> lost = new CopyOnWriteArrayList<>();
-    private final List<RelockClient> clients = new CopyOnWriteArrayList<>();
-    private final TestThreads threads = new TestThreads();
+    private final LeakCheck leakCheck = new LeakCheck(HANG);
 
     abstract int nodeCount();
 
@@ -56,13 +55,8 @@ abstract class RedlockTestBase {
 
     @AfterEach
     void closeClientsAndCheckNothingIsLeft() throws InterruptedException {
-        for (RelockClient client : clients) {
-            client.close();
-        }
-        clients.clear();
-        List<String> stillRunning = threads.joinAll(HANG);
+        leakCheck.closeClients();
         lost.clear();
-        List<String> lockHashes = new ArrayList<>();
         for (RedisServer node : nodes) {
             if (node.isPaused()) {
                 node.resume();
@@ -70,11 +64,9 @@ abstract class RedlockTestBase {
             if (!node.isRunning()) {
                 node.restart();
             }
-            lockHashes.addAll(lockHashes(node));
-            node.flushAll();
         }
-        assertThat(stillRunning).as("test threads still running after their clients closed").isEmpty();
-        assertThat(lockHashes).as("lock hashes left on the nodes after every client closed").isEmpty();
+        // tests here write keys of their own (attempts, queue marks): only lock hashes are leaks
+        leakCheck.check(nodes, LeakCheck.Left.NO_LOCK_HASH);
     }
 
     List<String> uris() {
@@ -85,10 +77,8 @@ abstract class RedlockTestBase {
 
     /** A Redlock client on every node of this class, closed after the test; lost leases go to {@link #lost}. */
     RelockClient newClient(UnaryOperator<RelockClientBuilder> settings) {
-        RelockClient client = settings.apply(RelockClient.builder().redlockUris(uris()).leaseLostListener(lost::add))
-                .build();
-        clients.add(client);
-        return client;
+        return leakCheck.closedAfterTest(settings.apply(RelockClient.builder().redlockUris(uris())
+                .leaseLostListener(lost::add)).build());
     }
 
     RelockClient newClient() {
@@ -97,7 +87,7 @@ abstract class RedlockTestBase {
 
     /** Closes {@code client} after the test. */
     void registerForClose(RelockClient client) {
-        clients.add(client);
+        leakCheck.closedAfterTest(client);
     }
 
     /** The owner holding {@code name} on one node, or null: the lock hash's '~writer' field. */
@@ -125,7 +115,7 @@ abstract class RedlockTestBase {
         for (RedisServer node : nodes) {
             if (node.isRunning() && !node.isPaused()) {
                 // the fixture's own connection is one more
-                await().atMost(HANG).until(() -> connections(node) >= 2 * clients.size() + 1);
+                await().atMost(HANG).until(() -> connections(node) >= 2 * leakCheck.clientCount() + 1);
             }
         }
     }
@@ -136,7 +126,7 @@ abstract class RedlockTestBase {
 
     /** Runs {@code work} on a new thread of its own; the test ends only after it ended. */
     <T> CompletableFuture<T> inNewThread(String name, Callable<T> work) {
-        return threads.start(name, work);
+        return leakCheck.inNewThread(name, work);
     }
 
     static <T> T resultOf(CompletableFuture<T> future) throws Exception {
@@ -145,16 +135,5 @@ abstract class RedlockTestBase {
 
     static long millisSince(long startNanos) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-    }
-
-    private static List<String> lockHashes(RedisServer node) {
-        List<String> found = new ArrayList<>();
-        String keys = node.execute("KEYS", "relock:*");
-        for (String key : keys.substring(1, keys.length() - 1).split(", ")) {
-            if (key.endsWith("}")) {
-                found.add(node.port() + " " + key);
-            }
-        }
-        return found;
     }
 }

@@ -16,9 +16,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Redlock over three servers: a majority is two; one down is tolerated, two are not. */
+@Tag("redis")
 class RedlockThreeNodesTest extends RedlockTestBase {
 
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * cannot take it straight back; a turn nobody takes ends after the handoff grace; and under contention between
  * clients the turns keep mutual exclusion and lose no lease.
  */
+@Tag("redis")
 class RedlockTurnTest extends RedlockTestBase {
 
     @Override

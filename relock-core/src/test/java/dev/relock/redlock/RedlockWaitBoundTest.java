@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * it runs as long as asked, printing every thread's stack if a call outlives its bound ({@code
  * -Drelock.internal.traceAcquisitions=true} adds each acquisition's latest events to its ERROR lines).
  */
+@Tag("redis")
 class RedlockWaitBoundTest extends RedlockTestBase {
 
     private static final Duration LEASE = Duration.ofMillis(1500);
@@ -143,7 +145,7 @@ class RedlockWaitBoundTest extends RedlockTestBase {
                             + threadDump();
                 }
             }
-            Thread.sleep(100);
+            Thread.sleep(100); // on purpose: the watch looks every 100 ms for the whole period
         }
         return null;
     }

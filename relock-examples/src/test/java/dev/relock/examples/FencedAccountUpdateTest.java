@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relock.testredis.RedisServer;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The fencing example on a private redis-server: both accounts keep the second deposit and refuse the stale write. */
+@Tag("redis")
 class FencedAccountUpdateTest {
 
     @Test

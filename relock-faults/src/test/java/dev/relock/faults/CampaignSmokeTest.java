@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * CI shows that run.sh still works and that the checker's verdicts hold on what the workers actually log. The full run
  * is relock-faults/run.sh.
  */
+@Tag("redis")
 class CampaignSmokeTest {
 
     @Test

@@ -13,6 +13,7 @@ import kotlinx.coroutines.withTimeoutOrNull
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatThrownBy
 import org.assertj.core.api.Assertions.fail
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test
  * directly gets. `acquireAsync().await()` suspends the coroutine, not a thread, and the handle it gives is owned by
  * itself, not by whichever thread resumed the coroutine.
  */
+@Tag("redis")
 class CoroutineLockTest : OneServerTestBase() {
 
     @Test

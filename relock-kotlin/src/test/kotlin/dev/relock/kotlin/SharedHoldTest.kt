@@ -12,9 +12,11 @@ import kotlinx.coroutines.runBlocking
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatThrownBy
 import org.assertj.core.api.Assertions.fail
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /** The suspending functions on the halves of a read-write lock, and on a semaphore's permits. */
+@Tag("redis")
 class SharedHoldTest : OneServerTestBase() {
 
     @Test

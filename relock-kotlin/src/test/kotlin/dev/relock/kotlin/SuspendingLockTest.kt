@@ -23,9 +23,11 @@ import kotlinx.coroutines.withTimeoutOrNull
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatThrownBy
 import org.assertj.core.api.Assertions.fail
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /** The suspending functions of [dev.relock.RelockLock] ([awaitAcquire], [awaitAcquireOrNull], [withLock], [release]). */
+@Tag("redis")
 class SuspendingLockTest : OneServerTestBase() {
 
     @Test

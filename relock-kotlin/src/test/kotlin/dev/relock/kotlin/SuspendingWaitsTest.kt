@@ -14,9 +14,11 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /** The suspending waits: [awaitOpen] of a latch, and [await] of a condition for a handle's hold. */
+@Tag("redis")
 class SuspendingWaitsTest : OneServerTestBase() {
 
     @Test

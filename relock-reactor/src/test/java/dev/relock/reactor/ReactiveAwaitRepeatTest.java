@@ -3,6 +3,7 @@ package dev.relock.reactor;
 import dev.relock.RelockCondition;
 import dev.relock.RelockLock;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
@@ -12,6 +13,7 @@ import reactor.test.StepVerifier;
  * loop ({@code repeat}), resubscribes inside the first await's completion; relock-core refused that ("awaits a
  * condition already") until a handle whose await's stage completed became usable at once.
  */
+@Tag("redis")
 class ReactiveAwaitRepeatTest extends TwoClientsTestBase {
 
     @Test

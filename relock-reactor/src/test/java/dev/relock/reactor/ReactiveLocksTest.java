@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -27,6 +28,7 @@ import reactor.test.StepVerifier;
 /**
  * {@link ReactiveLocks} against a fixture Redis; {@code other} also forces locks open.
  */
+@Tag("redis")
 class ReactiveLocksTest extends TwoClientsTestBase {
 
     @Test

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -34,6 +35,7 @@ import reactor.test.StepVerifier;
  * reaches relock-core, on which thread, and each handle's releases). The tests of the rules every object keeps run
  * once for each {@link Kind}.
  */
+@Tag("redis")
 class ReactiveRelockObjectsTest extends TwoClientsTestBase {
 
     private final CallLog log = new CallLog();

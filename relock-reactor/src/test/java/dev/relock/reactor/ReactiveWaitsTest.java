@@ -9,6 +9,7 @@ import dev.relock.RelockLock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -18,6 +19,7 @@ import reactor.test.StepVerifier;
  * {@link ReactiveLocks}' waits: a latch's and a condition's, as lazy Monos that no thread sits in, ended by a
  * cancelled subscription; and the signals of a handle's holder.
  */
+@Tag("redis")
 class ReactiveWaitsTest extends TwoClientsTestBase {
 
     @Test

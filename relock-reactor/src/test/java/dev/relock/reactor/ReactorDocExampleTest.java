@@ -6,6 +6,7 @@ import dev.relock.LockInfo;
 import dev.relock.RelockClient;
 import dev.relock.testredis.RedisServer;
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.test.StepVerifier;
 
@@ -13,6 +14,7 @@ import reactor.test.StepVerifier;
  * docs/async.md's Reactor example ({@link ReactorDocExample}'s code between its markers, kept equal to the doc's
  * block by relock-core's {@code DocSnippetsTest}) runs against the fixture's server as the doc says.
  */
+@Tag("redis")
 class ReactorDocExampleTest {
 
     @Test

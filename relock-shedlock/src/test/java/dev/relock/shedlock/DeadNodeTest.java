@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.LockConfiguration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * a node killed with SIGKILL (a second JVM here) leaves its lock, which frees itself once the
  * client's default lease runs out, and another node then takes it.
  */
+@Tag("redis")
 class DeadNodeTest {
 
     private static final Duration HANG = Duration.ofSeconds(30);

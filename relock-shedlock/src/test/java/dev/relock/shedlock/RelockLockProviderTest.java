@@ -22,6 +22,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.TestInstance;
  * one fixture redis-server): keep-alive past the client's lease, lockAtLeastFor, ShedLock's
  * executor running a job once, and the provider's own rules.
  */
+@Tag("redis")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RelockLockProviderTest {
 

@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * {@code lockAtMostFor}, and this lease keeps it while its holder lives, as ShedLock's
  * {@code KeepAliveLockProvider} does.
  */
+@Tag("redis")
 class RenewedWhileRunningContractTest extends ShedLockContractTestBase {
 
     @Override

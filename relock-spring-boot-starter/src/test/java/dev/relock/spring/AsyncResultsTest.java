@@ -27,6 +27,7 @@ import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -38,6 +39,7 @@ import reactor.core.scheduler.Schedulers;
  * returned work ends, not until the method returns. Another application is a second client, {@code other}, that
  * holds, inspects and forces locks open.
  */
+@Tag("redis")
 class AsyncResultsTest extends RelockContextTestBase {
 
     /** A bound that only a hang exceeds. */

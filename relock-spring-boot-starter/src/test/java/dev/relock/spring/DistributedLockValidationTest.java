@@ -7,6 +7,7 @@ import dev.relock.spring.DistributedLock.WhenNotAcquired;
 import dev.relock.spring.boot.RelockContextTestBase;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringApplication;
@@ -20,6 +21,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.ParallelFlux;
 
 /** A {@link DistributedLock} that cannot work stops the start-up with a message naming the method. */
+@Tag("redis")
 class DistributedLockValidationTest extends RelockContextTestBase {
 
     public static class BadExpression {

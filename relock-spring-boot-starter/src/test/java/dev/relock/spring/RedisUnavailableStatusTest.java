@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.http.HttpStatus;
@@ -43,6 +44,7 @@ import reactor.core.publisher.Mono;
  * that the method body throws itself, or the release after it, is left alone. The controllers call the locked bean
  * of a real application context whose Redis is stopped ({@link #down}) or running.
  */
+@Tag("redis")
 class RedisUnavailableStatusTest extends RelockContextTestBase {
 
     /** A Redis that ran once, so its port is known, and is stopped for the class. */

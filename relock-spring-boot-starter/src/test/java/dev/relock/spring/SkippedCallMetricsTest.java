@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import reactor.core.publisher.Flux;
@@ -25,6 +26,7 @@ import reactor.core.publisher.Mono;
  * {@code relock.acquire{outcome=timed_out}}, which the success-rate alert reads as a failure. It counts as
  * {@code skipped}, for every kind of result; a method that throws when it misses still counts {@code timed_out}.
  */
+@Tag("redis")
 class SkippedCallMetricsTest extends RelockContextTestBase {
 
     private static final Duration HANG = Duration.ofSeconds(20);

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import reactor.core.publisher.Flux;
@@ -30,6 +31,7 @@ import reactor.core.publisher.Mono;
  * type, instead of trying again within its wait. Each test stops its own fixture Redis: after the client connected
  * (its calls are then refused at once), or before the application started (the client then connects on first use).
  */
+@Tag("redis")
 class WaitForUnderOutageTest extends RelockContextTestBase {
 
     /** A bound that only a hang exceeds. */

@@ -9,6 +9,7 @@ import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
@@ -23,6 +24,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * the fixture's redis-server, which has a password; the factory names database 4. Runs on Spring Integration 6.x and
  * 7.x with the Spring Data Redis each is managed with.
  */
+@Tag("redis")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ConnectionFactoryRegistryTest {
 

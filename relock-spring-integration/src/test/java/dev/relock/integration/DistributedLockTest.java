@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -22,6 +23,7 @@ import org.springframework.integration.support.locks.DistributedLock;
  * class out: 6.x has no {@code DistributedLock}); everything else is {@link RelockLockRegistryTest}'s,
  * which both lines run.
  */
+@Tag("redis")
 class DistributedLockTest extends TwoInstances {
 
     /** One of DistributedLock's two ways to take a lock with a time-to-live, without waiting. */

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.integration.leader.Context;
 import org.springframework.integration.leader.DefaultCandidate;
@@ -22,6 +23,7 @@ import org.springframework.integration.support.leader.LockRegistryLeaderInitiato
  * instances (two relock clients) compete for one role; exactly one leads at a time, and the other
  * takes over when the leader stops or its relock client closes.
  */
+@Tag("redis")
 class LeaderElectionTest extends OneRedisPerClass {
 
     private final List<RelockClient> clients = new CopyOnWriteArrayList<>();

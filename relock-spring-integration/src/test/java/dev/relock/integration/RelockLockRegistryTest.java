@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * through relock, as 6.x users do. What only 7.x's {@code DistributedLock} adds is in
  * {@link DistributedLockTest}.
  */
+@Tag("redis")
 class RelockLockRegistryTest extends TwoInstances {
 
     @Test

@@ -51,6 +51,13 @@ final class RedisProcess {
     /** Every server binds this loopback address only. */
     static final String HOST = "127.0.0.1";
 
+    /**
+     * System property that, when set, refuses every new server in this JVM; its value says why. The build sets it
+     * for the unit-test run ({@code mvn test}), so a test that starts servers without being an integration test
+     * fails at once instead of slowing that run down.
+     */
+    static final String REFUSE_PROPERTY = "relock.redis.refuse";
+
     /** Directives this class writes itself; callers may not pass them in {@code directives}. */
     static final Set<String> OWN_DIRECTIVES = Set.of("port", "bind", "daemonize", "dir", "logfile", "requirepass");
 
@@ -92,6 +99,11 @@ final class RedisProcess {
      */
     RedisProcess(RedisBinary binary, int requestedPort, String password, Map<String, String> directives,
             boolean sentinel) {
+        String refusal = System.getProperty(REFUSE_PROPERTY, "");
+        if (!refusal.isBlank()) {
+            throw new IllegalStateException("no redis-server may start in this JVM (" + REFUSE_PROPERTY + "): "
+                    + refusal);
+        }
         for (String key : directives.keySet()) {
             if (OWN_DIRECTIVES.contains(key)) {
                 throw new IllegalArgumentException("directive '" + key + "' is set by the fixture");

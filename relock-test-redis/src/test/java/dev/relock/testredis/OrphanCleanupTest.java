@@ -18,9 +18,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A JVM that never closes its server: the shutdown hook (normal exit) or the reaper (SIGKILL) must clean up. */
+@Tag("redis")
 class OrphanCleanupTest {
 
     private Process child;

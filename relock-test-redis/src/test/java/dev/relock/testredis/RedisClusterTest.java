@@ -14,8 +14,10 @@ import java.util.Set;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("redis")
 class RedisClusterTest {
 
     @AfterEach

@@ -8,8 +8,10 @@ import io.lettuce.core.RedisCommandExecutionException;
 import java.util.HashSet;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("redis")
 class RedisNodesTest {
 
     @AfterEach

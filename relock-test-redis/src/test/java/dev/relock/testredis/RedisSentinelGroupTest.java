@@ -10,8 +10,10 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("redis")
 class RedisSentinelGroupTest {
 
     @AfterEach

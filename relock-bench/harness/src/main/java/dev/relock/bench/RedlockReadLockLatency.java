@@ -4,7 +4,6 @@ import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.testredis.RedisServer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -33,37 +32,19 @@ public final class RedlockReadLockLatency {
                 RelockLock exclusive = client.lock("measured-exclusive");
                 RelockLock read = client.readWriteLock("measured-read").readLock();
                 for (int round = 0; round < 2; round++) {
-                    long[] exclusiveNanos = pairs(exclusive);
-                    long[] readNanos = pairs(read);
+                    long[] exclusiveNanos = LockUnlockPairs.sortedNanos(exclusive, WARM_UP, PAIRS);
+                    long[] readNanos = LockUnlockPairs.sortedNanos(read, WARM_UP, PAIRS);
                     System.out.printf("round %d: exclusive p50 %.0f us p90 %.0f us; read p50 %.0f us p90 %.0f us"
-                            + " (%d pairs each)%n", round, percentile(exclusiveNanos, 50),
-                            percentile(exclusiveNanos, 90), percentile(readNanos, 50), percentile(readNanos, 90),
+                            + " (%d pairs each)%n", round,
+                            LockUnlockPairs.percentileMicros(exclusiveNanos, 50),
+                            LockUnlockPairs.percentileMicros(exclusiveNanos, 90),
+                            LockUnlockPairs.percentileMicros(readNanos, 50),
+                            LockUnlockPairs.percentileMicros(readNanos, 90),
                             PAIRS);
                 }
             }
         } finally {
             servers.forEach(RedisServer::close);
         }
-    }
-
-    private static long[] pairs(RelockLock lock) {
-        for (int i = 0; i < WARM_UP; i++) {
-            lock.lock();
-            lock.unlock();
-        }
-        long[] nanos = new long[PAIRS];
-        for (int i = 0; i < PAIRS; i++) {
-            long start = System.nanoTime();
-            lock.lock();
-            lock.unlock();
-            nanos[i] = System.nanoTime() - start;
-        }
-        return nanos;
-    }
-
-    private static double percentile(long[] nanos, int percent) {
-        long[] sorted = nanos.clone();
-        Arrays.sort(sorted);
-        return sorted[Math.min(sorted.length - 1, sorted.length * percent / 100)] / 1000.0;
     }
 }

@@ -14,6 +14,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and the Redlock subjects over five servers); S4's bookkeeping and the report writer work. No figure is asserted: a timing assertion on a shared 2-core machine would only
  * measure the neighbours.
  */
+@Tag("redis")
 class SmokeTest {
 
     private static RedisServer server;

@@ -7,12 +7,14 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * How {@code relock demo} tells whether a Redis answers at the default address. Tested on fixture
  * servers: the Redis at the real default address is not this test's to use.
  */
+@Tag("redis")
 class DemoRedisTargetTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(2);

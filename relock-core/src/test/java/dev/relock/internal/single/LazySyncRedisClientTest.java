@@ -12,9 +12,11 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The connections of relock's own Lettuce client still offer {@code sync()}, built when first asked for. */
+@Tag("redis")
 class LazySyncRedisClientTest {
 
     @Test

@@ -27,6 +27,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.TestInstance;
  * that ends under it, and a hand-over that finds nobody to hand over to. Races are made deterministic by holding the
  * monitor a thread must pass and waiting until it is blocked there, never by sleeping.
  */
+@Tag("redis")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LocalLinesTest {
 

@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * Lettuce times out, or cancels as its connection closes, fails as Redis unavailable; a call its caller gave up on
  * still runs.
  */
+@Tag("redis")
 class RedisCallsTest {
 
     private static final String OWNER = "calls-test-client:1";

@@ -8,6 +8,7 @@ import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.runBlocking
 import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /**
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test
  * (compiled with these tests, its imports those of the block; relock-core's DocSnippetsTest holds the two together),
  * and [theExampleRuns] runs that code against the fixture's server.
  */
+@Tag("redis")
 class AsyncDocTest : OneServerTestBase() {
 
     @Test

@@ -6,12 +6,14 @@ import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.runBlocking
 import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /**
  * The second Kotlin block of docs/async.md runs: it is, line for line, the marked region of [OrderWaits.kt][OrderWaits]
  * (DocSnippetsTest holds the two together), and [theExampleRuns] runs it against the fixture's server.
  */
+@Tag("redis")
 class WaitsDocTest : OneServerTestBase() {
 
     @Test

@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aot.AotDetector;
@@ -46,6 +47,7 @@ import org.springframework.util.function.ThrowingConsumer;
  * so the test runs in a class loader of its own that defines the generated classes beside them
  * ({@link CompileWithForkedClassLoader}); it starts its Redis inside the test method, which runs in that loader.
  */
+@Tag("redis")
 class AotApplicationTest {
 
     private static final String DAY = "2026-11-29";

@@ -8,6 +8,7 @@ import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.RedisClient;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -19,6 +20,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
  * it at INFO, once per JVM (another test of this JVM may have been told first, hence "at most once"), and never at
  * WARN; on Boot 4 (Lettuce 7.5) not at all.
  */
+@Tag("redis")
 @ExtendWith(OutputCaptureExtension.class)
 class LettuceNoticeTest extends RelockContextTestBase {
 

@@ -24,6 +24,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -35,6 +36,7 @@ import org.springframework.util.ReflectionUtils;
  * indicator (reached by reflection, as its type differs between 3.5 and 4), the metrics wiring,
  * and a context without Micrometer or the actuator on the class path.
  */
+@Tag("redis")
 class RelockActuatorTest extends RelockContextTestBase {
 
     private static final Duration GENEROUS = Duration.ofSeconds(10);

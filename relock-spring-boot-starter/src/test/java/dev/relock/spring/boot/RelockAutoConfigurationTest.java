@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -35,6 +36,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * One fixture Redis with a password for the class; each test starts light contexts without web or
  * application beans.
  */
+@Tag("redis")
 class RelockAutoConfigurationTest extends RelockContextTestBase {
 
     private static final String PASSWORD = "s3cret:@/ pass";

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -31,6 +32,7 @@ import org.springframework.util.ClassUtils;
  * relock's observations by the meter observation handler Boot's own metrics and observation auto-configuration set
  * up (a {@code DefaultMeterObservationHandler} on the application's {@code ObservationRegistry}).
  */
+@Tag("redis")
 class RelockMetricsAutoConfigurationTest extends RelockContextTestBase {
 
     private static final Duration HANG = Duration.ofSeconds(20);

@@ -11,6 +11,7 @@ import java.util.Optional;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -21,6 +22,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * and relock-shedlock are on the class path, and none where the application has its own provider, lacks either
  * library, or turns it off. Run on Boot 3.5 here and on Boot 4 by relock-spring-boot-starter-boot4-tests.
  */
+@Tag("redis")
 class RelockShedLockAutoConfigurationTest extends RelockContextTestBase {
 
     private ApplicationContextRunner withProvider() {

@@ -6,6 +6,7 @@ import dev.relock.RelockClient;
 import dev.relock.integration.RelockLockRegistry;
 import dev.relock.testredis.RedisServer;
 import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -20,6 +21,7 @@ import org.springframework.integration.support.locks.LockRegistry;
  * relock-spring-integration-6 (this module), and on Boot 4 with Spring Integration 7 and relock-spring-integration
  * (relock-spring-boot-starter-boot4-tests).
  */
+@Tag("redis")
 class RelockSpringIntegrationAutoConfigurationTest extends RelockContextTestBase {
 
     private ApplicationContextRunner withRegistry() {

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.WebApplicationType;
@@ -33,6 +34,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * Another holder of a lock is a thread of this JVM that stays inside a locked method until the
  * test lets it go (each thread is its own lock owner), or a second application context.
  */
+@Tag("redis")
 @SpringBootTest(properties = "relock.key-prefix=sample")
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class SampleApplicationTest {

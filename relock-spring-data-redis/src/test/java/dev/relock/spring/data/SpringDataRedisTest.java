@@ -17,6 +17,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisPassword;
@@ -34,6 +35,7 @@ import org.springframework.data.redis.connection.lettuce.RedisCredentialsProvide
  * refuses, and clients that connect to the fixture's servers as the factory says (standalone with an ACL user,
  * Sentinel, Cluster). Factories are never started: relock reads their configuration only.
  */
+@Tag("redis")
 class SpringDataRedisTest {
 
     @Test
