@@ -144,7 +144,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         this.extraArgs = extraArgs;
         this.refusal = refusal;
         this.calls = engine.calls();
-        this.guard = engine.replicationGuard();
+        this.guard = engine.core.settings().replicationGuard();
         // the replication guard would have to WAIT for a grant too; semaphores get no grants
         this.takesGrants = mode != LockMode.PERMITS && guard == null && extraArgs.length == 0;
     }
@@ -530,11 +530,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         attemptId = engine.nextAttemptId();
         // a queued writer's or reader's attempt offers to take a grant on release, for this attempt's id
         String lease = engine.leaseText(leaseMillis);
+        String wakeRoute = engine.routes().wakeRoute(keys);
         String[] args = takesGrants && queued
-                ? scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), engine.routes().wakeRoute(keys),
+                ? scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), wakeRoute,
                         Long.toString(attemptId))
-                : scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), engine.routes().wakeRoute(keys),
-                        extraArgs);
+                : scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), wakeRoute, extraArgs);
         grantWaiting = false;
         grantHandled();
         long sent = System.nanoTime();
@@ -770,7 +770,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     protected long settlingNanos() {
         // at the wait's end an attempt may be in flight, then each of up to MAX_REDIRECTS MOVED replies costs a
         // topology refresh and the attempt again, and a guard's WAIT follows the attempt that took the lock
-        long nanos = (2L * MAX_REDIRECTS + 2) * engine.commandTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        long nanos = (2L * MAX_REDIRECTS + 2) * engine.core.settings().commandTimeout().toNanos()
+                + TimeUnit.SECONDS.toNanos(1);
         return guard == null ? nanos : nanos + guard.timeout().toNanos();
     }
 

@@ -186,8 +186,8 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         }
         retryNanos = 0;
         if (joined < 0) {
-            engine.losses().reportLost(hold, "Redis no longer had it when " + who + " awaited condition '" + condition.name()
-                    + "'");
+            engine.losses().reportLost(hold, "Redis no longer had it when " + who + " awaited condition '"
+                    + condition.name() + "'");
             // only a join in doubt can have joined: while the owner held the lock, as it did then
             if (!joinInDoubt) {
                 fail(lost());

@@ -391,7 +391,8 @@ final class RedisCondition implements RelockCondition {
         long signalled = script("signal", hold.owner, how, engine.graceMillis(), engine.routes().wakeRoute(keys),
                 engine.core.newHolderId());
         if (signalled < 0) {
-            engine.losses().reportLost(hold, "Redis no longer had it when " + who + " signalled condition '" + name + "'");
+            engine.losses().reportLost(hold,
+                    "Redis no longer had it when " + who + " signalled condition '" + name + "'");
             throw new LeaseLostException(lockName, hold.lostReason() + lostAdvice);
         }
     }

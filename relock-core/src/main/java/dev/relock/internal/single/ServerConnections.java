@@ -87,14 +87,7 @@ final class ServerConnections {
             // wake-up is broadcast to every node; otherwise plain pub/sub on this client's own channel
             // (one node: nothing to gain; on Cluster every node forwards PUBLISH to every other)
             this.features = ServerFeatures.probe(calls, address);
-            if (subscriber instanceof StatefulRedisClusterPubSubConnection<String, String> clusterPubSub
-                    && features.shardedPubSub()) {
-                sharded = new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(),
-                        redisClient.getResources().eventExecutorGroup(),
-                        ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
-            } else {
-                calls.await(subscriber.async().subscribe(wakeChannel), "subscribe", null);
-            }
+            sharded = shardedOrSubscribed(subscriber, features, wakeChannel);
             this.shardChannels = sharded;
             // ----
             if (settings.replicationGuard() != null && !cluster) {
@@ -120,6 +113,22 @@ final class ServerConnections {
         this.connection = commands;
         this.pubSub = subscriber;
         this.guarded = forGuard;
+    }
+
+    /**
+     * The lock channels waiters will listen to, on a Cluster whose servers have sharded pub/sub; otherwise null,
+     * once {@code subscriber} is subscribed to the client's own {@code wakeChannel}.
+     */
+    private ShardWakeChannels shardedOrSubscribed(StatefulRedisPubSubConnection<String, String> subscriber,
+            ServerFeatures features, String wakeChannel) {
+        if (subscriber instanceof StatefulRedisClusterPubSubConnection<String, String> clusterPubSub
+                && features.shardedPubSub()) {
+            return new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(),
+                    redisClient.getResources().eventExecutorGroup(),
+                    ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
+        }
+        calls.await(subscriber.async().subscribe(wakeChannel), "subscribe", null);
+        return null;
     }
 
     private static RedisCalls callsOn(StatefulConnection<String, String> connection,

@@ -10,7 +10,6 @@ import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
 import dev.relock.RelockSettings;
-import dev.relock.ReplicationGuard;
 import dev.relock.internal.engine.Engine;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.EngineLock;
@@ -101,6 +100,7 @@ public final class SingleServerEngine implements Engine {
     // told by Lettuce of every connection of the Lettuce client that is up (again); removed at close
     private final RedisConnectionStateListener reconnected;
     private final LockEvents events;
+    // the handoff grace in ms, as the scripts take it
     private final String graceMillis;
     // the client's default lease, and as the scripts take it: nearly every acquisition asks for it
     private final long defaultLeaseMillis;
@@ -396,16 +396,6 @@ public final class SingleServerEngine implements Engine {
     /** A lease in ms as the scripts take it, without a new string for the client's default lease. */
     String leaseText(long leaseMillis) {
         return leaseMillis == defaultLeaseMillis ? defaultLeaseText : Long.toString(leaseMillis);
-    }
-
-    /** How long one command may take before it fails with a timeout. */
-    Duration commandTimeout() {
-        return core.settings().commandTimeout();
-    }
-
-    /** The replication guard of every fresh acquisition, or null. */
-    ReplicationGuard replicationGuard() {
-        return core.settings().replicationGuard();
     }
 
     LatchWaits latchWaits() {
