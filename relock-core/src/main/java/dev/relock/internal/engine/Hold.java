@@ -3,7 +3,6 @@ package dev.relock.internal.engine;
 import dev.relock.LeaseLost;
 import dev.relock.LeaseState;
 import dev.relock.internal.metrics.LockEvents;
-import dev.relock.internal.single.SingleServerEngine;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
@@ -83,7 +82,7 @@ public final class Hold {
     // set before the release of the last hold is sent: a renewal that fails after it is no loss
     private volatile boolean releasing;
     // whether the owner-checked release of this hold after its loss went out (at most once);
-    // guarded by this (SingleServerEngine.releaseLost)
+    // guarded by this (the single-server engine's Releases.releaseLost)
     private boolean lostReleaseSent;
     // told when the hold ends; set once, by the acquiring thread, just after acquisition
     private volatile LockEvents.HoldSpan span = LockEvents.NO_SPAN;

@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>With a {@link ReplicationGuard}, an attempt that took the lock is followed by {@code WAIT}
- * on the same connection ({@link SingleServerEngine#acquisitionCalls}), which counts the
+ * on the same connection ({@link Routes#acquisitionCalls}), which counts the
  * attempt's write; the WAIT is then the one command in flight, and the hold is handed out only
  * when enough replicas acknowledged. Too few: the hold is undone by the withdraw script, and the
  * acquisition fails, ends or tries again as the guard says. Cancelled meanwhile: the withdraw
@@ -80,7 +80,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     // as Lettuce's cluster connection: a slot that moves more often than this is failing over in a loop
     static final int MAX_REDIRECTS = 5;
 
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final ModeScripts scripts;
     private final String[] extraArgs;
     private final LongFunction<RuntimeException> refusal;
@@ -136,32 +136,32 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
      * @param refusal the exception for a negative reply code (the script's reason to refuse),
      *     given the code
      */
-    Acquisition(SingleServerEngine client, String name, LockKeys keys, LockMode mode, String owner,
+    Acquisition(SingleServerEngine engine, String name, LockKeys keys, LockMode mode, String owner,
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
-        super(client.core, client.timer(), client.wheel(), name, keys, mode, owner, leaseMillis, renewed);
-        this.client = client;
+        super(engine.core, engine.timer(), engine.wheel(), name, keys, mode, owner, leaseMillis, renewed);
+        this.engine = engine;
         this.scripts = ModeScripts.of(mode);
         this.extraArgs = extraArgs;
         this.refusal = refusal;
-        this.calls = client.calls();
-        this.guard = client.replicationGuard();
+        this.calls = engine.calls();
+        this.guard = engine.core.settings().replicationGuard();
         // the replication guard would have to WAIT for a grant too; semaphores get no grants
         this.takesGrants = mode != LockMode.PERMITS && guard == null && extraArgs.length == 0;
     }
 
     @Override
     protected LockEvents.Wait started() {
-        return client.events().waitStarted(mode, name);
+        return engine.events().waitStarted(mode, name);
     }
 
     @Override
     protected void begin(long waitNanos) {
         this.queued = forever || waitNanos > 0;
         if (queued) {
-            client.waitingRoom().enter(owner, this);
+            engine.waitingRoom().enter(owner, this);
             // only writers wait in the client's line; readers go to Redis, which lets them in together
             Long tryBy = takesGrants && mode == LockMode.WRITE
-                    ? client.localLines().join(keys, this, TimeUnit.MILLISECONDS.toNanos(leaseMillis)) : null;
+                    ? engine.localLines().join(keys, this, TimeUnit.MILLISECONDS.toNanos(leaseMillis)) : null;
             if (tryBy != null) {
                 // the holder's release names its successor; at the holder's lease end this waiter tries in Redis
                 // itself, in case the holder never comes back (+1 ms: just after the lease has run out in Redis)
@@ -282,7 +282,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             inLine = false;
             touched = true;
             // the hand-over's id is an attempt's: a grant for it is taken as an attempt's would be
-            attemptId = client.nextAttemptId();
+            attemptId = engine.nextAttemptId();
             grantWaiting = false;
             // the grant's lease runs in Redis from when the release ran, after this
             attemptSentNanos = System.nanoTime();
@@ -310,7 +310,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 if (isDecided() && token >= 0 && touched) {
                     // it gave up: its withdraw followed the release's first send, but maybe not a second one (after
                     // NOSCRIPT or TRYAGAIN) that granted after it
-                    client.undoGrant(keys, owner, token);
+                    engine.releases().undoGrant(keys, owner, token);
                     return;
                 }
                 // another id: it has tried in Redis since, and that attempt takes a grant it crosses
@@ -338,7 +338,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             if (isDecided() || attempt != attemptId || inFlight != null) {
                 return;
             }
-            if (client.localLines().rejoin(keys, this)) {
+            if (engine.localLines().rejoin(keys, this)) {
                 inLine = true;
             } else {
                 attempt();
@@ -366,7 +366,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     @Override
     protected void releaseUnseen(Hold hold) {
-        client.releaseUnseen(hold);
+        engine.releases().releaseUnseen(hold);
     }
 
     /**
@@ -412,7 +412,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             }
             inFlight = null;
             CompletableFuture<Void> refreshed = error != null && redirects < MAX_REDIRECTS
-                    ? client.refreshIfMoved(error) : null;
+                    ? engine.routes().refreshIfMoved(error) : null;
             if (refreshed != null) {
                 // not run: try again on the slot's master once the topology is fresh
                 redirects++;
@@ -515,7 +515,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         hasCheckBy = false;
         long waitMillis = !queued ? 0
                 : forever ? ModeScripts.WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
-        CompletableFuture<RedisCalls> route = client.acquisitionCalls(client.slotOf(keys.lock()));
+        CompletableFuture<RedisCalls> route = engine.routes().acquisitionCalls(engine.routes().slotOf(keys.lock()));
         if (!route.isDone() || route.isCompletedExceptionally()) {
             // the guard's connection to the slot's master is being opened (or could not be)
             attemptWhenDone(route);
@@ -523,18 +523,18 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         }
         calls = route.join();
         if (inLine) {
-            client.localLines().leave(keys, this);
+            engine.localLines().leave(keys, this);
             inLine = false;
         }
         touched = true;
-        attemptId = client.nextAttemptId();
+        attemptId = engine.nextAttemptId();
         // a queued writer's or reader's attempt offers to take a grant on release, for this attempt's id
-        String lease = client.leaseText(leaseMillis);
+        String lease = engine.leaseText(leaseMillis);
+        String wakeRoute = engine.routes().wakeRoute(keys);
         String[] args = takesGrants && queued
-                ? scripts.acquireArgs(owner, lease, 0, waitMillis, client.graceMillis(), client.wakeRoute(keys),
+                ? scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), wakeRoute,
                         Long.toString(attemptId))
-                : scripts.acquireArgs(owner, lease, 0, waitMillis, client.graceMillis(), client.wakeRoute(keys),
-                        extraArgs);
+                : scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), wakeRoute, extraArgs);
         grantWaiting = false;
         grantHandled();
         long sent = System.nanoTime();
@@ -571,7 +571,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             // A release published before the lock's channel was subscribed reached nobody, so the
             // channel tells when to try again (at once, or when the subscription is confirmed)
             listening = true;
-            if (client.listenForWakeUps(this, sentNanos)) {
+            if (engine.routes().listenForWakeUps(this, sentNanos)) {
                 woken = true;
             }
         }
@@ -626,7 +626,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed, or a grant arrived) */
     private void failed(Throwable error, boolean holdTaken) {
-        client.refreshIfUnreachable(error);
+        engine.routes().refreshIfUnreachable(error);
         RelockException failed = calls.failure(error, "acquire", name);
         if (!(failed instanceof RedisUnavailableException) && (holdTaken || queued)) {
             // a queued owner leaves the queue, which also undoes a grant on release to an earlier attempt of its: an
@@ -640,7 +640,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             // a wait tries again until its deadline (a single try does not): the next try at the deadline at the
             // latest, so whichever attempt comes last decides, and a failure then is the one thrown
             boolean waitsOn = forever || (queued && System.nanoTime() - deadline < 0);
-            if (waitsOn && !client.core.isClosed()) {
+            if (waitsOn && !engine.core.isClosed()) {
                 backoff = RetryBackoff.after(backoff);
                 log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
                         mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
@@ -654,11 +654,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     private void tookHold(long token, long sentNanos) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
-        client.track(hold);
-        if (client.core.isClosed()) {
+        engine.track(hold);
+        if (engine.core.isClosed()) {
             // close() may have released the table before this hold joined it
-            client.releaseUnseen(hold);
-            finish(null, client.core.closedException());
+            engine.releases().releaseUnseen(hold);
+            finish(null, engine.core.closedException());
             return;
         }
         if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
@@ -666,7 +666,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         }
         finish(hold, null);
         // after finish, which gave the hold its thread name
-        client.nameHolder(hold);
+        engine.ownRecord().nameHolder(hold);
     }
 
     /**
@@ -680,7 +680,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         if (!armTimer(() -> onTimer(generation), when, mayBeLate && !checkDue)) {
             // the timer executor shuts down only with the client
             withdraw(false);
-            finish(null, client.core.closedException());
+            finish(null, engine.core.closedException());
         }
     }
 
@@ -690,7 +690,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             // it waited in its line only: Redis has nothing of it
             return;
         }
-        if (queued && client.core.isClosed()) {
+        if (queued && engine.core.isClosed()) {
             // close() withdraws the queued acquisitions itself, before it closes the connection (see finish)
             return;
         }
@@ -722,9 +722,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         attemptId = 0;
         grantWaiting = false;
         grantHandled();
-        return client.cleanUpOn(calls, scripts.withdraw, keys.all(),
-                scripts.withdrawArgs(owner, undoFreshHold, client.graceMillis(), client.wakeRoute(keys),
-                        client.lastAttemptId()));
+        return engine.routes().cleanUpOn(calls, scripts.withdraw, keys.all(),
+                scripts.withdrawArgs(owner, undoFreshHold, engine.graceMillis(), engine.routes().wakeRoute(keys),
+                        engine.lastAttemptId()));
     }
 
     @Override
@@ -733,18 +733,18 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         cancelTimer();
         grantHandled();
         if (inLine) {
-            client.localLines().leave(keys, this);
+            engine.localLines().leave(keys, this);
             inLine = false;
         }
-        if (queued && hold == null && client.core.isClosed()) {
+        if (queued && hold == null && engine.core.isClosed()) {
             // close() walks the room and withdraws what it finds there (failAtClose); withdraw() leaves that to it
             // once the client is marked closed, so an acquisition that ended without a hold since stays for it
             awaitsCloseWithdraw = true;
         } else if (queued) {
-            client.waitingRoom().leave(owner, this);
+            engine.waitingRoom().leave(owner, this);
         }
         if (listening) {
-            client.stopListeningForWakeUps(this);
+            engine.routes().stopListeningForWakeUps(this);
         }
     }
 
@@ -770,7 +770,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     protected long settlingNanos() {
         // at the wait's end an attempt may be in flight, then each of up to MAX_REDIRECTS MOVED replies costs a
         // topology refresh and the attempt again, and a guard's WAIT follows the attempt that took the lock
-        long nanos = (2L * MAX_REDIRECTS + 2) * client.commandTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1);
+        long nanos = (2L * MAX_REDIRECTS + 2) * engine.core.settings().commandTimeout().toNanos()
+                + TimeUnit.SECONDS.toNanos(1);
         return guard == null ? nanos : nanos + guard.timeout().toNanos();
     }
 

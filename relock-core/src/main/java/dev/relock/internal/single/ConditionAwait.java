@@ -51,7 +51,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
 
     private enum Phase { JOINING, RELEASING, WAITING, LEAVING, REACQUIRING }
 
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final RedisCondition condition;
     private final LockKeys keys;
     // the hold given up; its owner awaits and takes the lock back
@@ -92,20 +92,20 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
     private String stop;
     private String outcome = "failed";
 
-    private ConditionAwait(SingleServerEngine client, RedisCondition condition, LockKeys keys, Hold hold, String who,
+    private ConditionAwait(SingleServerEngine engine, RedisCondition condition, LockKeys keys, Hold hold, String who,
             String lostAdvice, long waitNanos, boolean forever) {
-        super(client);
-        this.client = client;
+        super(engine);
+        this.engine = engine;
         this.condition = condition;
         this.keys = keys;
         this.hold = hold;
         this.owner = hold.owner;
-        this.awaitId = client.conditionWaits().nextAwaitId();
+        this.awaitId = engine.conditionWaits().nextAwaitId();
         this.who = who;
         this.lostAdvice = lostAdvice;
-        this.stayMillis = client.core.defaultLeaseMillis();
+        this.stayMillis = engine.core.defaultLeaseMillis();
         this.renewed = hold.renewed();
-        this.lease = renewed ? client.core.defaultLeaseMillis() : hold.leaseMillis();
+        this.lease = renewed ? engine.core.defaultLeaseMillis() : hold.leaseMillis();
         this.waitNanos = waitNanos;
         this.forever = forever;
     }
@@ -116,9 +116,9 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
      * @param who "the thread" or "the handle", for messages
      * @param lostAdvice what a lease-lost exception tells the owner to do, after the reason
      */
-    static ConditionAwait start(SingleServerEngine client, RedisCondition condition, LockKeys keys, Hold hold,
+    static ConditionAwait start(SingleServerEngine engine, RedisCondition condition, LockKeys keys, Hold hold,
             String who, String lostAdvice, long waitNanos, boolean forever) {
-        ConditionAwait await = new ConditionAwait(client, condition, keys, hold, who, lostAdvice, waitNanos, forever);
+        ConditionAwait await = new ConditionAwait(engine, condition, keys, hold, who, lostAdvice, waitNanos, forever);
         await.begin(await::join);
         return await;
     }
@@ -164,7 +164,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
 
     /** Enters the client's awaits, then joins the wait set: from then on a signal may pick the owner. */
     private void join() {
-        client.conditionWaits().enter(this);
+        engine.conditionWaits().enter(this);
         joinSent = System.nanoTime();
         sendJoin();
     }
@@ -186,8 +186,8 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         }
         retryNanos = 0;
         if (joined < 0) {
-            client.reportLost(hold, "Redis no longer had it when " + who + " awaited condition '" + condition.name()
-                    + "'");
+            engine.losses().reportLost(hold, "Redis no longer had it when " + who + " awaited condition '"
+                    + condition.name() + "'");
             // only a join in doubt can have joined: while the owner held the lock, as it did then
             if (!joinInDoubt) {
                 fail(lost());
@@ -208,7 +208,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         while (hold.holds() > 1) {
             hold.drop();
         }
-        onReply(client.releaseLastAsync(hold), (done, failure) -> released(failure));
+        onReply(engine.releases().releaseLastAsync(hold), (done, failure) -> released(failure));
     }
 
     /**
@@ -230,7 +230,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
                     waitOver("signalled"); // Redis no longer had the lock at release, and a signal came first
                 }
             });
-        } else if (client.core.isClosed()) {
+        } else if (engine.core.isClosed()) {
             fail(error); // its entries lapse
         } else {
             // refused: no entry is left of an await that does not wait
@@ -246,7 +246,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
     }
 
     private void releaseAgain() {
-        onReply(client.releaseAgainAsync(hold), (left, error) -> {
+        onReply(engine.releases().releaseAgainAsync(hold), (left, error) -> {
             if (error instanceof RedisUnavailableException) {
                 retryLater(this::releaseAgain);
             } else if (error != null) {
@@ -267,7 +267,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
             hold.drop();
         }
         try {
-            client.release(hold, 0, false);
+            engine.release(hold, 0, false);
         } catch (LeaseLostException expected) {
             // the hold was lost: released here, and cleaned up in Redis by owner
         } catch (IllegalStateException closed) {
@@ -283,7 +283,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         phase = Phase.WAITING;
         waiting.complete(null);
         listening = true;
-        if (client.listenForWakeUps(keys.lock(), this, joinSent)) {
+        if (engine.routes().listenForWakeUps(keys.lock(), this, joinSent)) {
             recheck = true; // the lock's shard channel was confirmed after the join
         }
         nextStayAt = System.nanoTime() + stayInterval();
@@ -300,8 +300,8 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         }
         if (signalled) {
             waitOver("signalled");
-        } else if (client.core.isClosed()) {
-            fail(client.core.closedException());
+        } else if (engine.core.isClosed()) {
+            fail(engine.core.closedException());
         } else if (stop != null) {
             String why = stop;
             leave(left -> waitOver(left ? why : "signalled"));
@@ -353,7 +353,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         phase = Phase.LEAVING;
         timer = cancel(timer);
         onReply(condition.scriptAsync("leave", owner, awaitId), (left, error) -> {
-            if (error instanceof RedisUnavailableException && !client.core.isClosed()) {
+            if (error instanceof RedisUnavailableException && !engine.core.isClosed()) {
                 retryLater(() -> leave(then));
             } else if (error instanceof RedisUnavailableException) {
                 then.accept(true);
@@ -368,15 +368,15 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
 
     /** Sends {@code again} after the back-off, unless the client closed (which ends the await). */
     private void retryLater(Runnable again) {
-        if (client.core.isClosed()) {
-            fail(client.core.closedException());
+        if (engine.core.isClosed()) {
+            fail(engine.core.closedException());
             return;
         }
         retryNanos = RetryBackoff.after(retryNanos);
         timer = cancel(timer);
         timer = schedule(again, System.nanoTime() + retryNanos);
         if (timer == null) {
-            fail(client.core.closedException());
+            fail(engine.core.closedException());
         }
     }
 
@@ -395,7 +395,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         }
         phase = Phase.REACQUIRING;
         // as any waiter, as long as it takes, through Redis being unavailable too; a refusal ends it
-        reacquiring = client.acquisition(condition.lockName(), keys, LockMode.WRITE, owner, lease, renewed)
+        reacquiring = engine.acquisition(condition.lockName(), keys, LockMode.WRITE, owner, lease, renewed)
                 .startAsync(Long.MAX_VALUE, true, again -> again, null);
         onReply(reacquiring, this::reacquired);
     }
@@ -447,11 +447,11 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         waitOver.complete(null);
         timer = cancel(timer);
         deadline = cancel(deadline);
-        client.conditionWaits().leave(this);
+        engine.conditionWaits().leave(this);
         if (listening) {
-            client.stopListeningForWakeUps(keys.lock(), this);
+            engine.routes().stopListeningForWakeUps(keys.lock(), this);
         }
-        client.events().conditionWaitEnded(condition.lockName(), System.nanoTime() - start, outcome);
+        engine.events().conditionWaitEnded(condition.lockName(), System.nanoTime() - start, outcome);
     }
 
     @Override

@@ -25,7 +25,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     // a timer at the latch's expiry fires a little after it, when Redis has deleted the key
     private static final long EXPIRY_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final RedisCountDownLatch latch;
     private final String key;
     private final long start = System.nanoTime();
@@ -45,10 +45,10 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     private ScheduledFuture<?> deadline;
     private String outcome = "failed";
 
-    private LatchAwait(SingleServerEngine client, RedisCountDownLatch latch, String key, long waitNanos,
+    private LatchAwait(SingleServerEngine engine, RedisCountDownLatch latch, String key, long waitNanos,
             boolean forever) {
-        super(client);
-        this.client = client;
+        super(engine);
+        this.engine = engine;
         this.latch = latch;
         this.key = key;
         this.waitNanos = waitNanos;
@@ -60,10 +60,10 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
      *
      * @throws IllegalStateException if the client is closed
      */
-    static LatchAwait start(SingleServerEngine client, RedisCountDownLatch latch, String key, long waitNanos,
+    static LatchAwait start(SingleServerEngine engine, RedisCountDownLatch latch, String key, long waitNanos,
             boolean forever) {
-        client.core.ensureOpen();
-        LatchAwait wait = new LatchAwait(client, latch, key, waitNanos, forever);
+        engine.core.ensureOpen();
+        LatchAwait wait = new LatchAwait(engine, latch, key, waitNanos, forever);
         wait.begin(wait::first);
         return wait;
     }
@@ -91,7 +91,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
 
     /** Enters the client's waits before the first read is sent, so a wake-up that follows it finds this wait. */
     private void first() {
-        client.latchWaits().enter(this);
+        engine.latchWaits().enter(this);
         if (!forever) {
             deadline = schedule(this::deadlinePassed, start + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2));
         }
@@ -99,8 +99,8 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     }
 
     private void read() {
-        if (client.core.isClosed()) {
-            end(null, client.core.closedException());
+        if (engine.core.isClosed()) {
+            end(null, engine.core.closedException());
             return;
         }
         reading = true;
@@ -113,8 +113,8 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     private void answered(List<Object> reply, Throwable error, long sent) {
         reading = false;
         if (error != null) {
-            if (client.core.isClosed()) {
-                end(null, client.core.closedException());
+            if (engine.core.isClosed()) {
+                end(null, engine.core.closedException());
                 return;
             }
             // the first read tells the caller at once; later ones are tried again until the wait ends
@@ -160,7 +160,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
         }
         if (!listening) {
             listening = true;
-            if (client.listenForWakeUps(key, this, sent)) {
+            if (engine.routes().listenForWakeUps(key, this, sent)) {
                 read(); // the shard channel was confirmed after the read: a wake-up may have been missed
                 return;
             }
@@ -176,8 +176,8 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     private void look() {
         if (openedSeen) {
             finish("opened", true);
-        } else if (client.core.isClosed()) {
-            end(null, client.core.closedException());
+        } else if (engine.core.isClosed()) {
+            end(null, engine.core.closedException());
         } else if (recheck && !reading) {
             read();
         }
@@ -221,11 +221,11 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     protected void cleanUp() {
         nextRead = cancel(nextRead);
         deadline = cancel(deadline);
-        client.latchWaits().leave(this);
+        engine.latchWaits().leave(this);
         if (listening) {
-            client.stopListeningForWakeUps(key, this);
+            engine.routes().stopListeningForWakeUps(key, this);
         }
-        client.events().latchWaitEnded(latch.name(), System.nanoTime() - start, outcome);
+        engine.events().latchWaitEnded(latch.name(), System.nanoTime() - start, outcome);
     }
 
     @Override

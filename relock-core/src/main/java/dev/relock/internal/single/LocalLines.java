@@ -30,7 +30,7 @@ import java.util.function.Function;
  *   <li>A line is never left with waiters and no leader for long: a hand-over that did not make its successor the
  *       holder, a hold that ended without naming one, and a hold reported lost wake the whole line
  *       ({@link #wakeIfUnled}), whose waiters then try in Redis. The one exception waits for Redis: after a release
- *       without a reply they are woken once Redis answers again ({@code SingleServerEngine.wakeWaitersOnceReachable}).
+ *       without a reply they are woken once Redis answers again ({@code Releases.wakeWaitersOnceReachable}).
  *       A waiter's own timer, at the holder's lease end as this client counted it when it joined, or at its deadline,
  *       bounds what is left: then it tries in Redis once, as any waiter does.
  *   <li>A joiner behind a hold is never missed by the end of that hold. It checks that the hold leads and enters the

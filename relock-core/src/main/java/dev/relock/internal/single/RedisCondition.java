@@ -43,15 +43,15 @@ final class RedisCondition implements RelockCondition {
 
     private static final Logger log = LoggerFactory.getLogger(RedisCondition.class);
 
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final String lockName;
     private final LockKeys keys;
     private final String name;
     // the lock's five keys, then the wait set and its deadlines
     private final String[] scriptKeys;
 
-    RedisCondition(SingleServerEngine client, String lockName, LockKeys keys, String name) {
-        this.client = client;
+    RedisCondition(SingleServerEngine engine, String lockName, LockKeys keys, String name) {
+        this.engine = engine;
         this.lockName = lockName;
         this.keys = keys;
         this.name = name;
@@ -72,8 +72,8 @@ final class RedisCondition implements RelockCondition {
 
     @Override
     public List<String> waiters() {
-        client.core.ensureOpen();
-        return client.calls().await(client.calls().<List<String>>run(LuaScript.CONDITION, ScriptOutputType.MULTI,
+        engine.core.ensureOpen();
+        return engine.calls().await(engine.calls().<List<String>>run(LuaScript.CONDITION, ScriptOutputType.MULTI,
                 scriptKeys, "list"), "list the waiters of condition '" + name + "'", lockName);
     }
 
@@ -130,19 +130,19 @@ final class RedisCondition implements RelockCondition {
             throw new InterruptedException("interrupted before awaiting condition '" + name + "' of lock '"
                     + lockName + "'");
         }
-        client.core.ensureOpen();
+        engine.core.ensureOpen();
         long start = System.nanoTime();
-        String owner = client.core.ownerOfCurrentThread();
+        String owner = engine.core.ownerOfCurrentThread();
         Hold hold = heldWriteLock(owner, "await");
-        if (client.core.holds().get(keys, LockMode.READ, owner) != null) {
+        if (engine.core.holds().get(keys, LockMode.READ, owner) != null) {
             throw new IllegalMonitorStateException("the current thread holds the read lock of '" + lockName
                     + "' too (a downgrade): awaiting would keep it reading while others write, and taking the"
                     + " write lock back would need an upgrade; release the read lock first");
         }
         int count = hold.holds();
         boolean renewed = hold.renewed();
-        long lease = renewed ? client.core.defaultLeaseMillis() : hold.leaseMillis();
-        ConditionAwait await = ConditionAwait.start(client, this, keys, hold, "the thread", "; unlock() each hold",
+        long lease = renewed ? engine.core.defaultLeaseMillis() : hold.leaseMillis();
+        ConditionAwait await = ConditionAwait.start(engine, this, keys, hold, "the thread", "; unlock() each hold",
                 waitNanos, forever);
         boolean[] interrupted = {false};
         givingTheLockUp(await, interruptible, interrupted);
@@ -191,8 +191,8 @@ final class RedisCondition implements RelockCondition {
         Hold again = resumed.hold();
         while (again.holds() < count) {
             // counts are written absolute: a re-entry sent again sets the same count
-            if (untilRedisAnswers(() -> client.reenter(again, lease, renewed)) == null) {
-                throw client.core.closedException();
+            if (untilRedisAnswers(() -> engine.reenter(again, lease, renewed)) == null) {
+                throw engine.core.closedException();
             }
         }
         return resumed;
@@ -224,13 +224,13 @@ final class RedisCondition implements RelockCondition {
     public CompletionStage<Boolean> awaitAsync(LockHandle held, Duration timeout) {
         Objects.requireNonNull(held, "held");
         Objects.requireNonNull(timeout, "timeout");
-        client.core.ensureOpen();
+        engine.core.ensureOpen();
         HoldHandle handle = handleOfThisLock(held);
         CompletableFuture<Boolean> awaited = new CompletableFuture<>();
         Hold lent = handle.lendForAwait(awaited);
         ConditionAwait await;
         try {
-            await = ConditionAwait.start(client, this, keys, lent, "the handle", "; close the handle",
+            await = ConditionAwait.start(engine, this, keys, lent, "the handle", "; close the handle",
                     Durations.saturatedNanos(timeout), false);
         } catch (RuntimeException e) {
             handle.endAwait();
@@ -262,11 +262,11 @@ final class RedisCondition implements RelockCondition {
                     + " handle of that lock's write lock, not of the " + hold.mode.description + " '" + hold.lockName
                     + "'");
         }
-        if (handle.state() == LeaseState.HELD && client.core.holds().get(keys, LockMode.WRITE, hold.owner) != hold) {
+        if (handle.state() == LeaseState.HELD && engine.core.holds().get(keys, LockMode.WRITE, hold.owner) != hold) {
             throw new IllegalArgumentException("the handle of lock '" + lockName + "' belongs to another relock"
                     + " client than condition '" + name + "': use a condition of the client that took it");
         }
-        if (!client.core.ownedByHandle(hold.owner)) {
+        if (!engine.core.ownedByHandle(hold.owner)) {
             throw new IllegalArgumentException("the handle of lock '" + lockName + "' holds it for a thread"
                     + " (acquire() or tryAcquire()): that thread awaits condition '" + name + "' with await(), and"
                     + " signals with signal(); or take the lock with acquireAsync() for a handle of its own");
@@ -286,7 +286,7 @@ final class RedisCondition implements RelockCondition {
             ConditionAwait.Resumed resumed, Throwable error) {
         if (error != null) {
             if (!handle.endAwait() && lent.state() == LeaseState.HELD) {
-                client.releaseUnseen(lent); // closed while its await failed before giving the hold up
+                engine.releases().releaseUnseen(lent); // closed while its await failed before giving the hold up
             }
             awaited.completeExceptionally(error);
             return;
@@ -299,7 +299,7 @@ final class RedisCondition implements RelockCondition {
         if (!taken && resumed.signalled()) {
             passOn(resumed.hold());
         } else {
-            client.releaseUnseen(resumed.hold());
+            engine.releases().releaseUnseen(resumed.hold());
         }
     }
 
@@ -309,18 +309,18 @@ final class RedisCondition implements RelockCondition {
      * back-off while the hold lasts. Without waiting; any thread.
      */
     private void passOn(Hold again) {
-        String callId = client.core.newHolderId();
-        client.handOff(() -> sendPassOn(again, callId, 0));
+        String callId = engine.core.newHolderId();
+        engine.handOff(() -> sendPassOn(again, callId, 0));
     }
 
     private void sendPassOn(Hold again, String callId, long retryNanos) {
-        scriptAsync("signal", again.owner, "1", client.graceMillis(), client.wakeRoute(keys), callId)
-                .whenComplete((signalled, error) -> client.handOff(() -> {
+        scriptAsync("signal", again.owner, "1", engine.graceMillis(), engine.routes().wakeRoute(keys), callId)
+                .whenComplete((signalled, error) -> engine.handOff(() -> {
                     if (error instanceof RedisUnavailableException && again.state() == LeaseState.HELD
-                            && !client.core.isClosed()) {
+                            && !engine.core.isClosed()) {
                         long next = RetryBackoff.after(retryNanos);
                         try {
-                            client.timer().schedule(() -> sendPassOn(again, callId, next), next, TimeUnit.NANOSECONDS);
+                            engine.timer().schedule(() -> sendPassOn(again, callId, next), next, TimeUnit.NANOSECONDS);
                             return;
                         } catch (RejectedExecutionException e) {
                             // the client closes: its holds are given up
@@ -331,7 +331,7 @@ final class RedisCondition implements RelockCondition {
                                 + " not be passed on ({}); the next waiter may wait for another signal", name, lockName,
                                 error != null ? error.toString() : "the lease was lost");
                     }
-                    client.releaseUnseen(again);
+                    engine.releases().releaseUnseen(again);
                 }));
     }
 
@@ -348,7 +348,7 @@ final class RedisCondition implements RelockCondition {
                 try {
                     return call.get();
                 } catch (RedisUnavailableException e) {
-                    if (client.core.isClosed()) {
+                    if (engine.core.isClosed()) {
                         return null;
                     }
                     retryNanos = RetryBackoff.after(retryNanos);
@@ -367,14 +367,14 @@ final class RedisCondition implements RelockCondition {
 
     @Override
     public void signal() {
-        client.core.ensureOpen();
-        signal(heldWriteLock(client.core.ownerOfCurrentThread(), "signal"), "1", "the thread", "; unlock() each hold");
+        engine.core.ensureOpen();
+        signal(heldWriteLock(engine.core.ownerOfCurrentThread(), "signal"), "1", "the thread", "; unlock() each hold");
     }
 
     @Override
     public void signalAll() {
-        client.core.ensureOpen();
-        signal(heldWriteLock(client.core.ownerOfCurrentThread(), "signal"), "all", "the thread", "; unlock() each hold");
+        engine.core.ensureOpen();
+        signal(heldWriteLock(engine.core.ownerOfCurrentThread(), "signal"), "all", "the thread", "; unlock() each hold");
     }
 
     @Override
@@ -388,10 +388,11 @@ final class RedisCondition implements RelockCondition {
     }
 
     private void signal(Hold hold, String how, String who, String lostAdvice) {
-        long signalled = script("signal", hold.owner, how, client.graceMillis(), client.wakeRoute(keys),
-                client.core.newHolderId());
+        long signalled = script("signal", hold.owner, how, engine.graceMillis(), engine.routes().wakeRoute(keys),
+                engine.core.newHolderId());
         if (signalled < 0) {
-            client.reportLost(hold, "Redis no longer had it when " + who + " signalled condition '" + name + "'");
+            engine.losses().reportLost(hold,
+                    "Redis no longer had it when " + who + " signalled condition '" + name + "'");
             throw new LeaseLostException(lockName, hold.lostReason() + lostAdvice);
         }
     }
@@ -403,7 +404,7 @@ final class RedisCondition implements RelockCondition {
      */
     private Hold heldThrough(LockHandle held) {
         Objects.requireNonNull(held, "held");
-        client.core.ensureOpen();
+        engine.core.ensureOpen();
         HoldHandle handle = handleOfThisLock(held);
         if (handle.state() != LeaseState.HELD) {
             throw new IllegalMonitorStateException("the handle of lock '" + lockName + "' does not hold it now ("
@@ -419,7 +420,7 @@ final class RedisCondition implements RelockCondition {
      * @throws LeaseLostException if it was found lost
      */
     private Hold heldWriteLock(String owner, String what) {
-        Hold hold = client.core.holds().get(keys, LockMode.WRITE, owner);
+        Hold hold = engine.core.holds().get(keys, LockMode.WRITE, owner);
         if (hold == null) {
             throw new IllegalMonitorStateException("lock '" + lockName + "' is not held by the current thread ("
                     + Thread.currentThread().getName() + "), so it cannot " + what + " condition '" + name + "'");
@@ -431,7 +432,7 @@ final class RedisCondition implements RelockCondition {
     }
 
     private long script(String... args) {
-        return client.calls().await(client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
+        return engine.calls().await(engine.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
                 scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
     }
 
@@ -440,7 +441,7 @@ final class RedisCondition implements RelockCondition {
      * the command timeout. Any thread but an I/O thread.
      */
     CompletableFuture<Long> scriptAsync(String... args) {
-        return client.calls().within(client.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
+        return engine.calls().within(engine.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
                 scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
     }
 

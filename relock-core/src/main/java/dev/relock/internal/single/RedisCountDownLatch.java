@@ -29,12 +29,12 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     /** The largest count: Redis scripts count in doubles, exact up to 2^53. */
     static final long MAX_COUNT = (1L << 53) - 1;
 
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final String name;
     private final String key;
 
-    RedisCountDownLatch(SingleServerEngine client, String name, String key) {
-        this.client = client;
+    RedisCountDownLatch(SingleServerEngine engine, String name, String key) {
+        this.engine = engine;
         this.name = name;
         this.key = key;
     }
@@ -61,20 +61,20 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
                     + "' must be at least a millisecond: " + idleExpiry);
         }
         long idleMillis = Durations.saturatedNanos(idleExpiry) / 1_000_000;
-        long set = script("set", Long.toString(count), Long.toString(idleMillis), client.core.newHolderId(),
+        long set = script("set", Long.toString(count), Long.toString(idleMillis), engine.core.newHolderId(),
                 Long.toString(RESENT_WITHIN_MILLIS));
         return set == 1;
     }
 
     @Override
     public long countDown() {
-        return script("down", client.core.newHolderId(), client.wakeRoute(key));
+        return script("down", engine.core.newHolderId(), engine.routes().wakeRoute(key));
     }
 
     @Override
     public long getCount() {
-        client.core.ensureOpen();
-        String count = client.calls().await(client.calls().commands().hget(key, "count"), "count of count-down latch '" + name + "'", null);
+        engine.core.ensureOpen();
+        String count = engine.calls().await(engine.calls().commands().hget(key, "count"), "count of count-down latch '" + name + "'", null);
         return count == null ? 0 : Long.parseLong(count);
     }
 
@@ -110,7 +110,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     @Override
     public CompletionStage<Boolean> awaitAsync(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
-        return LatchAwait.start(client, this, key, Durations.saturatedNanos(timeout), false).result();
+        return LatchAwait.start(engine, this, key, Durations.saturatedNanos(timeout), false).result();
     }
 
     /** Waits in the calling thread for a {@link LatchAwait}; an interrupt stops it before this throws. */
@@ -118,7 +118,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before waiting for count-down latch '" + name + "'");
         }
-        LatchAwait wait = LatchAwait.start(client, this, key, waitNanos, forever);
+        LatchAwait wait = LatchAwait.start(engine, this, key, waitNanos, forever);
         try {
             return wait.result().get();
         } catch (InterruptedException e) {
@@ -131,15 +131,15 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
     }
 
     private long script(String... args) {
-        client.core.ensureOpen();
-        return client.calls().await(client.calls().<Long>run(LuaScript.LATCH, ScriptOutputType.INTEGER,
+        engine.core.ensureOpen();
+        return engine.calls().await(engine.calls().<Long>run(LuaScript.LATCH, ScriptOutputType.INTEGER,
                 new String[] {key}, args), args[0] + " of count-down latch '" + name + "'", null);
     }
 
     /** latch.lua 'info'. */
     private List<Object> read(String operation) {
-        client.core.ensureOpen();
-        return client.calls().await(client.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
+        engine.core.ensureOpen();
+        return engine.calls().await(engine.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
                 new String[] {key}, operation), operation + " of count-down latch '" + name + "'", null);
     }
 
@@ -149,8 +149,8 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
      * I/O thread.
      */
     CompletableFuture<List<Object>> readAsync(String operation) {
-        return client.calls().within(client.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
-                new String[] {key}, operation, client.core.clientId()),
+        return engine.calls().within(engine.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
+                new String[] {key}, operation, engine.core.clientId()),
                 operation + " of count-down latch '" + name + "'", null);
     }
 

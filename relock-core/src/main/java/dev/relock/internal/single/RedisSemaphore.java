@@ -26,12 +26,12 @@ final class RedisSemaphore implements RelockSemaphore {
     // permits-acquire.lua's count for "every permit free now"
     private static final String ALL_FREE = "all";
 
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final String name;
     private final LockKeys keys;
 
-    RedisSemaphore(SingleServerEngine client, String name, LockKeys keys) {
-        this.client = client;
+    RedisSemaphore(SingleServerEngine engine, String name, LockKeys keys) {
+        this.engine = engine;
         this.name = name;
         this.keys = keys;
     }
@@ -100,13 +100,13 @@ final class RedisSemaphore implements RelockSemaphore {
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible attempt does not throw InterruptedException", e);
         }
-        return hold == null ? Optional.empty() : Optional.of(new Permits(client, hold, drain.permitsTaken()));
+        return hold == null ? Optional.empty() : Optional.of(new Permits(engine, hold, drain.permitsTaken()));
     }
 
     @Override
     public CompletionStage<PermitHandle> acquireAsync(int permits) {
         return acquisition(permits, EngineClient.RENEWED)
-                .startAsync(Long.MAX_VALUE, true, hold -> new Permits(client, hold, permits), null);
+                .startAsync(Long.MAX_VALUE, true, hold -> new Permits(engine, hold, permits), null);
     }
 
     @Override
@@ -123,7 +123,7 @@ final class RedisSemaphore implements RelockSemaphore {
 
     private CompletionStage<Optional<PermitHandle>> tryAcquireAsync(int permits, Duration wait, long leaseMillis) {
         return acquisition(permits, leaseMillis).startAsync(Durations.saturatedNanos(wait), false,
-                hold -> Optional.of(new Permits(client, hold, permits)), Optional.empty());
+                hold -> Optional.of(new Permits(engine, hold, permits)), Optional.empty());
     }
 
     /** @param leaseMillis an explicit lease, or {@link EngineClient#RENEWED} */
@@ -134,7 +134,7 @@ final class RedisSemaphore implements RelockSemaphore {
             throw new InterruptedException("interrupted before acquiring permits of semaphore '" + name + "'");
         }
         Hold hold = acquisition.run(waitNanos, forever, true);
-        return hold == null ? null : new Permits(client, hold, permits);
+        return hold == null ? null : new Permits(engine, hold, permits);
     }
 
     /** A fresh acquisition with a holder id of its own, after checking the arguments. */
@@ -148,10 +148,10 @@ final class RedisSemaphore implements RelockSemaphore {
 
     /** A fresh acquisition of {@code permits} (a number, or {@link #ALL_FREE}) with a holder id of its own. */
     private Acquisition acquisition(String permits, long leaseMillis) {
-        client.core.ensureOpen();
+        engine.core.ensureOpen();
         boolean renewed = leaseMillis == EngineClient.RENEWED;
-        long lease = renewed ? client.core.defaultLeaseMillis() : leaseMillis;
-        return new Acquisition(client, name, keys, LockMode.PERMITS, client.core.newHolderId(), lease, renewed,
+        long lease = renewed ? engine.core.defaultLeaseMillis() : leaseMillis;
+        return new Acquisition(engine, name, keys, LockMode.PERMITS, engine.core.newHolderId(), lease, renewed,
                 new String[] {permits}, code -> {
                     if (code == -3) {
                         return notSet();
@@ -174,18 +174,18 @@ final class RedisSemaphore implements RelockSemaphore {
 
     /** permits-admin.lua's 'set' or 'add', which may let waiters in. */
     private long change(String operation, long number) {
-        return admin(operation, Long.toString(number), client.graceMillis(), client.wakeRoute(keys));
+        return admin(operation, Long.toString(number), engine.graceMillis(), engine.routes().wakeRoute(keys));
     }
 
     /** Runs permits-admin.lua; {@code args[0]} is the operation. */
     private long admin(String... args) {
-        client.core.ensureOpen();
-        return client.calls().await(client.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
+        engine.core.ensureOpen();
+        return engine.calls().await(engine.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
                 keys.all(), args), args[0] + " permits", name);
     }
 
     private boolean isSet() {
-        return client.calls().await(client.calls().commands().hexists(keys.lock(), "~limit"), "permits", name);
+        return engine.calls().await(engine.calls().commands().hexists(keys.lock(), "~limit"), "permits", name);
     }
 
     private IllegalStateException notSet() {
@@ -202,8 +202,8 @@ final class RedisSemaphore implements RelockSemaphore {
 
         private final int permits;
 
-        Permits(SingleServerEngine client, Hold hold, int permits) {
-            super(client, hold);
+        Permits(SingleServerEngine engine, Hold hold, int permits) {
+            super(engine, hold);
             this.permits = permits;
         }
 

@@ -38,7 +38,7 @@ abstract class SerialWait<T> {
     // not synchronized: a virtual thread that enters never pins its carrier
     protected final ReentrantLock lock = new ReentrantLock();
     // the client waiting: its event executors (not I/O threads) run the timers and hand-offs
-    private final SingleServerEngine client;
+    private final SingleServerEngine engine;
     private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
     private final CompletableFuture<T> result = new CompletableFuture<>();
     // guarded by lock
@@ -47,8 +47,8 @@ abstract class SerialWait<T> {
     private T value;
     private Throwable failure;
 
-    SerialWait(SingleServerEngine client) {
-        this.client = client;
+    SerialWait(SingleServerEngine engine) {
+        this.engine = engine;
     }
 
     /**
@@ -84,7 +84,7 @@ abstract class SerialWait<T> {
     protected final void step(Runnable handling) {
         inbox.add(handling);
         if (IoThreads.isCurrent()) {
-            client.handOff(this::drain);
+            engine.handOff(this::drain);
         } else {
             drain();
         }
@@ -106,7 +106,7 @@ abstract class SerialWait<T> {
      */
     protected final ScheduledFuture<?> schedule(Runnable handling, long atNanos) {
         try {
-            return client.timer().schedule(() -> step(handling), Math.max(0, atNanos - System.nanoTime()),
+            return engine.timer().schedule(() -> step(handling), Math.max(0, atNanos - System.nanoTime()),
                     TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             return null;

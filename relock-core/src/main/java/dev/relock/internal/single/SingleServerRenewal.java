@@ -1,9 +1,11 @@
 package dev.relock.internal.single;
 
 import dev.relock.LeaseState;
+import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.lease.LeaseKeeper;
+import dev.relock.internal.metrics.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
@@ -25,14 +27,14 @@ import org.slf4j.LoggerFactory;
  * JVM's clock: at the deadline a hold whose lease no renewal has extended is reported lost, before
  * Redis can let anybody else in.
  *
- * <p>An extension ({@link SingleServerEngine#extendLease}) is the same script for one hold, sent by
+ * <p>An extension ({@link HoldExtensions#extendLease}) is the same script for one hold, sent by
  * its caller. Renewals and extensions only ever lengthen a lease, so their replies may be counted
  * in any order: each confirms the lease it asked for, from its own send ({@link Hold#leaseRenewed}).
  *
  * <p>A renewal in flight at the deadline may still get through: its hold has been reported lost,
- * so the lock is released by owner at once ({@link SingleServerEngine#releaseLost}) rather than
+ * so the lock is released by owner at once ({@link Releases#releaseLost}) rather than
  * left to its lease, and nothing is reported twice ({@link Hold#lose} is once only). Whoever hears
- * of a loss is told through {@link SingleServerEngine#reportLost}, on the keeper thread.
+ * of a loss is told through {@link LossReports#reportLost}, on the keeper thread.
  */
 final class SingleServerRenewal implements LeaseKeeper.Renewal {
 
@@ -48,20 +50,33 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
      */
     static final long GIVEN_UP = 2;
 
-    private final SingleServerEngine client;
+    private final EngineClient core;
+    // the shared command connection's calls
     private final RedisCalls calls;
+    private final Routes routes;
+    // their dispatch lock orders a renewal batch and a release on the connection
+    private final Releases releases;
+    private final LossReports losses;
+    // written whole after each pass
+    private final IdentityRecord ownRecord;
+    private final LockEvents events;
 
-    SingleServerRenewal(SingleServerEngine client, RedisCalls calls) {
-        this.client = client;
+    SingleServerRenewal(EngineClient core, RedisCalls calls, Routes routes, Releases releases, LossReports losses,
+            IdentityRecord ownRecord, LockEvents events) {
+        this.core = core;
         this.calls = calls;
+        this.routes = routes;
+        this.releases = releases;
+        this.losses = losses;
+        this.ownRecord = ownRecord;
+        this.events = events;
     }
 
     /**
      * How much of a lease of {@code leaseMillis} this client does not count on: 1 % of it (Redis's
      * clock may run faster than this JVM's; NTP slews clocks by 0.05 % at most, 1 % is Redlock's
-     * customary allowance) plus 50 ms (the keeper thread and the holder's listeners may run late: on a
-     * 2-core box at a load average of 16 the check ran within 2 ms of its time, at 30 some runs
-     * were 110 ms late; 1 % + 2 ms was missed by 1 ms), at most a quarter of the lease, so that a
+     * customary allowance) plus 50 ms (the keeper thread and the holder's listeners may run late on a loaded
+     * machine), at most a quarter of the lease, so that a
      * very short explicit lease still counts on three quarters of itself. A stall longer than this
      * is a pause, which only fencing covers (docs/guarantees.md). The same allowance as a Redlock client's
      * default {@code ClockDrift}, which has no cap because Redlock refuses leases it would consume.
@@ -73,7 +88,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
 
     @Override
     public int batchOf(Hold hold) {
-        return client.slotOf(hold.keys.lock());
+        return routes.slotOf(hold.keys.lock());
     }
 
     @Override
@@ -89,23 +104,23 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
                         + driftMillis + " ms of drift on this client's clock)"
                 : "its explicit lease of " + hold.leaseMillis() + " ms ran out while it was held (minus "
                         + driftMillis + " ms of drift)";
-        if (!client.reportLostAtDeadline(hold, reason, this::deadlineOf)) {
+        if (!losses.reportLostAtDeadline(hold, reason, this::deadlineOf)) {
             // an extension confirmed since the keeper looked moved the deadline
             return;
         }
-        if (hold.mode == LockMode.WRITE && client.core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
+        if (hold.mode == LockMode.WRITE && core.holds().get(hold.keys, LockMode.READ, hold.owner) != null) {
             // a writer that downgraded: the renewals of its read hold keep the lock's hash, ~writer included,
             // alive, so the write hold would outlive its lease in Redis and keep everyone else out
-            client.releaseLost(hold);
+            releases.releaseLost(hold);
         }
     }
 
     @Override
     public void send(List<Hold> due, Executor keeperThread) {
         // a hold whose release began since the keeper looked is not renewed: under the engine's dispatch lock, so a
-        // release either follows this batch or was counted here (see SingleServerEngine.release); on the connection
+        // release either follows this batch or was counted here (see Releases.release); on the connection
         // when both share it, else renew.lua answers GIVEN_UP to a renewal that reaches Redis after a release-after
-        client.dispatch.lock();
+        releases.dispatch.lock();
         try {
             List<Hold> batch = new ArrayList<>(due.size());
             for (Hold hold : due) {
@@ -117,7 +132,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
                 sendNow(batch, keeperThread);
             }
         } finally {
-            client.dispatch.unlock();
+            releases.dispatch.unlock();
         }
     }
 
@@ -148,9 +163,9 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
                         return;
                     }
                     if (error != null) {
-                        client.events().renewals(false, batch.size());
+                        events.renewals(false, batch.size());
                         log.warn("relock client {}: renewal of {} lease(s) failed; retrying in lease/3: {}",
-                                client.core.clientId(), batch.size(),
+                                core.clientId(), batch.size(),
                                 calls.failure(error, "lease renewal", null).getMessage());
                         return;
                     }
@@ -166,14 +181,14 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             if (hold.state() == LeaseState.LOST) {
                 // in flight at the deadline, through after it: the holder has been told, so
                 // the lock must not stay taken by nobody until this lease ends
-                client.releaseLost(hold);
+                releases.releaseLost(hold);
             } else {
-                client.events().renewals(true, 1);
+                events.renewals(true, 1);
                 hold.leaseRenewed(sent, leaseMillis);
             }
         } else if (!hold.releasing()) {
-            client.events().renewals(false, 1);
-            client.reportLost(hold, notRenewed(answer, "renewal"));
+            events.renewals(false, 1);
+            losses.reportLost(hold, notRenewed(answer, "renewal"));
         }
     }
 
@@ -191,6 +206,6 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
 
     @Override
     public void passEnded() {
-        client.register();
+        ownRecord.writeWhole();
     }
 }

@@ -143,7 +143,7 @@ final class WaitingRoom extends RedisPubSubAdapter<String, String> {
 
     /**
      * Every waiter here for the lock at {@code lockKey} tries again now: a release may have granted it to one of them
-     * without its reply telling (see {@code SingleServerEngine.deliverGrant}), and an attempt that crosses a grant
+     * without its reply telling (see {@code Releases.deliverGrant}), and an attempt that crosses a grant
      * takes it (acquire.lua). Any thread; never blocks.
      */
     void wakeWaitersOf(String lockKey) {

@@ -5,7 +5,11 @@
  * and their calls ({@link dev.relock.internal.single.RedisCalls}), the acquisition state machine with its FIFO
  * queue and grants on release ({@link dev.relock.internal.single.Acquisition}), semaphores, the waits of latches and
  * conditions (state machines that block no thread, over {@link dev.relock.internal.single.SerialWait}), wake-ups (the
- * waiting room and shard channels) and what a renewal is on one server. Used from outside: {@link
+ * waiting room and shard channels) and what a renewal is on one server. {@link
+ * dev.relock.internal.single.SingleServerEngine} is a facade over collaborators of one concept each: connecting
+ * ({@code ServerConnector}, {@code ServerConnections}), routing ({@code Routes}), giving holds up and handing them
+ * over ({@code Releases}), re-entry and extension ({@code HoldExtensions}), loss reports, operator views, the identity
+ * record and the multi-lock script. Used from outside: {@link
  * dev.relock.internal.single.SingleServerEngine}'s factories, {@link dev.relock.internal.single.ServerFeatures}
  * and {@code RedisCalls}, through which the Redlock engine runs its scripts too.
  */

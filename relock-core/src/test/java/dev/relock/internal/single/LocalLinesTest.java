@@ -75,14 +75,14 @@ class LocalLinesTest {
     void aThreadJoiningTheLineOfAHoldBeingLostTakesTheLockAtOnce() throws Exception {
         joiningWhileTheHoldEnds("joined-while-lost", (engine, hold) -> {
             redis.execute("DEL", hold.keys.lock());
-            engine.reportLost(hold, "Redis no longer had it (deleted by the test)");
+            engine.losses().reportLost(hold, "Redis no longer had it (deleted by the test)");
         });
     }
 
     /** The same for a hold released without anyone seeing it (an asynchronous acquisition nobody took). */
     @Test
     void aThreadJoiningTheLineOfAHoldReleasedUnseenTakesTheLockAtOnce() throws Exception {
-        joiningWhileTheHoldEnds("joined-while-released-unseen", SingleServerEngine::releaseUnseen);
+        joiningWhileTheHoldEnds("joined-while-released-unseen", (engine, hold) -> engine.releases().releaseUnseen(hold));
     }
 
     /**
