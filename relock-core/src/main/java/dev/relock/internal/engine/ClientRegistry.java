@@ -22,6 +22,8 @@ import java.util.function.Function;
  * {@link RecordWrites} orders and paces one client's writes.
  *
  * <p>Anyone reads them: {@link #withIdentities} names the holders of what {@code inspect} and {@code list} found.
+ *
+ * <p>Public because both engines, each in a package of its own, write and read the records.
  */
 public final class ClientRegistry {
 

@@ -7,8 +7,6 @@ import dev.relock.RelockCondition;
 import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockMultiLock;
 import dev.relock.RelockSemaphore;
-import dev.relock.internal.metrics.LockEvents;
-import dev.relock.internal.single.SingleServerEngine;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +15,7 @@ import java.util.Optional;
 /**
  * What one kind of deployment does differently, behind the one {@link EngineClient}: how a lock is
  * taken, re-entered, released, inspected and forced open on it. Two implementations: one Redis
- * (standalone, Sentinel, Cluster routing: {@link SingleServerEngine}) and N independent masters
+ * (standalone, Sentinel, Cluster routing: {@code single.SingleServerEngine}) and N independent masters
  * voting by majority ({@code redlock.RedlockEngine}). Everything else (ids, the hold table, loss
  * reporting, name checks, the lock objects, closing order) is the client's.
  *

@@ -2,7 +2,6 @@ package dev.relock.internal.engine;
 
 import dev.relock.LeaseLost;
 import dev.relock.LeaseState;
-import dev.relock.internal.metrics.LockEvents;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;

@@ -2,7 +2,6 @@ package dev.relock.internal.engine;
 
 import dev.relock.HeldLock;
 import dev.relock.LeaseState;
-import dev.relock.internal.metrics.LockEvents;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.AbstractCollection;

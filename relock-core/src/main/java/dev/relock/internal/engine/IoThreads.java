@@ -1,6 +1,5 @@
 package dev.relock.internal.engine;
 
-import dev.relock.internal.single.RedisCalls;
 import io.netty.channel.EventLoop;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.concurrent.CompletableFuture;
@@ -26,7 +25,7 @@ import java.util.function.Supplier;
  * (releases, clean-ups of lost holds) go through {@link #offIo}. The event executors are not I/O threads.
  *
  * <p>Two senders stay on the I/O threads, where order does not matter: the EVAL that follows a NOSCRIPT
- * reply ({@link RedisCalls#run}: the same script again, and going out early only keeps it nearer its place),
+ * reply ({@code RedisCalls.run}: the same script again, and going out early only keeps it nearer its place),
  * and {@code ShardWakeChannels}' subscriptions decided in pub/sub listeners (an early SSUBSCRIBE that a
  * SUNSUBSCRIBE then ends is answered by a {@code sunsubscribe} push, on which the channel subscribes again).
  * Those senders hold locks that tasks on the event executors also take, so {@link #offIo}, which waits for an

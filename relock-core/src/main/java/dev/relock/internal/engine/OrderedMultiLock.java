@@ -5,7 +5,6 @@ import dev.relock.MultiLockHandle;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockLock;
 import dev.relock.RelockMultiLock;
-import dev.relock.internal.metrics.LockEvents;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,7 +1,6 @@
 package dev.relock.internal.engine;
 
 import dev.relock.RelockException;
-import dev.relock.internal.metrics.LockEvents;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import java.util.concurrent.CompletableFuture;

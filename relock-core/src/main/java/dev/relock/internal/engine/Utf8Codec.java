@@ -15,6 +15,8 @@ import java.nio.ByteBuffer;
  * bytes; this codec gives the exact length ({@link ByteBufUtil#utf8Bytes}, which Netty defines as the count {@link
  * ByteBufUtil#writeUtf8} writes, unpaired surrogates included), so Lettuce writes the header and then the bytes in
  * place. Replies decode as {@link StringCodec#UTF8} decodes them. Stateless and thread-safe.
+ *
+ * <p>Public because both engines, each in a package of its own, open connections with it.
  */
 public final class Utf8Codec implements RedisCodec<String, String>, ToByteBufEncoder<String, String> {
 

@@ -3,6 +3,7 @@ package dev.relock.internal.metrics;
 import dev.relock.LockKind;
 import dev.relock.RelockObservationContext;
 import dev.relock.internal.engine.Hold;
+import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.engine.LockMode;
 import io.lettuce.core.api.StatefulConnection;
 import io.micrometer.common.KeyValues;

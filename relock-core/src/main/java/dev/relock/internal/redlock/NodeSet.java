@@ -3,7 +3,7 @@ package dev.relock.internal.redlock;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockSettings;
 import dev.relock.internal.engine.RedisConnections;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;

@@ -6,7 +6,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
 import java.util.List;

@@ -22,7 +22,7 @@ import dev.relock.internal.engine.OrderedMultiLock;
 import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
@@ -126,7 +126,7 @@ public final class RedlockEngine implements Engine {
         this.settings = core.settings();
         this.holds = core.holds();
         // before connecting: each node reads as down until it tells of its command connection
-        this.events = LockEvents.of(instrumentation, uris.stream().map(RedlockNode::addressOf).toList());
+        this.events = instrumentation.events(uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
         String channel = settings.keyPrefix() + ":redlock:released";
         ReleaseCalls releaseCalls = new ReleaseCalls(channel, settings.handoffGrace());

@@ -3,7 +3,7 @@ package dev.relock.internal.redlock;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.internal.engine.Utf8Codec;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.internal.single.RedisCalls;
 import io.lettuce.core.KeyScanCursor;

@@ -3,7 +3,7 @@ package dev.relock.internal.redlock;
 import dev.relock.LeaseState;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.lease.LeaseKeeper;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,7 +5,7 @@ import dev.relock.RelockException;
 import dev.relock.RelockSettings;
 import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.engine.Utf8Codec;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;

@@ -21,7 +21,7 @@ import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.OrderedMultiLock;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
@@ -122,7 +122,7 @@ public final class SingleServerEngine implements Engine {
         this.defaultLeaseMillis = settings.defaultLease().toMillis();
         this.defaultLeaseText = Long.toString(defaultLeaseMillis);
         // before connecting: a node that cannot be reached is reported down, not left out
-        this.events = LockEvents.of(instrumentation, List.of(address));
+        this.events = instrumentation.events(List.of(address));
         String wakeChannelPrefix = settings.keyPrefix() + ":wake:";
         this.connections = new ServerConnections(redisClient, ownsRedisClient, address, settings,
                 core.identity().connectionName(), wakeChannelPrefix + core.clientId(), waitingRoom, events);

@@ -7,7 +7,7 @@ import dev.relock.ClientIdentity;
 import dev.relock.RelockException;
 import dev.relock.RelockSettings;
 import dev.relock.StderrCapture;
-import dev.relock.internal.metrics.LockEvents;
+import dev.relock.internal.engine.LockEvents;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.util.HashedWheelTimer;
 import java.time.Duration;

@@ -1,7 +1,5 @@
-package dev.relock.internal.metrics;
+package dev.relock.internal.engine;
 
-import dev.relock.internal.engine.Hold;
-import dev.relock.internal.engine.LockMode;
 import java.util.List;
 
 /** {@link LockEvents#NONE}: no registry, nothing to do; one instance plays every part. */

@@ -1,8 +1,6 @@
-package dev.relock.internal.metrics;
+package dev.relock.internal.engine;
 
 import dev.relock.LockKind;
-import dev.relock.internal.engine.Hold;
-import dev.relock.internal.engine.LockMode;
 import io.lettuce.core.api.StatefulConnection;
 import java.util.List;
 
@@ -11,11 +9,11 @@ import java.util.List;
  * outcome, holds from acquisition to release or loss, renewals.
  *
  * <p>Without a registry the client uses {@link #NONE}, whose methods do nothing and hand out
- * itself, so the hot path allocates nothing for it. The Micrometer implementation is
- * {@link MicrometerLockEvents}; it is named only in {@link #of}, so the JVM loads it (and
- * Micrometer) only when a registry was configured. Implementations are thread-safe.
+ * itself, so the hot path allocates nothing for it. The Micrometer implementation, in the metrics
+ * package, is made by {@code Instrumentation.events}. Implementations are thread-safe.
  *
- * <p>Public because the engine core and both engines, each in a package of its own, report to it.
+ * <p>Public because both engines, each in a package of its own, report to it, and the metrics package
+ * implements it.
  */
 public interface LockEvents {
 
@@ -27,19 +25,6 @@ public interface LockEvents {
 
     /** The kind tag of a multi-lock's acquisition as a whole. */
     String MULTI = "multi";
-
-    /**
-     * The events for what the builder was given, made before the client connects; {@link #NONE} without a
-     * registry. Each of {@code nodes} counts as down until {@link #nodeConnected} tells of its connection.
-     *
-     * @param nodes the nodes the client is to use, as the {@code node} tag names them
-     */
-    static LockEvents of(Instrumentation instrumentation, List<String> nodes) {
-        if (!instrumentation.isEnabled()) {
-            return NONE;
-        }
-        return MicrometerLockEvents.create(instrumentation, nodes);
-    }
 
     /** The kind of a hold in this mode; its label is the hold's {@code kind} tag. */
     static LockKind kindOf(LockMode mode) {
