@@ -1,5 +1,6 @@
 package dev.relock.internal.engine;
 
+import dev.relock.internal.redis.RedisCalls;
 import io.netty.channel.EventLoop;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.concurrent.CompletableFuture;

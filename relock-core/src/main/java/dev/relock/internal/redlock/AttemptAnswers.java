@@ -1,7 +1,7 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.RelockException;
-import dev.relock.internal.single.RedisCalls;
+import dev.relock.internal.redis.RedisCalls;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -2,10 +2,10 @@ package dev.relock.internal.redlock;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
-import dev.relock.internal.engine.Utf8Codec;
+import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.script.LuaScript;
-import dev.relock.internal.single.RedisCalls;
+import dev.relock.internal.redis.RedisCalls;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;

@@ -9,6 +9,7 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.redis.RedisCalls;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;

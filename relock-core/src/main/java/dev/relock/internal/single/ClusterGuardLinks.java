@@ -2,7 +2,8 @@ package dev.relock.internal.single;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockSettings;
-import dev.relock.internal.engine.Utf8Codec;
+import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.Utf8Codec;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;

@@ -1,5 +1,6 @@
 package dev.relock.internal.single;
 
+import dev.relock.internal.redis.RedisCalls;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;

@@ -4,6 +4,7 @@ import dev.relock.internal.engine.ClientRegistry;
 import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.RecordWrites;
+import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.util.Map;

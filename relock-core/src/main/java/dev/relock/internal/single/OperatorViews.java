@@ -3,6 +3,7 @@ package dev.relock.internal.single;
 import dev.relock.LockInfo;
 import dev.relock.LockKind;
 import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;

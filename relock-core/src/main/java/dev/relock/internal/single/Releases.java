@@ -10,6 +10,7 @@ import dev.relock.internal.engine.HoldTable;
 import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.util.Arrays;

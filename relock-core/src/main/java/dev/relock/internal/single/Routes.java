@@ -1,7 +1,8 @@
 package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.engine.Utf8Codec;
+import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.RedisClusterClient;

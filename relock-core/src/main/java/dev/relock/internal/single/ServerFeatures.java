@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.RelockClient;
 import dev.relock.internal.engine.EngineClient;
+import dev.relock.internal.redis.RedisCalls;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,7 +1,7 @@
 package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.engine.Utf8Codec;
+import dev.relock.internal.redis.Utf8Codec;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;

@@ -22,6 +22,7 @@ import dev.relock.internal.engine.OrderedMultiLock;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;

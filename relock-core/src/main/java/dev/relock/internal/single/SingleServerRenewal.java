@@ -6,6 +6,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;

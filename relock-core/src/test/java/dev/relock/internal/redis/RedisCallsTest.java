@@ -1,4 +1,4 @@
-package dev.relock.internal.single;
+package dev.relock.internal.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;

@@ -1,4 +1,4 @@
-package dev.relock.internal.engine;
+package dev.relock.internal.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

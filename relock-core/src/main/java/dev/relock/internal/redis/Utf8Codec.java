@@ -1,4 +1,4 @@
-package dev.relock.internal.engine;
+package dev.relock.internal.redis;
 
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.codec.RedisCodec;

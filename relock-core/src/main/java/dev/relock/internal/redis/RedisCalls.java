@@ -1,9 +1,8 @@
-package dev.relock.internal.single;
+package dev.relock.internal.redis;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.ReplicationGuard;
-import dev.relock.internal.engine.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -67,14 +66,14 @@ import org.slf4j.LoggerFactory;
  * (on Cluster: those for one slot, while no redirection sends one of them elsewhere).
  * Thread-safe.
  *
- * <p>Public because the Redlock engine uses its failure helpers ({@link #unwrap}).
+ * <p>Public because both engines, each in a package of its own, send their scripts through it.
  */
 public final class RedisCalls {
 
     private static final Logger log = LoggerFactory.getLogger(RedisCalls.class);
 
     /** How long to wait before sending a script again after TRYAGAIN (a slot in migration). */
-    static final long TRY_AGAIN_MILLIS = 20;
+    public static final long TRY_AGAIN_MILLIS = 20;
 
     // "0" to "9" in ASCII, the key counts of EVALSHA; shared, never changed
     private static final byte[][] KEY_COUNTS = new byte[10][];
@@ -126,12 +125,12 @@ public final class RedisCalls {
         return commands;
     }
 
-    String address() {
+    public String address() {
         return address;
     }
 
     /** The command timeout, in ns: the longest {@link #await} waits. */
-    long timeoutNanos() {
+    public long timeoutNanos() {
         return timeoutNanos;
     }
 
@@ -143,7 +142,7 @@ public final class RedisCalls {
      * server has it), which answers [master fsynced 0 or 1, replicas fsynced]: the count of
      * replicas that fsynced, or 0 when the master did not.
      */
-    CompletableFuture<Long> awaitReplicas(ReplicationGuard guard) {
+    public CompletableFuture<Long> awaitReplicas(ReplicationGuard guard) {
         long timeoutMillis = guard.timeout().toMillis();
         if (!guard.fsynced()) {
             return commands.waitForReplication(guard.replicas(), timeoutMillis).toCompletableFuture();
@@ -423,7 +422,7 @@ public final class RedisCalls {
      * As {@link #run}, for a caller that does not wait in {@link #await}: the reply fails with a
      * timeout after the command timeout (Lettuce's own, when it has one for every command).
      */
-    <T> CompletableFuture<T> runTimed(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+    public <T> CompletableFuture<T> runTimed(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         CompletableFuture<T> reply = run(script, type, keys, args);
         if (!lettuceTimesOut && !reply.isDone()) {
             ScheduledFuture<?> limit = timer.schedule(() -> {
@@ -442,7 +441,7 @@ public final class RedisCalls {
      * after this cannot be overtaken by it. Holding the monitor only to cancel, never to wait, is
      * harmless for virtual threads.
      */
-    void abandon(CompletableFuture<?> reply) {
+    public void abandon(CompletableFuture<?> reply) {
         synchronized (reply) {
             reply.cancel(false);
         }
@@ -475,7 +474,7 @@ public final class RedisCalls {
      * client), is done too, whatever its outcome: the I/O thread that reads the reply wakes that next holder before
      * this thread, which competes with it for a core. The outcome is {@code reply}'s; a timeout abandons {@code reply}.
      */
-    <T> T await(CompletableFuture<T> reply, CompletableFuture<?> after, String operation, String lockName) {
+    public <T> T await(CompletableFuture<T> reply, CompletableFuture<?> after, String operation, String lockName) {
         long deadline = System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
         try {
@@ -528,7 +527,7 @@ public final class RedisCalls {
      * {@link RedisUnavailableException}, {@code reply} then abandoned. Completes on the I/O thread that read the
      * reply, or on the timer's thread.
      */
-    <T> CompletableFuture<T> within(CompletableFuture<T> reply, CompletableFuture<?> after, String operation,
+    public <T> CompletableFuture<T> within(CompletableFuture<T> reply, CompletableFuture<?> after, String operation,
             String lockName) {
         CompletableFuture<T> outcome = new CompletableFuture<>();
         ScheduledFuture<?> limit;
@@ -560,7 +559,7 @@ public final class RedisCalls {
     }
 
     /** As {@link #within(CompletableFuture, CompletableFuture, String, String)}, with nothing to wait for after. */
-    <T> CompletableFuture<T> within(CompletableFuture<T> reply, String operation, String lockName) {
+    public <T> CompletableFuture<T> within(CompletableFuture<T> reply, String operation, String lockName) {
         return within(reply, reply, operation, lockName);
     }
 
@@ -613,7 +612,7 @@ public final class RedisCalls {
     }
 
     /** Whether {@code error} (or a cause) says a connection could not be opened or was lost. */
-    static boolean isConnectionFailure(Throwable error) {
+    public static boolean isConnectionFailure(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof RedisConnectionException || cause instanceof ConnectException) {
                 return true;
@@ -623,7 +622,7 @@ public final class RedisCalls {
     }
 
     /** Whether Redis answered MOVED: a Cluster node that does not serve the key's slot ran nothing. */
-    static boolean isMoved(Throwable error) {
+    public static boolean isMoved(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof RedisCommandExecutionException
                     && String.valueOf(cause.getMessage()).startsWith("MOVED ")) {
@@ -638,7 +637,7 @@ public final class RedisCalls {
      * are on the node, some not, or none on the importing node) or ASK where no redirection is followed. Lasts
      * until the migration ends; {@link #run} has already sent it again for a command timeout.
      */
-    static boolean isSlotMigrating(Throwable error) {
+    public static boolean isSlotMigrating(Throwable error) {
         Throwable cause = unwrap(error);
         String message = String.valueOf(cause.getMessage());
         return cause instanceof RedisCommandExecutionException
@@ -651,7 +650,7 @@ public final class RedisCalls {
      * trigger is on (relock's own Cluster clients turn every adaptive trigger on), Lettuce asks for a fresh topology
      * when it meets one, so a later try finds the master; elsewhere only a periodic refresh may.
      */
-    static boolean isSlotUncovered(Throwable error) {
+    public static boolean isSlotUncovered(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof PartitionSelectorException) {
                 return true;
@@ -665,7 +664,7 @@ public final class RedisCalls {
      * it: answered MOVED or ASK (the slot is served elsewhere), or refused or cut off by Lettuce
      * because the connection is closed or down. Not a timeout: the connection may still run it.
      */
-    static boolean connectionGone(Throwable error) {
+    public static boolean connectionGone(Throwable error) {
         Throwable cause = unwrap(error);
         if (cause instanceof RedisCommandExecutionException) {
             String message = String.valueOf(cause.getMessage());
