@@ -57,6 +57,8 @@ public final class EngineClient implements RelockClient {
     // a thread's owner id, made once: every hold of the thread shares the string, and a lock or
     // unlock does not concatenate it again
     private final ThreadLocal<String> ownerOfThread;
+    // the clock of every deadline the engine decides; the system's in a client
+    private final Ticker ticker;
     // set once, before the constructor returns
     private final Engine engine;
 
@@ -66,12 +68,24 @@ public final class EngineClient implements RelockClient {
      */
     public EngineClient(RelockSettings settings, ClientIdentity identity, List<LeaseLostListener> listeners,
             Function<EngineClient, Engine> connect) {
+        this(settings, identity, listeners, Ticker.SYSTEM, connect);
+    }
+
+    /** As the other constructor, with the clock the engine decides deadlines by: a hand-moved one in unit tests. */
+    public EngineClient(RelockSettings settings, ClientIdentity identity, List<LeaseLostListener> listeners,
+            Ticker ticker, Function<EngineClient, Engine> connect) {
         this.identity = identity;
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
         this.clientId = identity.clientId();
         this.ownerOfThread = ThreadLocal.withInitial(() -> ownerOfThread(Thread.currentThread().getId()));
         this.settings = settings;
         this.listeners = List.copyOf(listeners);
         this.engine = connect.apply(this);
+    }
+
+    /** The clock every deadline, back-off and grace of this client is decided by. */
+    public Ticker ticker() {
+        return ticker;
     }
 
     /** The engine, for tests and diagnostics that need what one deployment found (e.g. its server's features). */
