@@ -57,7 +57,7 @@ final class CleanUps {
      */
     void afterAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
             String markMillis, String place, boolean quiet, List<? extends CompletableFuture<?>> replies) {
-        String[] releaseKeys = ReleaseCalls.keysOf(keys);
+        String[] releaseKeys = keys.all();
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.node(i);
             CompletableFuture<?> reply = replies.get(i);
@@ -79,7 +79,7 @@ final class CleanUps {
      */
     void stopWaitingWhereRefused(LockKeys keys, String member, List<CompletableFuture<List<Object>>> replies,
             Hold hold) {
-        String[] releaseKeys = ReleaseCalls.keysOf(keys);
+        String[] releaseKeys = keys.all();
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.node(i);
             CompletableFuture<List<Object>> reply = replies.get(i);
@@ -96,7 +96,7 @@ final class CleanUps {
      */
     void lost(Hold hold) {
         String attempt = Long.toString(hold.attemptId);
-        String[] releaseKeys = ReleaseCalls.keysOf(hold.keys);
+        String[] releaseKeys = hold.keys.all();
         String member = RedlockEngine.member(hold);
         for (RedlockNode node : nodes.all()) {
             send(node, hold.keys.lock(), calls.cleanUp(node, releaseKeys, member, true, attempt, "", "", "", false));

@@ -7,6 +7,7 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
 import java.util.List;
@@ -317,8 +318,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
         }
         inFlight = true;
         // in order on each node: it changes the token of the hold this attempt took, and of no later one
-        Poll<Long> fenced = nodes.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
-                new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token), attemptId);
+        Poll<Long> fenced = nodes.sendToAllInOrder(RedlockScripts.FENCE, ScriptOutputType.INTEGER,
+                keys.all(), written -> true, member, Long.toString(token), attemptId);
         fenced.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel())
                 .thenRun(() -> onFenced(fenced, token, validUntil));
     }
@@ -420,12 +421,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
         wonByGrants = false;
         String lease = Long.toString(leaseMillis);
         String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
-        // a reader has no mark, no wait and no place: acquire-read.lua takes neither the queue nor their arguments
+        // a reader has no mark, no wait and no place: acquire-read.lua takes none of their arguments
         boolean reader = mode == LockMode.READ;
-        Poll<List<Object>> poll = nodes.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
+        Poll<List<Object>> poll = nodes.sendToAllInOrder(reader ? RedlockScripts.ACQUIRE_READ : RedlockScripts.ACQUIRE,
                 ScriptOutputType.MULTI,
-                reader ? new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()}
-                        : new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
+                keys.all(),
                 reply -> (Long) reply.get(0) == 1L,
                 reader ? new String[] {owner, lease, attemptId, proposal}
                         : new String[] {owner, lease, Long.toString(markMillis()), waitedMicros(), attemptId, proposal,

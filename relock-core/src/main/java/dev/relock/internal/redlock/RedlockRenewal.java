@@ -4,6 +4,7 @@ import dev.relock.LeaseState;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -112,7 +113,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
                 args[2 * i + 1] = Long.toString(leases[i]);
             }
             sent = System.nanoTime();
-            replies = nodes.sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI, keys, args);
+            replies = nodes.sendToEachInOrder(RedlockScripts.RENEW, ScriptOutputType.MULTI, keys, args);
         } finally {
             dispatch.unlock();
         }
