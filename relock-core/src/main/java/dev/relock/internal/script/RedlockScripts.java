@@ -8,17 +8,13 @@ package dev.relock.internal.script;
  */
 public final class RedlockScripts {
 
-    public static final LuaScript ACQUIRE = load("acquire.lua");
-    public static final LuaScript ACQUIRE_READ = load("acquire-read.lua");
-    public static final LuaScript FENCE = load("fence.lua");
-    public static final LuaScript RENEW = load("renew.lua");
-    public static final LuaScript RELEASE = load("release.lua");
-    public static final LuaScript RESTORE = load("restore.lua");
-    public static final LuaScript RELEASE_AFTER = load("release-after.lua");
+    public static final LuaScript ACQUIRE = LuaScript.load("redlock/acquire.lua");
+    public static final LuaScript ACQUIRE_READ = LuaScript.load("redlock/acquire-read.lua");
+    public static final LuaScript FENCE = LuaScript.load("redlock/fence.lua");
+    public static final LuaScript RENEW = LuaScript.load("redlock/renew.lua");
+    public static final LuaScript RELEASE = LuaScript.load("redlock/release.lua");
+    public static final LuaScript RESTORE = LuaScript.load("redlock/restore.lua");
+    public static final LuaScript RELEASE_AFTER = LuaScript.load("redlock/release-after.lua");
 
     private RedlockScripts() {}
-
-    private static LuaScript load(String file) {
-        return LuaScript.load("redlock/" + file);
-    }
 }

@@ -8,13 +8,9 @@ package dev.relock.internal.script;
  */
 public final class SharedScripts {
 
-    public static final LuaScript INSPECT = load("inspect.lua");
-    public static final LuaScript REGISTER = load("register.lua");
-    public static final LuaScript NAME_HOLDERS = load("name-holders.lua");
+    public static final LuaScript INSPECT = LuaScript.load("shared/inspect.lua");
+    public static final LuaScript REGISTER = LuaScript.load("shared/register.lua");
+    public static final LuaScript NAME_HOLDERS = LuaScript.load("shared/name-holders.lua");
 
     private SharedScripts() {}
-
-    private static LuaScript load(String file) {
-        return LuaScript.load("shared/" + file);
-    }
 }

@@ -9,26 +9,22 @@ package dev.relock.internal.script;
  */
 public final class SingleServerScripts {
 
-    public static final LuaScript ACQUIRE = load("acquire.lua");
-    public static final LuaScript RELEASE = load("release.lua");
-    public static final LuaScript ACQUIRE_READ = load("acquire-read.lua");
-    public static final LuaScript RELEASE_READ = load("release-read.lua");
-    public static final LuaScript WITHDRAW = load("withdraw.lua");
-    public static final LuaScript RELEASE_AFTER = load("release-after.lua");
-    public static final LuaScript FORCE_UNLOCK = load("force-unlock.lua");
-    public static final LuaScript RENEW = load("renew.lua");
-    public static final LuaScript MULTI_ACQUIRE = load("multi-acquire.lua");
-    public static final LuaScript PERMITS_ACQUIRE = load("permits-acquire.lua");
-    public static final LuaScript PERMITS_RELEASE = load("permits-release.lua");
-    public static final LuaScript PERMITS_WITHDRAW = load("permits-withdraw.lua");
-    public static final LuaScript PERMITS_ADMIN = load("permits-admin.lua");
-    public static final LuaScript PERMITS_INSPECT = load("permits-inspect.lua");
-    public static final LuaScript LATCH = load("latch.lua");
-    public static final LuaScript CONDITION = load("condition.lua");
+    public static final LuaScript ACQUIRE = LuaScript.load("single/acquire.lua");
+    public static final LuaScript RELEASE = LuaScript.load("single/release.lua");
+    public static final LuaScript ACQUIRE_READ = LuaScript.load("single/acquire-read.lua");
+    public static final LuaScript RELEASE_READ = LuaScript.load("single/release-read.lua");
+    public static final LuaScript WITHDRAW = LuaScript.load("single/withdraw.lua");
+    public static final LuaScript RELEASE_AFTER = LuaScript.load("single/release-after.lua");
+    public static final LuaScript FORCE_UNLOCK = LuaScript.load("single/force-unlock.lua");
+    public static final LuaScript RENEW = LuaScript.load("single/renew.lua");
+    public static final LuaScript MULTI_ACQUIRE = LuaScript.load("single/multi-acquire.lua");
+    public static final LuaScript PERMITS_ACQUIRE = LuaScript.load("single/permits-acquire.lua");
+    public static final LuaScript PERMITS_RELEASE = LuaScript.load("single/permits-release.lua");
+    public static final LuaScript PERMITS_WITHDRAW = LuaScript.load("single/permits-withdraw.lua");
+    public static final LuaScript PERMITS_ADMIN = LuaScript.load("single/permits-admin.lua");
+    public static final LuaScript PERMITS_INSPECT = LuaScript.load("single/permits-inspect.lua");
+    public static final LuaScript LATCH = LuaScript.load("single/latch.lua");
+    public static final LuaScript CONDITION = LuaScript.load("single/condition.lua");
 
     private SingleServerScripts() {}
-
-    private static LuaScript load(String file) {
-        return LuaScript.load("single/" + file);
-    }
 }
