@@ -7,9 +7,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * When the identity record names the threads of new holders, on the client's clock: an addition comes
- * {@link RecordWrites#NAMING_DELAY_NANOS} after the hold that scheduled it, not a nanosecond before, and takes every
- * hold handed out meanwhile, so many holds cost one write. The timer is the hand-moved clock.
+ * How the identity record's additions are spaced: one comes {@link RecordWrites#NAMING_DELAY_NANOS} after the hold
+ * that scheduled it, not a nanosecond before, and takes every hold handed out meanwhile, so many holds cost one write.
+ * The timer is the hand-moved clock. (The spacing from the last addition, read on the client's ticker, is shorter
+ * than the naming delay, so it never decides the time here.)
  */
 class RecordWritesClockTest {
 
