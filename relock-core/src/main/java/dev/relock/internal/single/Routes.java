@@ -1,6 +1,7 @@
 package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
@@ -38,10 +39,14 @@ final class Routes {
     // wake-ups come on the client's own channel, wakeChannelPrefix + client id
     private final ShardWakeChannels shardChannels;
     private final String wakeChannelPrefix;
-    // System.nanoTime() of the last topology refresh asked for by refreshIfUnreachable
-    private final AtomicLong lastUnreachableRefresh = new AtomicLong(System.nanoTime() - UNREACHABLE_REFRESH_NANOS);
+    // the client's clock, which refreshes are spaced on
+    private final Ticker ticker;
+    // when the last topology refresh asked for by refreshIfUnreachable was, by the ticker
+    private final AtomicLong lastUnreachableRefresh;
 
-    Routes(ServerConnections connections, String wakeChannelPrefix) {
+    Routes(ServerConnections connections, String wakeChannelPrefix, Ticker ticker) {
+        this.ticker = ticker;
+        this.lastUnreachableRefresh = new AtomicLong(ticker.nanoTime() - UNREACHABLE_REFRESH_NANOS);
         this.calls = connections.calls();
         this.guardedCalls = connections.guardedCalls();
         this.guardLinks = connections.guardLinks();
@@ -104,7 +109,7 @@ final class Routes {
         if (clusterClient == null || !RedisCalls.isConnectionFailure(error)) {
             return;
         }
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         long last = lastUnreachableRefresh.get();
         if (now - last < UNREACHABLE_REFRESH_NANOS || !lastUnreachableRefresh.compareAndSet(last, now)) {
             return;

@@ -4,6 +4,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.RelockSettings;
 import dev.relock.internal.engine.RedisConnections;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.engine.LockEvents;
@@ -54,11 +55,12 @@ final class ServerConnections {
      *
      * @param wakeChannel the client's own wake-up channel, subscribed to unless wake-ups are sharded
      * @param wakeUps told of every message on the pub/sub connection
+     * @param ticker the client's clock, which shard channel confirmations are timed by
      * @throws RedisUnavailableException if Redis cannot be reached
      */
     ServerConnections(AbstractRedisClient redisClient, boolean ownsRedisClient, String address,
             RelockSettings settings, String connectionName, String wakeChannel, RedisPubSubListener<String, String> wakeUps,
-            LockEvents events) {
+            LockEvents events, Ticker ticker) {
         this.redisClient = redisClient;
         this.ownsRedisClient = ownsRedisClient;
         boolean cluster = redisClient instanceof RedisClusterClient;
@@ -88,7 +90,7 @@ final class ServerConnections {
             // wake-up is broadcast to every node; otherwise plain pub/sub on this client's own channel
             // (one node: nothing to gain; on Cluster every node forwards PUBLISH to every other)
             this.features = ServerFeatures.probe(calls, address);
-            sharded = shardedOrSubscribed(subscriber, features, wakeChannel);
+            sharded = shardedOrSubscribed(subscriber, features, wakeChannel, ticker);
             this.shardChannels = sharded;
             // ----
             if (settings.replicationGuard() != null && !cluster) {
@@ -121,12 +123,12 @@ final class ServerConnections {
      * once {@code subscriber} is subscribed to the client's own {@code wakeChannel}.
      */
     private ShardWakeChannels shardedOrSubscribed(StatefulRedisPubSubConnection<String, String> subscriber,
-            ServerFeatures features, String wakeChannel) {
+            ServerFeatures features, String wakeChannel, Ticker ticker) {
         if (subscriber instanceof StatefulRedisClusterPubSubConnection<String, String> clusterPubSub
                 && features.shardedPubSub()) {
             return new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(),
                     redisClient.getResources().eventExecutorGroup(),
-                    ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
+                    ((RedisClusterClient) redisClient)::refreshPartitionsAsync, ticker);
         }
         calls.await(subscriber.async().subscribe(wakeChannel), "subscribe", null);
         return null;

@@ -154,7 +154,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             args[3 * i + 1] = Long.toString(leases[i]);
             args[3 * i + 2] = ModeScripts.of(hold.mode).kind;
         }
-        long sent = System.nanoTime();
+        long sent = core.ticker().nanoTime();
         calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
                 .whenCompleteAsync((renewed, error) -> {
                     if (error != null && batch.size() > 1 && RedisCalls.isSlotMigrating(error)) {
