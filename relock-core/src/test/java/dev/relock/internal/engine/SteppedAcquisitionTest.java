@@ -105,17 +105,7 @@ class SteppedAcquisitionTest {
         ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
         int[] recovered = {0};
         Hold[] taken = {null};
-        SteppedAcquisition stranding = new TestAcquisition(events, "stranded") {
-            @Override
-            protected void begin(long waitNanos) {
-                // the bug: neither an attempt sent nor a timer armed
-            }
-
-            @Override
-            protected boolean awaitsEvent() {
-                return hasTimer();
-            }
-
+        SteppedAcquisition stranding = new StrandingAcquisition(events, "stranded") {
             @Override
             protected void recover(long at) {
                 recovered[0]++;
@@ -613,17 +603,7 @@ class SteppedAcquisitionTest {
     void aStrandedAcquisitionIsMendedAfterABackOffThatDoublesUpToASecond() {
         HandDrivenExecutor clock = new HandDrivenExecutor();
         List<Long> delays = new ArrayList<>();
-        SteppedAcquisition stranding = new TestAcquisition(clock, "stranded-again") {
-            @Override
-            protected void begin(long waitNanos) {
-                // the bug: neither an attempt sent nor a timer armed
-            }
-
-            @Override
-            protected boolean awaitsEvent() {
-                return hasTimer();
-            }
-
+        SteppedAcquisition stranding = new StrandingAcquisition(clock, "stranded-again") {
             @Override
             protected void recover(long at) {
                 delays.add(TimeUnit.NANOSECONDS.toMillis(at - core.ticker().nanoTime()));
@@ -643,6 +623,28 @@ class SteppedAcquisitionTest {
         assertThat(ended).isCompletedWithValue(null);
         assertThat(delays).as("ms from each mending to its timer")
                 .containsExactly(0L, 10L, 20L, 40L, 80L, 160L, 320L, 640L, 1_000L, 1_000L);
+    }
+
+    /** Its first step leaves it stranded, the bug its {@link #recover} must mend: neither an attempt nor a timer. */
+    private abstract static class StrandingAcquisition extends TestAcquisition {
+
+        StrandingAcquisition(ScheduledExecutorService events, String name) {
+            super(events, name);
+        }
+
+        StrandingAcquisition(HandDrivenExecutor clock, String name) {
+            super(clock, name);
+        }
+
+        @Override
+        protected void begin(long waitNanos) {
+            // the bug: neither an attempt sent nor a timer armed
+        }
+
+        @Override
+        protected boolean awaitsEvent() {
+            return hasTimer();
+        }
     }
 
     /** Arms one timer at its wait's deadline, whose firing ends the wait without a hold and notes that it fired. */
