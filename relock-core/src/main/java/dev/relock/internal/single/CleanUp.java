@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  */
 final class CleanUp {
 
-    // the acquisition's own log, where its withdraws were always told
+    // the acquisition's logger: a withdraw is told among the lines of the acquisition it undoes
     private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
 
     private final AcquireCommands commands;
