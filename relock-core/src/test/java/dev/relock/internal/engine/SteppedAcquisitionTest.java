@@ -141,22 +141,12 @@ class SteppedAcquisitionTest {
     @Test
     void anErrorInAStepFailsTheAcquisitionInsteadOfLeavingItUndecided() throws Exception {
         ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
-        SteppedAcquisition failing = new TestAcquisition(events, "erring") {
+        SteppedAcquisition failing = new ArmedAcquisition(Ticker.SYSTEM, events, TestAcquisition.WHEEL, "erring") {
             @Override
             protected void begin(long waitNanos) {
                 armTimer(() -> step(() -> {
                     throw new StackOverflowError("simulated");
                 }), System.nanoTime(), false);
-            }
-
-            @Override
-            protected boolean awaitsEvent() {
-                return hasTimer();
-            }
-
-            @Override
-            protected void recover(long at) {
-                throw new AssertionError("never stranded: its timer is armed");
             }
         };
         String logged;
@@ -480,7 +470,7 @@ class SteppedAcquisitionTest {
     }
 
     /** Arms one timer, {@code inNanos} from its start, whose firing ends the wait; notes the thread it fired on. */
-    private static class TimedAcquisition extends TestAcquisition {
+    private static class TimedAcquisition extends ArmedAcquisition {
         private final long inNanos;
         private final String[] firedOn;
 
@@ -491,7 +481,7 @@ class SteppedAcquisitionTest {
         }
 
         TimedAcquisition(HandDrivenExecutor clock, long inNanos, String[] firedOn) {
-            super(clock, clock, clock.wheel(), "timed");
+            super(clock, "timed");
             this.inNanos = inNanos;
             this.firedOn = firedOn;
         }
@@ -505,15 +495,6 @@ class SteppedAcquisitionTest {
             }), core.ticker().nanoTime() + inNanos, true);
         }
 
-        @Override
-        protected boolean awaitsEvent() {
-            return hasTimer();
-        }
-
-        @Override
-        protected void recover(long at) {
-            throw new AssertionError("not stranded");
-        }
     }
 
     // ---- deadlines and timers on a hand-moved clock ----------------------------------------------------------------
@@ -625,6 +606,28 @@ class SteppedAcquisitionTest {
                 .containsExactly(0L, 10L, 20L, 40L, 80L, 160L, 320L, 640L, 1_000L, 1_000L);
     }
 
+    /** An acquisition whose one timer, armed by its first step, is all that wakes it: it is never stranded. */
+    private abstract static class ArmedAcquisition extends TestAcquisition {
+
+        ArmedAcquisition(Ticker ticker, ScheduledExecutorService events, Timer wheel, String name) {
+            super(ticker, events, wheel, name);
+        }
+
+        ArmedAcquisition(HandDrivenExecutor clock, String name) {
+            super(clock, name);
+        }
+
+        @Override
+        protected boolean awaitsEvent() {
+            return hasTimer();
+        }
+
+        @Override
+        protected void recover(long at) {
+            throw new AssertionError("not stranded");
+        }
+    }
+
     /** Its first step leaves it stranded, the bug its {@link #recover} must mend: neither an attempt nor a timer. */
     private abstract static class StrandingAcquisition extends TestAcquisition {
 
@@ -648,7 +651,7 @@ class SteppedAcquisitionTest {
     }
 
     /** Arms one timer at its wait's deadline, whose firing ends the wait without a hold and notes that it fired. */
-    private static class DeadlineAcquisition extends TestAcquisition {
+    private static class DeadlineAcquisition extends ArmedAcquisition {
         private final boolean[] fired;
 
         DeadlineAcquisition(HandDrivenExecutor clock, String name, boolean[] fired) {
@@ -665,15 +668,6 @@ class SteppedAcquisitionTest {
             }), deadline, false);
         }
 
-        @Override
-        protected boolean awaitsEvent() {
-            return hasTimer();
-        }
-
-        @Override
-        protected void recover(long at) {
-            throw new AssertionError("not stranded");
-        }
     }
 
     /** An acquisition whose steps the test writes, on a client that talks to no Redis. */
