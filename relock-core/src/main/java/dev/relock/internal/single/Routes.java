@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.RedisFailures;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
@@ -90,7 +91,7 @@ final class Routes {
      * the routed one follows it itself.
      */
     CompletableFuture<Void> refreshIfMoved(Throwable error) {
-        return guardLinks != null && RedisCalls.isMoved(error) ? guardLinks.refreshTopology() : null;
+        return guardLinks != null && RedisFailures.isMoved(error) ? guardLinks.refreshTopology() : null;
     }
 
     /**
@@ -101,7 +102,7 @@ final class Routes {
      * periodic refresh (30 s).
      */
     void refreshIfUnreachable(Throwable error) {
-        if (clusterClient == null || !RedisCalls.isConnectionFailure(error)) {
+        if (clusterClient == null || !RedisFailures.isConnectionFailure(error)) {
             return;
         }
         long now = System.nanoTime();
@@ -129,7 +130,7 @@ final class Routes {
         if (on == calls) {
             return sent;
         }
-        return sent.exceptionallyCompose(error -> RedisCalls.connectionGone(error)
+        return sent.exceptionallyCompose(error -> RedisFailures.connectionGone(error)
                 ? calls.runInOrder(script, ScriptOutputType.INTEGER, keys, args)
                 : CompletableFuture.failedFuture(error));
     }

@@ -126,7 +126,8 @@ public final class SingleServerEngine implements Engine {
         this.events = instrumentation.events(List.of(address));
         String wakeChannelPrefix = settings.keyPrefix() + ":wake:";
         this.connections = new ServerConnections(redisClient, ownsRedisClient, address, settings,
-                core.identity().connectionName(), wakeChannelPrefix + core.clientId(), waitingRoom, events);
+                core.identity().connectionName(), wakeChannelPrefix + core.clientId(), waitingRoom, events,
+                core.ticker());
         this.calls = connections.calls();
         this.routes = new Routes(connections, wakeChannelPrefix);
         this.releases = new Releases(core, calls, routes, localLines, waitingRoom, losses, timer, this::handOff,
