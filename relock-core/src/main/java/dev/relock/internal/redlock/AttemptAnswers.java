@@ -108,6 +108,15 @@ final class AttemptAnswers {
         return giving;
     }
 
+    /**
+     * Whether an attempt that did not win was lost for want of answers, so that only waiting helps: fewer than a
+     * majority answered, and no node refused it or so many failed that a majority cannot answer at all. Refusals
+     * decide a poll before the remaining nodes answer, so a poll refused by a majority may have few answers.
+     */
+    static boolean unanswered(Poll<?> poll, int nodeCount, int majority) {
+        return poll.answered() < majority && (poll.no() == 0 || poll.failed() > nodeCount - majority);
+    }
+
     /** Whether the nodes that refused name one holder (a writer, or '~readers') on a majority of all nodes. */
     static boolean holderOfMajority(List<List<Object>> answers, int majority) {
         Map<String, Integer> byHolder = new HashMap<>();

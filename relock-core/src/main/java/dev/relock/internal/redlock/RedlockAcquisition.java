@@ -365,10 +365,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
             finish(null, refused);
             return;
         }
-        // refusals decide the poll before the remaining nodes answer: unavailable only when no
-        // node refused, or so many failed that a majority cannot answer at all
-        if (poll.answered() < nodes.majority()
-                && (poll.no() == 0 || poll.failed() > nodes.size() - nodes.majority())) {
+        if (AttemptAnswers.unanswered(poll, nodes.size(), nodes.majority())) {
             unavailable(nodes.unavailable("acquire", name, poll));
             return;
         }
