@@ -3,6 +3,7 @@ package dev.relock.internal.single;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.RedisFailures;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
@@ -95,7 +96,7 @@ final class Routes {
      * the routed one follows it itself.
      */
     CompletableFuture<Void> refreshIfMoved(Throwable error) {
-        return guardLinks != null && RedisCalls.isMoved(error) ? guardLinks.refreshTopology() : null;
+        return guardLinks != null && RedisFailures.isMoved(error) ? guardLinks.refreshTopology() : null;
     }
 
     /**
@@ -106,7 +107,7 @@ final class Routes {
      * periodic refresh (30 s).
      */
     void refreshIfUnreachable(Throwable error) {
-        if (clusterClient == null || !RedisCalls.isConnectionFailure(error)) {
+        if (clusterClient == null || !RedisFailures.isConnectionFailure(error)) {
             return;
         }
         long now = ticker.nanoTime();
@@ -134,7 +135,7 @@ final class Routes {
         if (on == calls) {
             return sent;
         }
-        return sent.exceptionallyCompose(error -> RedisCalls.connectionGone(error)
+        return sent.exceptionallyCompose(error -> RedisFailures.connectionGone(error)
                 ? calls.runInOrder(script, ScriptOutputType.INTEGER, keys, args)
                 : CompletableFuture.failedFuture(error));
     }
