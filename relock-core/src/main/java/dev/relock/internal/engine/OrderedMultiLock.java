@@ -76,10 +76,6 @@ public final class OrderedMultiLock implements RelockMultiLock {
         }, ticker);
     }
 
-    /** As the other {@code oneByOne}, on {@link Ticker#SYSTEM}: the ticker of every client outside unit tests. */
-    public static RelockMultiLock oneByOne(List<? extends RelockLock> locks, LockEvents events) {
-        return oneByOne(locks, events, Ticker.SYSTEM);
-    }
 
     /**
      * All locks in one script for the current thread, or null when one is not free, or when Redis is unavailable and

@@ -119,12 +119,6 @@ public final class LeaseKeeper implements AutoCloseable {
         return new LeaseKeeper(holds, renewal, new KeeperThread(role, clientId, ticker), periodMillis);
     }
 
-    /** As the other start, on {@link Ticker#SYSTEM}: the ticker of every client outside unit tests. */
-    public static LeaseKeeper start(String role, String clientId, HoldTable holds, Renewal renewal,
-            long periodMillis) {
-        return start(role, clientId, holds, renewal, periodMillis, Ticker.SYSTEM);
-    }
-
     /**
      * A hold joined the table: renews it at once if it is renewed and less than two periods of its validity are
      * left (see the class notes), and arms a check for its deadline if no pass would look in time. Any thread.

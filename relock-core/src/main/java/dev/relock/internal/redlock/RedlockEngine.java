@@ -149,7 +149,7 @@ public final class RedlockEngine implements Engine {
         this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds,
                 new RedlockRenewal(nodes, dispatch, drift, events, extensions, losses, records, core.clientId(),
                         core.ticker()),
-                Math.max(1, settings.defaultLease().toMillis() / 3));
+                Math.max(1, settings.defaultLease().toMillis() / 3), core.ticker());
         this.acquisitions = new Acquisitions(core, nodes, signals, cleanUps, drift, events, releaseCalls, releases,
                 records, leaseKeeper);
         register();
@@ -234,7 +234,7 @@ public final class RedlockEngine implements Engine {
      */
     @Override
     public RelockMultiLock multiLock(List<EngineLock> locks) {
-        return OrderedMultiLock.oneByOne(locks, events);
+        return OrderedMultiLock.oneByOne(locks, events, core.ticker());
     }
 
     @Override
