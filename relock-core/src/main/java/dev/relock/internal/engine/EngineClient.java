@@ -51,7 +51,7 @@ public final class EngineClient implements RelockClient {
     private final String clientId;
     private final RelockSettings settings;
     private final List<LeaseLostListener> listeners;
-    private final HoldTable holds = new HoldTable();
+    private final HoldTable holds;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong holderIds = new AtomicLong();
     // a thread's owner id, made once: every hold of the thread shares the string, and a lock or
@@ -76,6 +76,7 @@ public final class EngineClient implements RelockClient {
             Ticker ticker, Function<EngineClient, Engine> connect) {
         this.identity = identity;
         this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.holds = new HoldTable(ticker);
         this.clientId = identity.clientId();
         this.ownerOfThread = ThreadLocal.withInitial(() -> ownerOfThread(Thread.currentThread().getId()));
         this.settings = settings;
@@ -264,7 +265,7 @@ public final class EngineClient implements RelockClient {
      */
     public void tellLost(Hold hold, String reason) {
         log.warn("relock: lease of lock '{}' (fencing token {}, owner {}, held {} ms) lost while held: {}",
-                hold.lockName, hold.fencingToken, hold.owner, hold.heldMillis(), reason);
+                hold.lockName, hold.fencingToken, hold.owner, hold.heldMillis(ticker.nanoTime()), reason);
         LeaseLost event = new LeaseLost(hold.lockName, hold.fencingToken, reason);
         for (LeaseLostListener listener : listeners) {
             try {

@@ -230,9 +230,9 @@ public final class EngineLock implements RelockLock {
     }
 
     /** Whether {@code hold} is there, held, and its lease not known to be over. */
-    private static boolean isLive(Hold hold) {
+    private boolean isLive(Hold hold) {
         // an explicit lease may have run out before the lease keeper's next look noticed
-        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(System.nanoTime());
+        return hold != null && hold.state() == LeaseState.HELD && !hold.leaseEndedBy(client.ticker().nanoTime());
     }
 
     @Override

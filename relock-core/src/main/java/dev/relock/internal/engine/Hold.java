@@ -64,8 +64,9 @@ public final class Hold {
      * clean-up of this hold never removes a later attempt's); 0 where it does not.
      */
     public final long attemptId;
-    // when it was acquired, by System.nanoTime(); heldSinceMillis() tells users the wall-clock time
-    final long heldSinceNanos = System.nanoTime();
+    // when it joined the client's table (HoldTable.add, once, before the table publishes it), by the client's ticker;
+    // heldSinceMillis() tells users the wall-clock time
+    private volatile long heldSinceNanos;
 
     private volatile int holds = 1; // HOLDS
     private volatile LeaseState state = LeaseState.HELD; // STATE
@@ -227,16 +228,22 @@ public final class Hold {
         }
     }
 
-    /**
-     * When it was acquired, by the wall clock as it reads now: now less how long it has been held
-     * (one clock reading kept per hold, not two).
-     */
-    public long heldSinceMillis() {
-        return System.currentTimeMillis() - heldMillis();
+    /** It joined the client's table at {@code nowNanos}, by the client's ticker. The table calls it, once. */
+    void joinedTable(long nowNanos) {
+        heldSinceNanos = nowNanos;
     }
 
-    public long heldMillis() {
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - heldSinceNanos);
+    /**
+     * When it was acquired, by the wall clock as it reads now: now less how long it has been held by the client's
+     * ticker, which reads {@code nowNanos} now (one clock reading kept per hold, not two).
+     */
+    public long heldSinceMillis(long nowNanos) {
+        return System.currentTimeMillis() - heldMillis(nowNanos);
+    }
+
+    /** How long it has been held when the client's ticker reads {@code nowNanos}. */
+    public long heldMillis(long nowNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nowNanos - heldSinceNanos);
     }
 
     /**

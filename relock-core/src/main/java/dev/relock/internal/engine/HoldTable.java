@@ -30,6 +30,13 @@ import java.util.concurrent.TimeUnit;
 public final class HoldTable {
 
     private final ConcurrentHashMap<LockKeys, Object> holds = new ConcurrentHashMap<>();
+    // the client's clock: when a hold joined, and how much of its lease is left
+    private final Ticker ticker;
+
+    /** A table whose holds are timed by {@code ticker}, the client's. */
+    public HoldTable(Ticker ticker) {
+        this.ticker = ticker;
+    }
 
     public Hold get(LockKeys keys, LockMode mode, String owner) {
         Object held = holds.get(keys);
@@ -70,8 +77,12 @@ public final class HoldTable {
         return hold.mode == LockMode.WRITE && !hold.releasing() && hold.state() == LeaseState.HELD;
     }
 
-    /** Adds the hold, in place of any other of the same lock, mode and owner. */
+    /**
+     * Adds the hold, in place of any other of the same lock, mode and owner; it is held since now. Once per hold,
+     * by the thread that acquired it.
+     */
     public void add(Hold hold) {
+        hold.joinedTable(ticker.nanoTime());
         if (holds.putIfAbsent(hold.keys, hold) != null) {
             holds.compute(hold.keys, (keys, held) -> with(held, hold));
         }
@@ -155,7 +166,7 @@ public final class HoldTable {
      * from one read of its entry, so the view sees a hand-over before or after that entry changed, never half of it.
      */
     public List<HeldLock> heldLocks() {
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         List<HeldLock> held = new ArrayList<>();
         for (Object entry : holds.values()) {
             Hold[] group = entry instanceof Hold one ? new Hold[] {one} : (Hold[]) entry;
@@ -172,7 +183,7 @@ public final class HoldTable {
     private static HeldLock viewOf(Hold hold, long now) {
         long leftMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, hold.leaseEndNanos() - now));
         return new HeldLock(hold.lockName, LockEvents.kindOf(hold.mode), hold.owner, hold.fencingToken,
-                Instant.ofEpochMilli(hold.heldSinceMillis()), Duration.ofMillis(leftMillis), hold.renewed(),
+                Instant.ofEpochMilli(hold.heldSinceMillis(now)), Duration.ofMillis(leftMillis), hold.renewed(),
                 hold.threadName());
     }
 

@@ -39,6 +39,8 @@ public final class OrderedMultiLock implements RelockMultiLock {
     // that is not possible; and the handle of one such hold
     private final LongFunction<List<Hold>> atOnce;
     private final Function<Hold, LockHandle> handleOfHold;
+    // the client's clock, which the wait's deadline is read on
+    private final Ticker ticker;
 
     /**
      * A multi-lock that first tries {@code atOnce}, then one by one.
@@ -49,14 +51,16 @@ public final class OrderedMultiLock implements RelockMultiLock {
      *     {@link RedisUnavailableException}, what undoes its script has been sent ahead of the thread's
      *     next command
      * @param handleOfHold the handle of one hold {@code atOnce} took
+     * @param ticker the client's clock ({@link EngineClient#ticker()})
      */
     public OrderedMultiLock(List<? extends RelockLock> locks, LockEvents events, LongFunction<List<Hold>> atOnce,
-            Function<Hold, LockHandle> handleOfHold) {
+            Function<Hold, LockHandle> handleOfHold, Ticker ticker) {
         this.locks = List.copyOf(locks);
         this.names = locks.stream().map(RelockLock::name).toList();
         this.events = events;
         this.atOnce = atOnce;
         this.handleOfHold = handleOfHold;
+        this.ticker = ticker;
     }
 
     /**
@@ -64,12 +68,14 @@ public final class OrderedMultiLock implements RelockMultiLock {
      * (Redlock).
      *
      * @param locks the member locks, already in their global order (by lock key)
+     * @param ticker the client's clock ({@link EngineClient#ticker()})
      */
-    public static RelockMultiLock oneByOne(List<? extends RelockLock> locks, LockEvents events) {
+    public static RelockMultiLock oneByOne(List<? extends RelockLock> locks, LockEvents events, Ticker ticker) {
         return new OrderedMultiLock(locks, events, leaseMillis -> null, hold -> {
             throw new IllegalStateException("no hold is taken at once");
-        });
+        }, ticker);
     }
+
 
     /**
      * All locks in one script for the current thread, or null when one is not free, or when Redis is unavailable and
@@ -80,7 +86,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
         try {
             return atOnce.apply(leaseMillis);
         } catch (RedisUnavailableException e) {
-            if (forever || System.nanoTime() - deadline < 0) {
+            if (forever || ticker.nanoTime() - deadline < 0) {
                 return null;
             }
             throw e;
@@ -205,7 +211,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private boolean tryLockUnobserved() {
-        if (atOnce(EngineClient.RENEWED, false, System.nanoTime()) != null) {
+        if (atOnce(EngineClient.RENEWED, false, ticker.nanoTime()) != null) {
             return true;
         }
         List<RelockLock> taken = new ArrayList<>();
@@ -225,14 +231,14 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private boolean tryLockUnobserved(long wait, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
+        long deadline = ticker.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
         if (atOnce(EngineClient.RENEWED, false, deadline) != null) {
             return true;
         }
         List<RelockLock> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
-                if (!lock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                if (!lock.tryLock(deadline - ticker.nanoTime(), TimeUnit.NANOSECONDS)) {
                     unlockAll(taken);
                     return false;
                 }
@@ -277,7 +283,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
             }
             leaseMillis = Math.max(1, lease.toMillis());
         }
-        long deadline = System.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
+        long deadline = ticker.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
         List<Hold> atOnce = atOnce(leaseMillis, false, deadline);
         if (atOnce != null) {
             return Optional.of(handleOf(atOnce));
@@ -285,7 +291,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
         List<LockHandle> taken = new ArrayList<>();
         try {
             for (RelockLock lock : locks) {
-                Duration left = Duration.ofNanos(deadline - System.nanoTime());
+                Duration left = Duration.ofNanos(deadline - ticker.nanoTime());
                 Optional<LockHandle> handle = lease == null ? lock.tryAcquire(left) : lock.tryAcquire(left, lease);
                 if (handle.isEmpty()) {
                     closeAll(taken);

@@ -69,8 +69,8 @@ public final class RecordWrites {
     private final Map<String, Hold> unnamed = new ConcurrentHashMap<>();
     // an addition is scheduled and has not begun to take unnamed holds yet
     private final AtomicBoolean additionDue = new AtomicBoolean();
-    // System.nanoTime() when the last addition ran; written under lock, by the timer
-    private volatile long lastAdditionAt = System.nanoTime() - ADDITION_SPACING_NANOS;
+    // when the last addition ran, by the client's ticker; written under lock, by the timer
+    private volatile long lastAdditionAt;
 
     /**
      * The record writes of {@code client}; {@code sendWhole} hands register.lua's arguments to Lettuce, {@code
@@ -83,6 +83,7 @@ public final class RecordWrites {
         this.timer = timer;
         this.sendWhole = sendWhole;
         this.sendAddition = sendAddition;
+        this.lastAdditionAt = client.ticker().nanoTime() - ADDITION_SPACING_NANOS;
     }
 
     /** Writes the record whole from the client's table, unless it was deleted. At start-up and after keeper passes. */
@@ -109,7 +110,8 @@ public final class RecordWrites {
         }
         unnamed.put(hold.owner, hold);
         if (additionDue.compareAndSet(false, true)) {
-            long wait = Math.max(NAMING_DELAY_NANOS, lastAdditionAt + ADDITION_SPACING_NANOS - System.nanoTime());
+            long spaced = lastAdditionAt + ADDITION_SPACING_NANOS - client.ticker().nanoTime();
+            long wait = Math.max(NAMING_DELAY_NANOS, spaced);
             try {
                 timer.schedule(this::addUnnamed, wait, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException e) {
@@ -125,7 +127,7 @@ public final class RecordWrites {
         additionDue.set(false);
         List<String> fields = new ArrayList<>();
         synchronized (lock) {
-            lastAdditionAt = System.nanoTime();
+            lastAdditionAt = client.ticker().nanoTime();
             int suffix = client.clientId().length() + 1;
             for (Map.Entry<String, Hold> entry : unnamed.entrySet()) {
                 Hold hold = entry.getValue();

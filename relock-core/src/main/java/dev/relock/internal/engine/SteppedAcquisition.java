@@ -1,16 +1,11 @@
 package dev.relock.internal.engine;
 
 import dev.relock.RelockException;
-import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -21,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * What every acquisition state machine shares, whatever it sends and to how many servers: what is asked
  * (the lock, mode, owner, lease; the wait's deadline), the outcome (the hold, null when the wait ended or
  * was cancelled, or a failure), completed once; the blocking and the asynchronous way to wait for it; the
- * timer of the next attempt; and the discipline its events are handled in.
+ * timer of the next attempt ({@link AttemptTimer}); and the discipline its events are handled in.
  *
  * <p>Invariants. Every event (a reply, a timer, a wake-up, a cancel) is one {@link #step}: its handling runs
  * under {@link #lock}, which subclasses also guard their own state with, and the outcome is completed after the
@@ -31,10 +26,10 @@ import org.slf4j.LoggerFactory;
  * a breach, a bug, is logged and mended ({@link #stranded}). Only {@link #decide} decides it, at most once, and
  * {@link #isDecided} tells whether it has been. No handling runs on a Netty I/O thread, where a command it
  * sends would overtake those other threads queued on that loop ({@link IoThreads}): an event that arrives on one
- * (a reply, a pub/sub message, a caller's callback or cancel) goes to the {@link #inbox}, whose events are handled
- * in their order by one runner at a time: the thread blocked in {@link #run} while one is (it waits anyway, and is
- * spared a hand-over to another thread and back), else the event executors; the outcome completes there too. On an
- * I/O thread nothing waits for a handling, a cancel's included, but a caller who chose to block there in {@link #run}.
+ * (a reply, a pub/sub message, a caller's callback or cancel) goes to the {@link EventInbox}, which keeps the order
+ * of its events and who runs them; the outcome completes there too. On an I/O thread nothing waits for a handling,
+ * a cancel's included, but a caller who chose to block there in {@link #run}. Every deadline and timer is a reading
+ * of the client's {@link Ticker}.
  *
  * <p>Public because both engines' acquisitions, each in a package of its own, extend it.
  */
@@ -44,7 +39,6 @@ public abstract class SteppedAcquisition {
     // -Drelock.internal.traceAcquisitions=true: each acquisition keeps a trail of its latest events for its ERROR lines;
     // every call of trace() is guarded by it, so that no message is built when it is off
     protected static final boolean TRACING = Boolean.getBoolean("relock.internal.traceAcquisitions");
-    private static final int TRAIL = 32;
     private static final long FIRST_MEND_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long MAX_MEND_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
     // the outcome of an acquisition whose handling failed with an Error when no other exception can be made
@@ -62,23 +56,13 @@ public abstract class SteppedAcquisition {
     protected final long leaseMillis;
     // whether the lease keeper renews the hold
     protected final boolean renewed;
-    // the client's event executors (not I/O threads): where events that arrive on an I/O thread are handled,
-    // and timers run
-    private final ScheduledExecutorService events;
-    // the client's hashed wheel timer, for far timers only (WheelTimers)
-    private final Timer wheel;
+    // the client's clock, which every deadline and timer is a reading of
+    private final Ticker ticker;
     private final CompletableFuture<Hold> outcome = new CompletableFuture<>();
-    // the handlings of events that arrived on an I/O thread, in their order; one runner at a time drains it
-    private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
-    // who drains the inbox: WAITING (a thread is blocked in run(), never an I/O thread) plus at most one of
-    // WAITER_ASKED and EXECUTORS_ASKED, set from when that runner is asked to drain until it has drained; one value,
-    // so that the waiter leaving and a runner being chosen cannot cross (there is never more than one runner)
-    private final AtomicInteger drains = new AtomicInteger();
-    private static final int WAITING = 1;
-    private static final int WAITER_ASKED = 2;
-    private static final int EXECUTORS_ASKED = 4;
-    // the thread blocked in run(), set before WAITING is; read only by whoever asked it
-    private volatile Thread waiter;
+    // the handlings of events that arrived on an I/O thread, and who runs them
+    private final EventInbox inbox;
+    // the timer of the next attempt, or of the wait's end
+    private final AttemptTimer attemptTimer;
     // the thread in run(), I/O thread or not, set before the first step: settle() unparks it once the outcome is done
     private volatile Thread blocked;
     // set by the thread that starts the acquisition, before its first step; told once, by settle()
@@ -92,22 +76,11 @@ public abstract class SteppedAcquisition {
     private boolean cancelled;
     private Hold acquired;
     private RuntimeException failure;
-    // set by the first step, guarded by lock: a wait without a deadline, or the deadline (System.nanoTime())
+    // set by the first step, guarded by lock: a wait without a deadline, or the deadline (a reading of the ticker)
     protected boolean forever;
     protected long deadline;
-    // the timer of the next attempt, when it fires (System.nanoTime()): on the event executors, on the wheel when it
-    // is far (farTimer), or run by the thread waiting in run() (waiterTimer) when one waits there and it is near; all
-    // null when none is armed, at most one set; guarded by lock (the waiter reads waiterTimer and timerAt without it
-    // only to know how long to park)
-    private ScheduledFuture<?> timer;
-    private Timeout farTimer;
-    private volatile Runnable waiterTimer;
-    // the waiter took waiterTimer to run it: armed still (hasTimer) until timerFired, cancelTimer or the next arm
-    private volatile boolean waiterTimerTaken;
-    private volatile long timerAt;
     // the latest events handled, for giveUpOverdue's diagnosis; only with -Drelock.internal.traceAcquisitions=true
-    private final String[] trail = TRACING ? new String[TRAIL] : null;
-    private long trailed;
+    private final EventTrail trail = TRACING ? new EventTrail() : null;
     // how often stranded() mended this acquisition; guarded by lock
     private int mends;
 
@@ -119,8 +92,9 @@ public abstract class SteppedAcquisition {
     protected SteppedAcquisition(EngineClient core, ScheduledExecutorService events, Timer wheel, String name,
             LockKeys keys, LockMode mode, String owner, long leaseMillis, boolean renewed) {
         this.core = core;
-        this.events = events;
-        this.wheel = wheel;
+        this.ticker = core.ticker();
+        this.inbox = new EventInbox(events, this::stepHere);
+        this.attemptTimer = new AttemptTimer(ticker, events, wheel, inbox, lock);
         this.name = name;
         this.keys = keys;
         this.mode = mode;
@@ -143,13 +117,12 @@ public abstract class SteppedAcquisition {
         boolean bounded = !forever;
         // when it is, if bounded: the wait's end, plus what the attempt then in flight may take to be answered
         long overdueAt = bounded
-                ? System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 4) + settlingNanos()
+                ? ticker.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 4) + settlingNanos()
                 : 0;
         Thread self = Thread.currentThread();
         // never an I/O thread, where no handling may run (a caller blocked there waits for the executors)
         if (!IoThreads.isCurrent()) {
-            waiter = self;
-            drains.getAndUpdate(state -> state | WAITING);
+            inbox.enter(self);
         }
         // an outcome decided on another thread (a timer's step, a drain of the executors) wakes this one (settle())
         blocked = self;
@@ -159,9 +132,7 @@ public abstract class SteppedAcquisition {
         try {
             start(waitNanos, forever);
             while (true) {
-                if ((drains.get() & WAITER_ASKED) != 0) {
-                    drain(WAITER_ASKED);
-                }
+                inbox.drainIfAsked();
                 if (outcome.isDone()) {
                     if (cancelAsked && decidedByCancel()) {
                         // the interrupt is reported by the exception, not kept as the thread's status
@@ -171,25 +142,19 @@ public abstract class SteppedAcquisition {
                     // not interrupted, or the outcome came before the cancel: take it
                     return outcome.get();
                 }
-                long now = System.nanoTime();
-                Runnable due = takeDueWaiterTimer(now);
-                // a near timer armed for this thread to run: it parks until then at most
-                boolean timed = waiterTimer != null && !waiterTimerTaken;
-                long wakeAt = timerAt;
+                long now = ticker.nanoTime();
+                Runnable due = attemptTimer.takeDueForWaiter(now);
                 if (due != null) {
                     try {
                         due.run();
                     } catch (Error e) {
-                        // as in drain(): an Error in a step is logged by stepHere, with the outcome decided first
+                        // as in a drain: an Error in a step is logged by stepHere, with the outcome decided first
                     }
                 } else if (bounded && overdueAt - now <= 0) {
                     bounded = false;
                     giveUpOverdue();
-                } else if (bounded || timed) {
-                    long until = !timed || (bounded && overdueAt - wakeAt < 0) ? overdueAt : wakeAt;
-                    LockSupport.parkNanos(this, until - now);
                 } else {
-                    LockSupport.park(this);
+                    park(now, bounded, overdueAt);
                 }
                 if (Thread.interrupted()) {
                     interrupted = true;
@@ -203,7 +168,7 @@ public abstract class SteppedAcquisition {
         } catch (ExecutionException e) {
             throw rethrown(e.getCause());
         } finally {
-            leave();
+            inbox.leave();
             // the outcome is done: nothing settles any more that would unpark this thread
             blocked = null;
             if (interrupted) {
@@ -213,86 +178,18 @@ public abstract class SteppedAcquisition {
     }
 
     /**
-     * The timer armed for the waiter to run ({@link #armTimer}), if it is due at {@code now} and not taken yet; taken
-     * then, to be run without the lock (it calls a step). Waiter only.
+     * Parks the waiter until the timer armed for it to run is due ({@link AttemptTimer#waitsForWaiter}), or until
+     * {@code overdueAt} if {@code bounded} and that is sooner, or until unparked: by an event for it to drain, a timer
+     * armed anew, or the outcome. Waiter only.
      */
-    private Runnable takeDueWaiterTimer(long now) {
-        if (waiterTimer == null || waiterTimerTaken || timerAt - now > 0) {
-            return null;
-        }
-        lock.lock();
-        try {
-            Runnable due = waiterTimer;
-            if (due == null || waiterTimerTaken || timerAt - now > 0) {
-                return null;
-            }
-            waiterTimerTaken = true;
-            return due;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * The waiter leaves {@link #run}: it drains first what it was asked to, and from then on the executors are asked.
-     * Waiter only.
-     */
-    private void leave() {
-        while (true) {
-            int state = drains.get();
-            if ((state & WAITING) == 0) {
-                return; // run() on an I/O thread: never the waiter
-            }
-            if ((state & WAITER_ASKED) != 0) {
-                drain(WAITER_ASKED);
-            } else if (drains.compareAndSet(state, state & ~WAITING)) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * Handles every event in the inbox, in order, then lets the next event ask a runner again. Only the runner
-     * {@link #startDrain} asked ({@code asked}) runs it. A handling that throws an Error has decided the outcome
-     * first (stepHere): it does not stop the drain, nor reach the waiter's caller.
-     */
-    private void drain(int asked) {
-        for (Runnable handling = inbox.poll(); handling != null; handling = inbox.poll()) {
-            try {
-                stepHere(handling);
-            } catch (Error e) {
-                // logged by stepHere, with the outcome decided first
-            }
-        }
-        drains.getAndUpdate(state -> state & ~asked);
-        // an event added after the last poll, whose startDrain found this runner still asked
-        if (!inbox.isEmpty()) {
-            startDrain();
-        }
-    }
-
-    /** Asks a runner to drain the inbox, unless one is asked already: the waiter if there is one, else the executors. */
-    private void startDrain() {
-        int state;
-        int asked;
-        do {
-            state = drains.get();
-            if ((state & (WAITER_ASKED | EXECUTORS_ASKED)) != 0) {
-                return;
-            }
-            asked = (state & WAITING) != 0 ? WAITER_ASKED : EXECUTORS_ASKED;
-        } while (!drains.compareAndSet(state, state | asked));
-        if (asked == WAITER_ASKED) {
-            // it drains before it parks again, and before it leaves run() (leave())
-            LockSupport.unpark(waiter);
-            return;
-        }
-        try {
-            events.execute(() -> drain(EXECUTORS_ASKED));
-        } catch (RejectedExecutionException e) {
-            // the executors shut down only with the client, whose connections are closed by then: nothing sent here
-            // can be written any more
-            drain(EXECUTORS_ASKED);
+    private void park(long now, boolean bounded, long overdueAt) {
+        boolean timed = attemptTimer.waitsForWaiter();
+        long wakeAt = attemptTimer.at();
+        if (bounded || timed) {
+            long until = !timed || (bounded && overdueAt - wakeAt < 0) ? overdueAt : wakeAt;
+            LockSupport.parkNanos(this, until - now);
+        } else {
+            LockSupport.park(this);
         }
     }
 
@@ -327,11 +224,8 @@ public abstract class SteppedAcquisition {
 
     /** The state, for a diagnosis. Lock held. */
     private String describeHeld() {
-        return "decided=" + decided + ", settled=" + settled + ", timer="
-                + (!hasTimer() ? "none" : "in " + TimeUnit.NANOSECONDS.toMillis(timerAt - System.nanoTime())
-                        + " ms" + (farTimer != null ? " (wheel" + (farTimer.isExpired() ? ", fired)" : ")")
-                                : waiterTimer != null ? " (waiter's" + (waiterTimerTaken ? ", fired)" : ")")
-                                : timer.isDone() ? " (fired)" : "")) + ", " + describe() + trail();
+        return "decided=" + decided + ", settled=" + settled + ", timer=" + attemptTimer.describe() + ", "
+                + describe() + (TRACING ? trail.toString() : "");
     }
 
     /**
@@ -340,20 +234,8 @@ public abstract class SteppedAcquisition {
      */
     protected final void trace(String event) {
         if (TRACING) {
-            trail[(int) (trailed++ % TRAIL)] = (System.nanoTime() / 1_000_000 % 100_000) + "ms "
-                    + Thread.currentThread().getName() + " " + event;
+            trail.add(ticker.nanoTime(), event);
         }
-    }
-
-    private String trail() {
-        if (!TRACING) {
-            return "";
-        }
-        StringBuilder lines = new StringBuilder("; trail:");
-        for (long i = Math.max(0, trailed - TRAIL); i < trailed; i++) {
-            lines.append("\n  ").append(trail[(int) (i % TRAIL)]);
-        }
-        return lines.toString();
     }
 
     /** The subclass's state, for a diagnosis. Lock held. */
@@ -398,7 +280,7 @@ public abstract class SteppedAcquisition {
         step(() -> {
             this.forever = forever;
             // capped so the deadline arithmetic cannot overflow; 146 years is forever enough
-            this.deadline = System.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
+            this.deadline = ticker.nanoTime() + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2);
             begin(waitNanos);
         });
     }
@@ -406,9 +288,9 @@ public abstract class SteppedAcquisition {
     /**
      * Gives up, unless the outcome is decided already: undoes what is in flight and decides the outcome as null. A
      * cancel is an event like any other, one {@link #step}: handled before this returns, or, called on a Netty I/O
-     * thread (a Reactor cancel, a disconnect, a caller's callback), put in the {@link #inbox} behind the events that
-     * came before it, and this returns at once; it never waits there for an executor, which would stall that loop
-     * and every connection on it. So this cannot tell whether it came first; the outcome does: null if it did, else
+     * thread (a Reactor cancel, a disconnect, a caller's callback), put in the {@link EventInbox} behind the events
+     * that came before it, and this returns at once; it never waits there for an executor, which would stall that
+     * loop and every connection on it. So this cannot tell whether it came first; the outcome does: null if it did, else
      * the hold or failure decided before it. Neither way is a hold lost: {@link #startAsync}'s future, whose
      * completion is what cancels, releases a hold that comes after it, and {@link #run} returns one that came first
      * (it throws InterruptedException only when its cancel did).
@@ -459,12 +341,11 @@ public abstract class SteppedAcquisition {
 
     /**
      * Runs one event's handling under the lock, then completes the outcome if it was decided; on a Netty I/O
-     * thread, puts both in the {@link #inbox} and returns at once.
+     * thread, puts both in the {@link EventInbox} and returns at once.
      */
     protected final void step(Runnable handling) {
         if (IoThreads.isCurrent()) {
             inbox.add(handling);
-            startDrain();
             return;
         }
         stepHere(handling);
@@ -541,61 +422,38 @@ public abstract class SteppedAcquisition {
             log.debug("{} '{}' by {}: stranded again ({} times), mended: {}", mode.description, name, owner, mends + 1,
                     describeHeld());
         }
-        long delay = mends == 0 ? 0 : Math.min(MAX_MEND_DELAY_NANOS, FIRST_MEND_DELAY_NANOS << Math.min(mends, 20));
+        long delay = mends == 0 ? 0 : Math.min(MAX_MEND_DELAY_NANOS, FIRST_MEND_DELAY_NANOS << Math.min(mends - 1, 20));
         mends++;
-        recover(System.nanoTime() + delay);
+        recover(ticker.nanoTime() + delay);
     }
 
     /**
-     * Arms what {@link #stranded} needs: a timer at {@code at} (System.nanoTime()) for the next attempt, or for the
-     * end of a wait whose deadline comes first (then no attempt follows). Lock held, not decided.
+     * Arms what {@link #stranded} needs: a timer at {@code at} (a reading of the client's ticker) for the next
+     * attempt, or for the end of a wait whose deadline comes first (then no attempt follows). Lock held, not decided.
      */
     protected abstract void recover(long at);
 
     /**
-     * Arms the timer to run {@code onFire} at {@code at} (System.nanoTime()), in place of the one armed. The
-     * callback is not a step: it calls one, and checks there that it is still wanted. A timer that {@code mayBeLate}
-     * (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or more away and as far before the
-     * wait's deadline, waits on the wheel and may fire a tick or two late; any other
-     * (the deadline's own, a turn or a check that fairness counts on, a spreading jitter) fires on time: run by the
-     * thread that waits in {@link #run} when there is one (it parks until then, and arming or cancelling it wakes no
-     * other thread), else on the event executors. Lock held.
+     * Arms the timer to run {@code onFire} at {@code at} (a reading of the client's ticker), in place of the one
+     * armed. The callback is not a step: it calls one, and checks there that it is still wanted. A timer that
+     * {@code mayBeLate} (a retry at a holder's lease end, a back-off), {@link WheelTimers#FAR_NANOS} or more away and
+     * as far before the wait's deadline, waits on the wheel and may fire a tick or two late; any other (the deadline's
+     * own, a turn or a check that fairness counts on, a spreading jitter) fires on time: run by the thread that waits
+     * in {@link #run} when there is one (it parks until then, and arming or cancelling it wakes no other thread), else
+     * on the event executors ({@link AttemptTimer}). Lock held.
      *
      * @return false if the client is closed or its executors are shut down: nothing is armed
      */
     protected final boolean armTimer(Runnable onFire, long at, boolean mayBeLate) {
         if (TRACING) {
-            trace("arm in " + (at - System.nanoTime()) / 1_000_000 + " ms" + (mayBeLate ? ", may be late" : ""));
+            trace("arm in " + (at - ticker.nanoTime()) / 1_000_000 + " ms" + (mayBeLate ? ", may be late" : ""));
         }
         cancelTimer();
         if (core.isClosed()) {
             // close() may have failed the waiting acquisitions already, and shuts the timers down: none would fire
             return false;
         }
-        long delay = Math.max(0, at - System.nanoTime());
-        try {
-            if (mayBeLate && delay >= WheelTimers.FAR_NANOS && (forever || deadline - at >= WheelTimers.FAR_NANOS)) {
-                farTimer = WheelTimers.onWheel(wheel, events, onFire, delay);
-            } else if ((drains.get() & WAITING) != 0) {
-                // the waiter leaves run() only once the outcome is decided, after which nothing is armed
-                timerAt = at;
-                waiterTimerTaken = false;
-                waiterTimer = onFire;
-                Thread waiting = waiter;
-                if (waiting != Thread.currentThread()) {
-                    // it may be parked until later, or without a deadline
-                    LockSupport.unpark(waiting);
-                }
-                return true;
-            } else {
-                timer = events.schedule(onFire, delay, TimeUnit.NANOSECONDS);
-            }
-            timerAt = at;
-            return true;
-        } catch (RejectedExecutionException | IllegalStateException e) {
-            // the wheel refuses once stopped, with the client's resources
-            return false;
-        }
+        return attemptTimer.arm(onFire, at, mayBeLate && (forever || deadline - at >= WheelTimers.FAR_NANOS));
     }
 
     /**
@@ -625,30 +483,23 @@ public abstract class SteppedAcquisition {
             if (TRACING) {
                 trace("cancel timer");
             }
-            if (timer != null) {
-                timer.cancel(false);
-            } else if (farTimer != null) {
-                farTimer.cancel();
-            }
-            timerFired();
+            attemptTimer.cancel();
         }
     }
 
     /** Whether a timer is armed and has not fired ({@link #timerFired} not called since). Lock held. */
     protected final boolean hasTimer() {
-        return timer != null || farTimer != null || waiterTimer != null;
+        return attemptTimer.isArmed();
     }
 
     /** When the armed timer fires. Lock held, {@link #hasTimer}. */
     protected final long timerAt() {
-        return timerAt;
+        return attemptTimer.at();
     }
 
     /** The armed timer fired and is wanted. Lock held. */
     protected final void timerFired() {
-        timer = null;
-        farTimer = null;
-        waiterTimer = null;
+        attemptTimer.fired();
     }
 
     /** Whether the outcome is decided. Lock held. */

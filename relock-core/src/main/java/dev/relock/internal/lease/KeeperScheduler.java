@@ -11,7 +11,7 @@ import java.util.concurrent.Future;
  */
 interface KeeperScheduler extends Executor {
 
-    /** Now, on the clock of every deadline the keeper compares (System.nanoTime() in a client). */
+    /** Now, on the clock of every deadline the keeper compares (the client's {@code Ticker}). */
     long nanoTime();
 
     /**

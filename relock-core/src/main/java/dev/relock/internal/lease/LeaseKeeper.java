@@ -3,6 +3,7 @@ package dev.relock.internal.lease;
 import dev.relock.LeaseState;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
+import dev.relock.internal.engine.Ticker;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -109,10 +110,13 @@ public final class LeaseKeeper implements AutoCloseable {
         thread.schedule(this::periodicPass, periodNanos);
     }
 
-    /** The keeper of a client: on its own thread {@code <role>-<client id prefix>}, on System.nanoTime(). */
+    /**
+     * The keeper of a client: on its own thread {@code <role>-<client id prefix>}, its deadlines read on
+     * {@code ticker}, the client's ({@code EngineClient.ticker()}).
+     */
     public static LeaseKeeper start(String role, String clientId, HoldTable holds, Renewal renewal,
-            long periodMillis) {
-        return new LeaseKeeper(holds, renewal, new KeeperThread(role, clientId), periodMillis);
+            long periodMillis, Ticker ticker) {
+        return new LeaseKeeper(holds, renewal, new KeeperThread(role, clientId, ticker), periodMillis);
     }
 
     /**

@@ -28,6 +28,7 @@ final class Acquisitions {
     private final MajorityRelease releases;
     private final IdentityRecords records;
     private final LeaseKeeper leaseKeeper;
+    private final AttemptCalls attemptCalls;
     private final AtomicLong attemptIds = new AtomicLong();
     // fresh acquisitions under way, failed by close()
     private final Set<RedlockAcquisition> underWay = ConcurrentHashMap.newKeySet();
@@ -45,6 +46,7 @@ final class Acquisitions {
         this.releases = releases;
         this.records = records;
         this.leaseKeeper = leaseKeeper;
+        this.attemptCalls = new AttemptCalls(nodes);
     }
 
     /** A fresh acquisition, not started (see {@link dev.relock.internal.engine.Engine#acquisition}). */
@@ -98,6 +100,10 @@ final class Acquisitions {
 
     NodeSet nodes() {
         return nodes;
+    }
+
+    AttemptCalls attemptCalls() {
+        return attemptCalls;
     }
 
     ReleaseSignals signals() {

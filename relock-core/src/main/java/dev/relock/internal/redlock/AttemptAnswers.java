@@ -1,7 +1,7 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.RelockException;
-import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.RedisFailures;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -70,7 +70,7 @@ final class AttemptAnswers {
         String example = null;
         for (CompletableFuture<List<Object>> reply : poll.replies()) {
             if (reply.isCompletedExceptionally()) {
-                Throwable cause = RedisCalls.unwrap(reply.handle((value, error) -> error).join());
+                Throwable cause = RedisFailures.unwrap(reply.handle((value, error) -> error).join());
                 String message = String.valueOf(cause.getMessage());
                 if (cause instanceof RedisCommandExecutionException
                         && (message.startsWith("WRONGTYPE") || message.startsWith("ERR"))) {
@@ -84,6 +84,37 @@ final class AttemptAnswers {
         }
         return new RelockException("acquire of lock '" + name + "': " + refusing + " of " + nodeCount
                 + " Redlock nodes refused the script, so no majority can grant it: " + example, null);
+    }
+
+    /** The largest fencing token among the grants in {@code answers} ({@code [1, token]}), 0 if none. */
+    static long largestToken(List<List<Object>> answers) {
+        long largest = 0;
+        for (List<Object> answer : answers) {
+            if ((Long) answer.get(0) == 1L) {
+                largest = Math.max(largest, (Long) answer.get(1));
+            }
+        }
+        return largest;
+    }
+
+    /** How many of the grants in {@code answers} gave {@code token}. */
+    static int giving(List<List<Object>> answers, long token) {
+        int giving = 0;
+        for (List<Object> answer : answers) {
+            if ((Long) answer.get(0) == 1L && (Long) answer.get(1) == token) {
+                giving++;
+            }
+        }
+        return giving;
+    }
+
+    /**
+     * Whether an attempt that did not win was lost for want of answers, so that only waiting helps: fewer than a
+     * majority answered, and no node refused it or so many failed that a majority cannot answer at all. Refusals
+     * decide a poll before the remaining nodes answer, so a poll refused by a majority may have few answers.
+     */
+    static boolean unanswered(Poll<?> poll, int nodeCount, int majority) {
+        return poll.answered() < majority && (poll.no() == 0 || poll.failed() > nodeCount - majority);
     }
 
     /** Whether the nodes that refused name one holder (a writer, or '~readers') on a majority of all nodes. */

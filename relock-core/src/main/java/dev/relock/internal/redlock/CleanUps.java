@@ -47,23 +47,26 @@ final class CleanUps {
      * earlier, it could overtake the attempt, which Lettuce writes from another thread. Without
      * waiting.
      *
-     * @param attemptId the id the attempt sent (acquire.lua's ARGV[5])
-     * @param waited for a writer that goes on waiting, how long it has waited (acquire.lua's ARGV[4]), so its
-     *     place is put back where the attempt took it away; else "0"
-     * @param markMillis for such a writer, its mark (acquire.lua's ARGV[3]); else "0"
-     * @param place for such a writer, its place on every node (acquire.lua's ARGV[7]), or ""
+     * @param attempt the attempt, named by its id and followed by its replies
+     * @param wait what the attempt told the nodes of its wait: a writer that goes on waiting has its mark, the
+     *     time it has waited and its place put back where the attempt took them away (acquire.lua's ARGV[3], [4]
+     *     and [7])
      * @param quiet for such a writer, a turn given back to it is not announced (see release.lua's ARGV[10])
-     * @param replies the attempt's replies, by node
      */
-    void afterAttempt(LockKeys keys, String member, boolean stopWaiting, String attemptId, String waited,
-            String markMillis, String place, boolean quiet, List<? extends CompletableFuture<?>> replies) {
+    void afterAttempt(LockKeys keys, String member, Attempt attempt, boolean stopWaiting, WriterWait wait,
+            boolean quiet) {
+        boolean waits = !stopWaiting && wait.marks();
+        String waited = waits ? wait.waitedMicros() : "0";
+        String markMillis = waits ? Long.toString(wait.markMillis()) : "0";
+        String place = waits ? wait.place() : "";
+        boolean quietTurn = waits && quiet;
         String[] releaseKeys = keys.all();
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.node(i);
-            CompletableFuture<?> reply = replies.get(i);
+            CompletableFuture<?> reply = attempt.replies().get(i);
             onceAnswered(reply, () -> true, () -> stopWaiting || !AttemptAnswers.isRefusal(reply)
-                    ? send(node, keys.lock(), calls.cleanUp(node, releaseKeys, member, stopWaiting, attemptId, waited,
-                            markMillis, place, quiet))
+                    ? send(node, keys.lock(), calls.cleanUp(node, releaseKeys, member, stopWaiting, attempt.id(),
+                            waited, markMillis, place, quietTurn))
                     : null);
         }
     }

@@ -41,13 +41,13 @@ final class LeaseExtensions {
 
     /** Re-entries are counted in the JVM only; a longer explicit lease is granted by a majority first. */
     Hold reenter(Hold held, long lease, boolean renewed) {
-        if (held.leaseEndedBy(System.nanoTime())) {
+        if (held.leaseEndedBy(core.ticker().nanoTime())) {
             if (held.state() == LeaseState.HELD) {
                 losses.report(held, "its lease (minus clock drift) ran out while it was held");
             }
             throw Engine.lostAtReentry(held);
         }
-        long sent = System.nanoTime();
+        long sent = core.ticker().nanoTime();
         long start = sent - drift.nanosFor(lease);
         if (!renewed && start + TimeUnit.MILLISECONDS.toNanos(lease) - held.leaseEndNanos() > 0) {
             // a longer explicit lease than the hold has: a majority must grant it first
@@ -81,7 +81,7 @@ final class LeaseExtensions {
      * held and not being released, so it never reaches a node after the release or the clean-up of a loss.
      */
     void extendLease(Hold hold, long leaseMillis) {
-        if (hold.leaseEndedBy(System.nanoTime())) {
+        if (hold.leaseEndedBy(core.ticker().nanoTime())) {
             // its validity is over: a majority may have let it go, so the lock is lost, unless an extension on
             // another thread has just moved it (checked again under the hold's monitor)
             losses.reportAtDeadline(hold, "its lease (minus clock drift) ran out while it was held",
@@ -122,7 +122,7 @@ final class LeaseExtensions {
             if (hold.state() != LeaseState.HELD || hold.releasing()) {
                 return null;
             }
-            sent[0] = System.nanoTime();
+            sent[0] = core.ticker().nanoTime();
             return sendRenew(hold, leaseMillis);
         } finally {
             dispatch.unlock();

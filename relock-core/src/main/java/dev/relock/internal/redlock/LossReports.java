@@ -40,7 +40,7 @@ final class LossReports {
      */
     void reportAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
         IoThreads.offIo(nodes.timer(), () -> reportHere(hold, reason,
-                () -> hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)));
+                () -> hold.loseAtDeadline(core.ticker().nanoTime(), deadlineOf, reason)));
     }
 
     /** {@code lose} marks the hold lost, and says whether it did; the rest follows only if it did. */

@@ -3,6 +3,7 @@ package dev.relock.internal.redlock;
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockSettings;
 import dev.relock.internal.engine.RedisConnections;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisChannelHandler;
@@ -30,7 +31,7 @@ import java.util.function.Predicate;
  *
  * <p>The node list is fixed at construction and a node's index in it names the node everywhere (polls, release
  * signals, restores). Any thread may send; the event executors ({@link #timer}) run the follow-ups of replies, never
- * an I/O thread.
+ * an I/O thread. Waits, and a node's pause between connection attempts, are read on the client's {@link Ticker}.
  */
 final class NodeSet {
 
@@ -42,6 +43,7 @@ final class NodeSet {
     private final int majority;
     private final long timeoutNanos;
     private final Duration connectTimeout;
+    private final Ticker ticker;
     // the listener of watchConnects, until unwatchConnects; set and cleared by the constructing and closing threads
     private volatile RedisConnectionStateListener connects;
 
@@ -49,8 +51,10 @@ final class NodeSet {
      * The nodes of {@code uris}, not connected yet; each subscribes to {@code channel} with its listener from
      * {@code signals}, and tells {@code events} of its command connection.
      */
-    NodeSet(List<RedisURI> uris, RelockSettings settings, String channel, ReleaseSignals signals, LockEvents events) {
+    NodeSet(List<RedisURI> uris, RelockSettings settings, String channel, ReleaseSignals signals, LockEvents events,
+            Ticker ticker) {
         this.majority = uris.size() / 2 + 1;
+        this.ticker = ticker;
         this.timeoutNanos = settings.commandTimeout().toNanos();
         this.resources = DefaultClientResources.create();
         this.redisClient = RedisClient.create(resources);
@@ -65,7 +69,7 @@ final class NodeSet {
         for (RedisURI uri : uris) {
             uri.setTimeout(connectTimeout);
             created.add(new RedlockNode(redisClient, uri, settings.commandTimeout(), channel,
-                    signals.listenerOf(created.size()), events));
+                    signals.listenerOf(created.size()), events, ticker));
         }
         this.nodes = List.copyOf(created);
     }
@@ -74,7 +78,7 @@ final class NodeSet {
     Poll<Void> connect() {
         List<CompletableFuture<Void>> connecting = new ArrayList<>();
         nodes.forEach(node -> connecting.add(node.connect()));
-        Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true);
+        Poll<Void> connected = new Poll<>(nodes, connecting, majority, ok -> true, ticker);
         // every attempt ends by itself within the connect timeout (connect, handshake, subscribe)
         connected.awaitAll(2 * connectTimeout.toNanos() + timeoutNanos);
         return connected;
@@ -170,7 +174,7 @@ final class NodeSet {
 
     /** Counts {@code replies}, one per node in node order. */
     <T> Poll<T> poll(List<CompletableFuture<T>> replies, Predicate<T> isYes) {
-        return new Poll<>(nodes, replies, majority, isYes);
+        return new Poll<>(nodes, replies, majority, isYes, ticker);
     }
 
     /** The exception for a poll that fewer than a majority of the nodes answered. */
@@ -187,7 +191,7 @@ final class NodeSet {
      * @throws RedisUnavailableException if fewer than a majority answered within the command timeout
      */
     Duration ping() {
-        long sent = System.nanoTime();
+        long sent = ticker.nanoTime();
         List<CompletableFuture<String>> replies = new ArrayList<>(nodes.size());
         for (RedlockNode node : nodes) {
             replies.add(node.ping());
@@ -197,7 +201,7 @@ final class NodeSet {
         if (!poll.won()) {
             throw unavailable("ping", null, poll);
         }
-        return Duration.ofNanos(System.nanoTime() - sent);
+        return Duration.ofNanos(ticker.nanoTime() - sent);
     }
 
     /** Closes every node's connections, then the Lettuce client and its resources. */

@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import dev.relock.LockInfo;
 import dev.relock.RedisUnavailableException;
+import dev.relock.internal.engine.InspectReply;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.script.SharedScripts;
 import io.lettuce.core.ScriptOutputType;
@@ -40,7 +41,7 @@ final class OperatorViews {
         if (answers.size() < nodes.majority()) {
             throw nodes.unavailable("inspect", name, poll);
         }
-        return MajorityLockInfo.of(name, answers, nodes.majority());
+        return MajorityLockInfo.of(name, answers.stream().map(InspectReply::decode).toList(), nodes.majority());
     }
 
     /**

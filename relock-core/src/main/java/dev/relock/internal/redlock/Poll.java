@@ -1,5 +1,6 @@
 package dev.relock.internal.redlock;
 
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.engine.WheelTimers;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
@@ -31,6 +32,8 @@ final class Poll<T> {
     private final List<RedlockNode> nodes;
     private final int majority;
     private final Predicate<T> isYes;
+    // the client's clock, which the waits in awaitDecision and awaitAll read
+    private final Ticker ticker;
     private final CompletableFuture<Void> decided = new CompletableFuture<>();
     // completed once every reply is counted: not allOf(replies), which can complete before the last reply's count
     // has run (a future runs its dependents in no set order)
@@ -43,11 +46,13 @@ final class Poll<T> {
     // set when a wait for this poll ran out before the poll was decided
     private volatile boolean waitRanOut;
 
-    Poll(List<RedlockNode> nodes, List<CompletableFuture<T>> replies, int majority, Predicate<T> isYes) {
+    Poll(List<RedlockNode> nodes, List<CompletableFuture<T>> replies, int majority, Predicate<T> isYes,
+            Ticker ticker) {
         this.nodes = nodes;
         this.replies = replies;
         this.majority = majority;
         this.isYes = isYes;
+        this.ticker = ticker;
         for (CompletableFuture<T> reply : replies) {
             reply.whenComplete(this::count);
         }
@@ -132,12 +137,12 @@ final class Poll<T> {
     }
 
     private void await(CompletableFuture<?> what, long timeoutNanos) {
-        long deadline = System.nanoTime() + timeoutNanos;
+        long deadline = ticker.nanoTime() + timeoutNanos;
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    what.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    what.get(Math.max(0, deadline - ticker.nanoTime()), TimeUnit.NANOSECONDS);
                     return;
                 } catch (InterruptedException e) {
                     interrupted = true;

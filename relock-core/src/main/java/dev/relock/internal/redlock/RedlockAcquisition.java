@@ -7,12 +7,8 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
 import dev.relock.internal.engine.LockEvents;
-import dev.relock.internal.script.RedlockScripts;
-import io.lettuce.core.ScriptOutputType;
-import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,30 +25,23 @@ import org.slf4j.LoggerFactory;
  * same one to all nodes, which they give unless their fence is past it), it is first written back
  * to a majority. The hold is valid until {@code sent + lease - drift}; if that has passed already,
  * the attempt counts as lost. Lost or undecided: the attempt is cleaned up on
- * every node (see {@link CleanUps#afterAttempt}), and the next attempt waits
+ * every node (see {@link CleanUps#afterAttempt}), and the next attempt goes out
  * <ul>
  *   <li>when a release gave this writer the turn (release.lua names it; a waiting writer has a
- *       place in every node's queue, ordered by when its wait began by that node's clock): not at all;</li>
- *   <li>when one owner (or the readers, or a writer whose turn it is) holds a majority: for a
- *       release announcement or until enough of its leases run out for a majority to be free;
- *       then at once if the release named this writer, after the turn if it named another, or
+ *       place in every node's queue, ordered by when its wait began by that node's clock, see
+ *       {@link WriterWait}): at once;</li>
+ *   <li>when one owner (or the readers, or a writer whose turn it is) holds a majority: on a
+ *       release announcement or once enough of its leases ran out for a majority to be free;
+ *       after a release, at once if it named this writer, after the turn if it named another, or
  *       after a random jitter if it named nobody;</li>
- *   <li>when nobody holds a majority (competitors split the nodes): a random back-off that grows
- *       with repeated splits, so competing clients do not collide forever;</li>
- *   <li>when fewer than a majority answered: a growing back-off; a wait that ends so (and a
+ *   <li>when nobody holds a majority (competitors split the nodes): after a random back-off;</li>
+ *   <li>when fewer than a majority answered: after a growing back-off; a wait that ends so (and a
  *       single try) fails with {@link RedisUnavailableException}, at most a command timeout
  *       after its end.</li>
  * </ul>
- * A waiting writer's refused attempt leaves a grant offer on each node (acquire.lua): a release that frees a
- * node while the writer heads its queue makes it the holder there for that attempt, and says so with the
- * token ({@link ReleaseSignals.Grants}). Grants for the latest attempt from a majority of the nodes win as
- * that attempt would have, with no attempt of its own: valid from when the attempt was sent, which is before
- * any node's lease for it began, and with the same token rule (a write-back unless a majority gave one token).
- * Only grants from nodes that refused the attempt count: the clean-up of a writer that goes on waiting leaves
- * those nodes alone, and once a clean-up that may undo them was sent (the writer stops waiting, or won too late)
- * none count. Grants that do not reach a majority within {@link #grantWaitNanos} of the first are taken by an
- * attempt instead (it finds the lock its own where it was granted).
- * It never polls at a fixed rate and never blocks a thread between nodes.
+ * {@link WaitPlan} says how long each of these waits lasts, on the client's ticker. A waiting writer may
+ * also win without an attempt of its own, by grants on release from a majority ({@link GrantTally} says
+ * which count). It never polls at a fixed rate and never blocks a thread between nodes.
  *
  * <p>Design notes. Events come from poll decisions and timers (Lettuce threads), release
  * announcements (pub/sub threads), {@link #cancel} (any thread) and the client's close
@@ -65,55 +54,32 @@ import org.slf4j.LoggerFactory;
 final class RedlockAcquisition extends SteppedAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockAcquisition.class);
-    private static final long JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long GRANT_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final long FIRST_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final long MAX_SPLIT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
-    private static final long FIRST_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_UNAVAILABLE_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
-    // how far ahead of this client's clock an attempt's proposed token is (acquire.lua's ARGV[6]):
-    // ahead of the nodes' clocks too unless they run that much faster, so that nodes whose fences
-    // are below it all hand out the proposal
-    private static final long TOKEN_LEAD_MICROS = TimeUnit.MILLISECONDS.toMicros(50);
 
     // what this client's acquisitions share
     private final Acquisitions shared;
     private final NodeSet nodes;
     private final ReleaseSignals signals;
     private final String member;
+    // guarded by lock, as every field below
+    private final WaitPlan plan;
+    // the grants on release to the latest attempt; only a writer that waits is offered any
+    private final GrantTally grants;
 
-    // all guarded by lock
     private boolean once;
-    private int splits;
-    private long unavailableBackoff;
+    // what the attempts tell the nodes of the wait; set by the first step
+    private WriterWait wait;
     // the failure of the last attempt when fewer than a majority answered, else null
     private RedisUnavailableException unavailable;
     // an attempt or its token write-back is out and its outcome not handled
     private boolean inFlight;
-    // an attempt was sent
-    private boolean attempted;
-    // the id, send time and replies of the latest attempt sent, which a clean-up names and follows
-    private String attemptId;
-    private long attemptSent;
-    private List<CompletableFuture<List<Object>>> attemptReplies;
+    // the latest attempt sent, which a clean-up names and follows; null until the first
+    private Attempt latest;
     // the release announcement expected for the current attempt and the wait after it; completes
     // with the owner id of the waiting writer whose turn it is, or ""
     private CompletableFuture<String> signal;
-    // when the wait began (System.nanoTime()): each attempt tells the nodes how long it has waited, and a node
-    // that queues the writer puts it at its own time minus that (see acquire.lua); only for a wait, not one try
-    private long waitBegan;
-    // a waiting writer's place in every node's queue (acquire.lua's ARGV[7]): the median of the places
-    // the nodes gave its first refused attempt, or "" until then
-    private String place = "";
     // the wait is a split's back-off, which only this writer's turn cuts short
     private boolean splitting;
     private long generation;
-    // the grants on release to the latest attempt, for a writer that waits (else null): only from nodes that
-    // refused the attempt (a clean-up that goes on waiting leaves those alone), void once a clean-up that may undo
-    // them was sent (attemptUndone), and reset by the next attempt. The others are waited for until grantWaitNanos
-    // after the first, then the writer tries instead
-    private GrantTally grants;
-    private boolean attemptUndone;
     // the acquisition was won by grants on release
     private boolean wonByGrants;
 
@@ -125,6 +91,8 @@ final class RedlockAcquisition extends SteppedAcquisition {
         this.nodes = shared.nodes();
         this.signals = shared.signals();
         this.member = RedlockEngine.member(mode, owner);
+        this.plan = WaitPlan.of(core.ticker());
+        this.grants = new GrantTally(nodes.size(), core.ticker());
     }
 
     @Override
@@ -136,13 +104,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
     @Override
     protected void begin(long waitNanos) {
         this.once = !forever && waitNanos <= 0;
-        if (!once) {
-            waitBegan = System.nanoTime();
-            if (mode == LockMode.WRITE) {
-                // before the watch: grants come only to a writer that watches its turns
-                grants = new GrantTally(nodes.size());
-                signals.watchTurns(keys.lock(), owner, this::onGranted);
-            }
+        this.wait = new WriterWait(core.ticker(), mode == LockMode.WRITE, once, forever, deadline,
+                core.defaultLeaseMillis());
+        if (wait.marks()) {
+            // grants come only to a writer that watches its turns
+            signals.watchTurns(keys.lock(), owner, this::onGranted);
         }
         attempt();
     }
@@ -154,9 +120,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected void handlingFailed(RuntimeException error) {
-        if (attempted && !inFlight) {
+        if (latest != null && !inFlight) {
             // the latest attempt may have taken the lock on some nodes (finish undoes one in flight)
-            undoAttempt(markMillisSent());
+            undoAttempt(wait.marks(), false);
         }
         finish(null, error);
     }
@@ -207,41 +173,40 @@ final class RedlockAcquisition extends SteppedAcquisition {
             if (isDecided() || inFlight || wakeGeneration != generation) {
                 return;
             }
-            long jitter = ThreadLocalRandom.current().nextLong(JITTER_NANOS);
-            boolean grantToThis = turn.length() > owner.length() && turn.startsWith(owner)
-                    && turn.charAt(owner.length()) == ' ';
-            if (grantToThis && !turn.endsWith(" " + attemptId)) {
+            boolean grantToThis = ReleaseSignals.grantsTo(turn, owner);
+            if (grantToThis && !turn.endsWith(" " + latest.id())) {
                 // a grant to an earlier attempt, which a later one found its own: keep waiting as before
-                forgetSignal();
-                signal = signals.expect(keys.lock());
-                signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
+                listenAgain(wakeGeneration);
             } else if (grantToThis || turn.equals(owner)
-                    || signals.namedSince(keys.lock(), owner, attemptSent)) {
+                    || signals.namedSince(keys.lock(), owner, latest.sent())) {
                 // the nodes keep the lock for this owner (a node's message for an older release may
                 // come after the one that named it): no competitor to spread from
                 takeTurnOrGrants();
             } else if (splitting || (!turn.isEmpty() && hasTimer()
-                    && timerAt() - System.nanoTime() <= shared.turnNanos() + JITTER_NANOS)) {
+                    && plan.endsWithinTurn(timerAt(), shared.turnNanos()))) {
                 // a split's back-off, or a wait that ends with the turn anyway: keep its timer and
                 // listen for the next release
-                forgetSignal();
-                signal = signals.expect(keys.lock());
-                signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
+                listenAgain(wakeGeneration);
             } else if (!turn.isEmpty()) {
                 // another writer's turn: wait for the release after its hold, or try once its turn is over
                 forgetSignal();
                 signal = signals.expect(keys.lock());
-                long at = System.nanoTime() + shared.turnNanos() + jitter;
-                waitUntil(forever || at - deadline < 0 ? at : deadline, true, false);
+                waitUntil(plan.afterTurn(shared.turnNanos()), true, false);
             } else {
                 // nobody's turn: everybody waiting heard the same release, so spread the next attempts
-                long at = System.nanoTime() + jitter;
-                waitUntil(forever || at - deadline < 0 ? at : deadline, false, false);
+                waitUntil(plan.afterJitter(), false, false);
             }
         });
     }
 
-    private void onVoted(Poll<List<Object>> poll, long sent) {
+    /** Keeps the wait as it is, and hears the next release announcement in place of the one that came. */
+    private void listenAgain(long wakeGeneration) {
+        forgetSignal();
+        signal = signals.expect(keys.lock());
+        signal.thenAccept(next -> onAnnounced(wakeGeneration, next));
+    }
+
+    private void onVoted(Poll<List<Object>> poll) {
         step(() -> {
             if (TRACING) {
                 trace("voted yes " + poll.yes() + " no " + poll.no() + " failed " + poll.failed());
@@ -255,16 +220,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
                 lost(poll);
                 return;
             }
-            long token = 0;
-            int agreeing = 0;
-            for (List<Object> reply : poll.answers()) {
-                if ((Long) reply.get(0) == 1L) {
-                    long given = (Long) reply.get(1);
-                    agreeing = given == token ? agreeing + 1 : given > token ? 1 : agreeing;
-                    token = Math.max(token, given);
-                }
-            }
-            settleToken(token, agreeing, sent + shared.drift().validNanos(leaseMillis));
+            List<List<Object>> answers = poll.answers();
+            long token = AttemptAnswers.largestToken(answers);
+            settleToken(token, AttemptAnswers.giving(answers, token), validUntil());
         });
     }
 
@@ -278,21 +236,14 @@ final class RedlockAcquisition extends SteppedAcquisition {
             if (TRACING) {
                 trace("granted by node " + node + " for attempt " + id + (inFlight ? " inFlight" : ""));
             }
-            if (isDecided() || attemptUndone || !id.equals(attemptId) || grants.has(node)) {
+            if (isDecided()) {
                 return;
             }
-            CompletableFuture<List<Object>> reply = attemptReplies.get(node);
-            if (!reply.isDone()) {
+            GrantTally.Offer offer = grants.offer(node, token, id);
+            if (offer == GrantTally.Offer.AFTER_REPLY) {
                 // the attempt's answer from that node comes after the message: counted once it is in
-                reply.whenComplete((answer, error) -> onGranted(node, token, id));
-                return;
-            }
-            if (!AttemptAnswers.isRefusal(reply)) {
-                // failed there (it cannot have said yes and queued for a grant): the clean-up after it undoes it
-                return;
-            }
-            grants.add(node, token);
-            if (!inFlight && grants.count() >= nodes.majority()) {
+                latest.replies().get(node).whenComplete((answer, error) -> onGranted(node, token, id));
+            } else if (offer == GrantTally.Offer.COUNTED && !inFlight && grants.count() >= nodes.majority()) {
                 settleGrants();
             }
         });
@@ -302,7 +253,12 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private void settleGrants() {
         // each node's lease runs from when that attempt ran there (release.lua): after it was sent
         wonByGrants = true;
-        settleToken(grants.largestToken(), grants.agreeing(), attemptSent + shared.drift().validNanos(leaseMillis));
+        settleToken(grants.largestToken(), grants.agreeing(), validUntil());
+    }
+
+    /** The end of the validity of a hold the latest attempt took (see {@link Attempt#validUntil}). */
+    private long validUntil() {
+        return latest.validUntil(shared.drift(), leaseMillis);
     }
 
     /**
@@ -317,43 +273,26 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         inFlight = true;
-        // in order on each node: it changes the token of the hold this attempt took, and of no later one
-        Poll<Long> fenced = nodes.sendToAllInOrder(RedlockScripts.FENCE, ScriptOutputType.INTEGER,
-                keys.all(), written -> true, member, Long.toString(token), attemptId);
+        Poll<Long> fenced = shared.attemptCalls().writeBack(keys, member, token, latest.id());
         fenced.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel())
                 .thenRun(() -> onFenced(fenced, token, validUntil));
     }
 
     /**
      * This writer was named by a release: with grants for its latest attempt and no turn without one, takes them
-     * once a majority came, and otherwise waits for the rest until {@code grantWaitNanos} after the first, then
-     * tries; otherwise tries now.
+     * once a majority came, and otherwise waits for the rest a little ({@link GrantTally#othersAwaitedUntil}),
+     * then tries; otherwise tries now.
      */
     private void takeTurnOrGrants() {
-        if (grantCount() == 0 || attemptUndone || signals.namedSince(keys.lock(), owner, attemptSent)) {
+        if (grants.count() == 0 || grants.isVoid() || signals.namedSince(keys.lock(), owner, latest.sent())) {
             // a node that gave the turn instead of a grant keeps the lock for this owner too: an attempt takes
             // both at once
             attempt();
         } else if (grants.count() >= nodes.majority()) {
             settleGrants();
         } else {
-            waitUntil(grants.firstAt() + grantWaitNanos(), false, false);
+            waitUntil(grants.othersAwaitedUntil(shared.turnNanos()), false, false);
         }
-    }
-
-    /** How many nodes granted the latest attempt on release; 0 for an acquisition that gets no grants. */
-    private int grantCount() {
-        return grants == null ? 0 : grants.count();
-    }
-
-    /**
-     * How long after the first grant the others are waited for before an attempt takes what was granted: a
-     * release goes to every node at once, so its grants come within a few milliseconds of each other, or the
-     * nodes passed the lock to different writers (their queues ordered them differently), which only attempts
-     * sort out (see {@link #split}). At most a turn.
-     */
-    private long grantWaitNanos() {
-        return Math.min(GRANT_WAIT_NANOS, shared.turnNanos());
     }
 
     private void onFenced(Poll<Long> fenced, long token, long validUntil) {
@@ -370,34 +309,24 @@ final class RedlockAcquisition extends SteppedAcquisition {
      */
     private void settleWon(boolean known, Poll<Long> fenced, long token, long validUntil) {
         inFlight = false;
-        if (known && System.nanoTime() - validUntil < 0) {
+        if (known && plan.now() - validUntil < 0) {
             tookHold(token, validUntil);
             return;
         }
-        undoAttempt(false);
+        undoAttempt(false, false);
         // the grants it counted stay with the nodes that made them, which the next attempt finds its own
-        attemptUndone = true;
+        grants.makeVoid();
         if (!known) {
             unavailable(nodes.unavailable("acquire (fencing token write-back)", name, fenced));
             return;
         }
         log.debug("{} '{}': a majority granted it only after its validity ended; trying again",
-                mode == LockMode.READ ? "read lock" : "lock", name);
+                mode.description, name);
         if (once) {
             finish(null, null);
         } else {
             split();
         }
-    }
-
-    /** How long this wait has lasted, in microseconds of this JVM's monotonic clock; "0" for a single try. */
-    private String waitedMicros() {
-        return once ? "0" : Long.toString(Math.max(0, (System.nanoTime() - waitBegan) / 1_000));
-    }
-
-    /** {@code instant} in microseconds since the epoch. */
-    private static long epochMicros(Instant instant) {
-        return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1_000;
     }
 
     // ---- steps, with lock held ----------------------------------------------------------------
@@ -411,39 +340,22 @@ final class RedlockAcquisition extends SteppedAcquisition {
         forgetSignal();
         // taken before the attempt: a release during the attempt still wakes this acquisition
         signal = signals.expect(keys.lock());
-        long sent = System.nanoTime();
-        attemptSent = sent;
-        attemptId = shared.nextAttemptId();
-        if (grants != null) {
-            grants.reset();
-        }
-        attemptUndone = false;
+        long sent = plan.now();
+        String id = shared.nextAttemptId();
+        Poll<List<Object>> poll = shared.attemptCalls().acquire(keys, mode, owner, leaseMillis, id, wait);
+        latest = new Attempt(id, sent, poll.replies());
+        grants.reset(latest);
         wonByGrants = false;
-        String lease = Long.toString(leaseMillis);
-        String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
-        // a reader has no mark, no wait and no place: acquire-read.lua takes none of their arguments
-        boolean reader = mode == LockMode.READ;
-        Poll<List<Object>> poll = nodes.sendToAllInOrder(reader ? RedlockScripts.ACQUIRE_READ : RedlockScripts.ACQUIRE,
-                ScriptOutputType.MULTI,
-                keys.all(),
-                reply -> (Long) reply.get(0) == 1L,
-                reader ? new String[] {owner, lease, attemptId, proposal}
-                        : new String[] {owner, lease, Long.toString(markMillis()), waitedMicros(), attemptId, proposal,
-                                place});
-        attemptReplies = poll.replies();
         if (TRACING) {
-            trace("attempt " + attemptId + " sent");
+            trace("attempt " + id + " sent");
         }
         inFlight = true;
-        attempted = true;
-        poll.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel()).thenRun(() -> onVoted(poll, sent));
+        poll.decidedWithin(nodes.timeoutNanos(), nodes.timer(), nodes.wheel()).thenRun(() -> onVoted(poll));
     }
 
     /** The attempt did not win: clean it up, then end, fail or wait as the answers say. */
     private void lost(Poll<List<Object>> poll) {
-        if (place.isEmpty()) {
-            place = AttemptAnswers.agreedPlace(poll.answers());
-        }
+        wait.placeFrom(poll.answers());
         if (poll.yes() > 0 || poll.answered() < nodes.size()) {
             // the nodes that granted it, and those whose answer is unknown, may hold it for this owner
             undoAttempt(false, AttemptAnswers.holderOfMajority(poll.answers(), nodes.majority()));
@@ -453,25 +365,22 @@ final class RedlockAcquisition extends SteppedAcquisition {
             finish(null, refused);
             return;
         }
-        // refusals decide the poll before the remaining nodes answer: unavailable only when no
-        // node refused, or so many failed that a majority cannot answer at all
-        if (poll.answered() < nodes.majority()
-                && (poll.no() == 0 || poll.failed() > nodes.size() - nodes.majority())) {
+        if (AttemptAnswers.unanswered(poll, nodes.size(), nodes.majority())) {
             unavailable(nodes.unavailable("acquire", name, poll));
             return;
         }
-        unavailableBackoff = 0;
+        plan.answered();
         unavailable = null;
         if (once) {
             finish(null, null);
-        } else if (grantCount() > 0 || signals.namedSince(keys.lock(), owner, attemptSent)) {
+        } else if (grants.count() > 0 || signals.namedSince(keys.lock(), owner, latest.sent())) {
             // a release gave this owner the turn, or a grant, while the attempt was under way
-            splits = 0;
+            plan.holderFound();
             takeTurnOrGrants();
         } else if (AttemptAnswers.holderOfMajority(poll.answers(), nodes.majority())) {
-            splits = 0;
-            long retry = AttemptAnswers.retryNanos(poll, nodes.majority(), shared.core().defaultLeaseMillis());
-            waitUntil(System.nanoTime() + retry, true, true);
+            plan.holderFound();
+            long retry = AttemptAnswers.retryNanos(poll, nodes.majority(), core.defaultLeaseMillis());
+            waitUntil(plan.in(retry), true, true);
         } else {
             split();
         }
@@ -481,10 +390,9 @@ final class RedlockAcquisition extends SteppedAcquisition {
         if (TRACING) {
             trace("split");
         }
-        long cap = Math.min(MAX_SPLIT_BACKOFF_NANOS, FIRST_SPLIT_BACKOFF_NANOS << Math.min(splits++, 5));
         // a release still on its way to some nodes also looks like a split: its announcement,
         // when it names this writer, ends the back-off
-        waitUntil(System.nanoTime() + ThreadLocalRandom.current().nextLong(cap), true, false);
+        waitUntil(plan.afterSplit(), true, false);
         splitting = true;
     }
 
@@ -497,27 +405,26 @@ final class RedlockAcquisition extends SteppedAcquisition {
             return;
         }
         unavailable = e;
-        unavailableBackoff = unavailableBackoff == 0 ? FIRST_UNAVAILABLE_BACKOFF_NANOS
-                : Math.min(MAX_UNAVAILABLE_BACKOFF_NANOS, unavailableBackoff * 2);
+        long at = plan.afterUnavailable();
         log.debug("{} '{}': no majority of Redlock nodes answered, trying again in {} ms: {}",
-                mode == LockMode.READ ? "read lock" : "lock", name,
-                TimeUnit.NANOSECONDS.toMillis(unavailableBackoff), e.getMessage());
+                mode.description, name,
+                TimeUnit.NANOSECONDS.toMillis(plan.unavailableBackoffNanos()), e.getMessage());
         // a release seen on any node, or close(), ends the back-off early
-        waitUntil(System.nanoTime() + unavailableBackoff, true, true);
+        waitUntil(at, true, true);
     }
 
     /**
-     * Plans the next attempt at {@code at} (System.nanoTime()), or on a release announcement if
+     * Plans the next attempt at {@code at} (ticker), or on a release announcement if
      * {@code onSignal}; a wait whose deadline has passed ends (or fails, when the last attempt
      * found no majority) instead. {@code mayBeLate}: a retry at a holder's lease end or a back-off, which may fire a
      * little late (see {@link #armTimer}); never a turn, a grant's wait or a jitter.
      */
     private void waitUntil(long at, boolean onSignal, boolean mayBeLate) {
         if (TRACING) {
-            trace("waitUntil in " + (at - System.nanoTime()) / 1_000_000 + " ms, onSignal " + onSignal + ", signal "
+            trace("waitUntil in " + (at - plan.now()) / 1_000_000 + " ms, onSignal " + onSignal + ", signal "
                     + (signal == null ? "none" : signal.isDone() ? "done" : "pending"));
         }
-        if (!forever && System.nanoTime() - deadline >= 0) {
+        if (!forever && plan.now() - deadline >= 0) {
             finish(null, unavailable);
             return;
         }
@@ -526,7 +433,7 @@ final class RedlockAcquisition extends SteppedAcquisition {
         long wakeGeneration = ++generation;
         if (!armTimer(() -> onTimer(wakeGeneration), when, mayBeLate)) {
             // the timer shuts down only with the client
-            finish(null, shared.core().closedException());
+            finish(null, core.closedException());
             return;
         }
         if (onSignal && signal != null) {
@@ -537,50 +444,35 @@ final class RedlockAcquisition extends SteppedAcquisition {
     private void tookHold(long token, long validUntil) {
         // the Hold's lease end is the validity: its lease start is recorded as sent - drift
         long start = validUntil - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-        Hold hold = new Hold(name, keys, mode, owner, token, Long.parseLong(attemptId), leaseMillis, renewed, start);
+        Hold hold = new Hold(name, keys, mode, owner, token, Long.parseLong(latest.id()), leaseMillis, renewed, start);
         shared.track(hold);
-        if (shared.core().isClosed()) {
+        if (core.isClosed()) {
             // close() may have released the table before this hold joined it
-            shared.core().holds().remove(hold);
-            undoAttempt(false);
-            finish(null, shared.core().closedException());
+            core.holds().remove(hold);
+            undoAttempt(false, false);
+            finish(null, core.closedException());
             return;
         }
-        if (markMillisSent() && !wonByGrants) {
+        if (wait.marks() && !wonByGrants) {
             // a node that refused this attempt keeps this writer as waiting there (its mark keeps new readers
             // out, its place and maybe the turn keep other writers out) until the mark ends, up to 1.5 leases:
             // it waits no more. Not after grants: the nodes that have not granted yet are about to (their
             // messages are on the way), or another writer holds them; the release ends the wait on every node
-            shared.cleanUps().stopWaitingWhereRefused(keys, member, attemptReplies, hold);
+            shared.cleanUps().stopWaitingWhereRefused(keys, member, latest.replies(), hold);
         }
         log.debug("{} '{}' acquired on a Redlock majority by {} with fencing token {}",
-                mode == LockMode.READ ? "read lock" : "lock", name, owner, token);
+                mode.description, name, owner, token);
         finish(hold, null);
         // after finish, which gave the hold its thread name
         shared.nameHolder(hold);
     }
 
-    /**
-     * How long a refused writer keeps new readers out on a node (writer preference): until the
-     * end of its wait, at most 1.5 default leases (its next attempt, which renews the mark, comes
-     * sooner: a release message, or the readers' leases ending, which are at most one default
-     * lease away). A waiting writer that crashed keeps new readers out that long at most.
-     */
-    private long markMillis() {
-        if (mode != LockMode.WRITE || once) {
-            return 0;
-        }
-        long cap = shared.core().defaultLeaseMillis() * 3 / 2;
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
-        return Math.max(1, forever ? cap : Math.min(cap, left));
-    }
-
     @Override
     protected void finish(Hold hold, RuntimeException error) {
-        if (hold == null && (inFlight || (attempted && markMillisSent()))) {
+        if (hold == null && (inFlight || (latest != null && wait.marks()))) {
             // undoes an attempt in flight (after it, in order, on every node) and a waiting
             // writer's marks
-            undoAttempt(markMillisSent());
+            undoAttempt(wait.marks(), false);
         }
         inFlight = false;
         decide(hold, error);
@@ -590,29 +482,17 @@ final class RedlockAcquisition extends SteppedAcquisition {
     }
 
     /**
-     * Undoes the latest attempt on every node once that node answered it (see
-     * {@link CleanUps#afterAttempt}); {@code stopWaiting}: the writer's mark, place and turn
-     * go too.
-     */
-    private void undoAttempt(boolean stopWaiting) {
-        undoAttempt(stopWaiting, false);
-    }
-
-    /**
-     * As {@link #undoAttempt(boolean)}; {@code heldElsewhere}: another owner holds a majority, whose release this
-     * writer waits for, so a turn the clean-up gives it back where it had taken the lock is not announced.
+     * Undoes the latest attempt on every node once that node answered it (see {@link CleanUps#afterAttempt});
+     * {@code stopWaiting}: the writer's mark, place and turn go too; {@code heldElsewhere}: another owner holds a
+     * majority, whose release this writer waits for, so a turn the clean-up gives it back where it had taken the
+     * lock is not announced.
      */
     private void undoAttempt(boolean stopWaiting, boolean heldElsewhere) {
-        // a writer that stops waiting undoes this attempt's grants too (see CleanUps#afterAttempt)
-        attemptUndone |= stopWaiting;
-        boolean waits = !stopWaiting && markMillisSent();
-        shared.cleanUps().afterAttempt(keys, member, stopWaiting, attemptId, waits ? waitedMicros() : "0",
-                waits ? Long.toString(markMillis()) : "0", waits ? place : "", waits && heldElsewhere, attemptReplies);
-    }
-
-    /** Whether this acquisition's attempts mark a waiting writer (see {@link #markMillis}). */
-    private boolean markMillisSent() {
-        return mode == LockMode.WRITE && !once;
+        if (stopWaiting) {
+            // a writer that stops waiting undoes this attempt's grants too (see CleanUps#afterAttempt)
+            grants.makeVoid();
+        }
+        shared.cleanUps().afterAttempt(keys, member, latest, stopWaiting, wait, heldElsewhere);
     }
 
     private void forgetSignal() {
@@ -641,18 +521,11 @@ final class RedlockAcquisition extends SteppedAcquisition {
 
     @Override
     protected String describe() {
-        StringBuilder replies = new StringBuilder();
-        if (attemptReplies != null) {
-            for (CompletableFuture<List<Object>> reply : attemptReplies) {
-                replies.append(!reply.isDone() ? 'p' : reply.isCompletedExceptionally() ? 'x' : 'a');
-            }
-        }
-        return "once=" + once + ", inFlight=" + inFlight + ", attempted=" + attempted + ", generation=" + generation
-                + ", splitting=" + splitting + ", splits=" + splits + ", grants=" + grantCount()
-                + (attemptUndone ? " (undone)" : "") + ", unavailableBackoffMs="
-                + TimeUnit.NANOSECONDS.toMillis(unavailableBackoff) + ", signal="
-                + (signal == null ? "none" : signal.isDone() ? "done" : "pending") + ", place=" + place
-                + ", lastAttemptMsAgo=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - attemptSent)
-                + ", replies(pending/answered/failed)=" + replies;
+        return "once=" + once + ", inFlight=" + inFlight + ", generation=" + generation
+                + ", splitting=" + splitting + ", " + plan + ", grants=" + grants + ", signal="
+                + (signal == null ? "none" : signal.isDone() ? "done" : "pending") + ", " + wait
+                + (latest == null ? ", no attempt" : ", lastAttemptMsAgo="
+                        + TimeUnit.NANOSECONDS.toMillis(plan.now() - latest.sent())
+                        + ", replies(pending/answered/failed)=" + latest.progress());
     }
 }

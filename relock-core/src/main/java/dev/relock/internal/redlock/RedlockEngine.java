@@ -100,7 +100,7 @@ public final class RedlockEngine implements Engine {
     private final HoldTable holds;
     private final ClockDrift drift;
     private final LockEvents events;
-    private final ReleaseSignals signals = new ReleaseSignals();
+    private final ReleaseSignals signals;
     // orders renewals, extensions and restores against releases and loss reports: see the design notes
     private final ReentrantLock dispatch = new ReentrantLock();
     private final NodeSet nodes;
@@ -119,9 +119,10 @@ public final class RedlockEngine implements Engine {
         // before connecting: each node reads as down until it tells of its command connection
         this.events = instrumentation.events(uris.stream().map(RedlockNode::addressOf).toList());
         this.drift = drift;
+        this.signals = new ReleaseSignals(core.ticker());
         String channel = settings.keyPrefix() + ":redlock:released";
         ReleaseCalls releaseCalls = new ReleaseCalls(channel, settings.handoffGrace());
-        this.nodes = new NodeSet(uris, settings, channel, signals, events);
+        this.nodes = new NodeSet(uris, settings, channel, signals, events, core.ticker());
         this.cleanUps = new CleanUps(nodes, releaseCalls);
         LossReports losses = new LossReports(core, nodes, dispatch, cleanUps);
         this.releases = new MajorityRelease(nodes, releaseCalls, dispatch, holds, losses, cleanUps, core.clientId());
@@ -137,8 +138,9 @@ public final class RedlockEngine implements Engine {
         // before the keeper, whose passes write the record
         this.records = new IdentityRecords(core, nodes);
         this.leaseKeeper = LeaseKeeper.start("relock-redlock-renewer", core.clientId(), holds,
-                new RedlockRenewal(nodes, dispatch, drift, events, extensions, losses, records, core.clientId()),
-                Math.max(1, settings.defaultLease().toMillis() / 3));
+                new RedlockRenewal(nodes, dispatch, drift, events, extensions, losses, records, core.clientId(),
+                        core.ticker()),
+                Math.max(1, settings.defaultLease().toMillis() / 3), core.ticker());
         this.acquisitions = new Acquisitions(core, nodes, signals, cleanUps, drift, events, releaseCalls, releases,
                 records, leaseKeeper);
         register();
@@ -223,7 +225,7 @@ public final class RedlockEngine implements Engine {
      */
     @Override
     public RelockMultiLock multiLock(List<EngineLock> locks) {
-        return OrderedMultiLock.oneByOne(locks, events);
+        return OrderedMultiLock.oneByOne(locks, events, core.ticker());
     }
 
     @Override

@@ -4,8 +4,10 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.script.LuaScript;
 import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.RedisFailures;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -48,6 +50,8 @@ final class RedlockNode implements AutoCloseable {
     private final String channel;
     private final RedisPubSubListener<String, String> listener;
     private final LockEvents events;
+    // the client's clock: the pause between connection attempts is read on it, and the calls' waits
+    private final Ticker ticker;
 
     private volatile StatefulRedisConnection<String, String> connection;
     private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -58,8 +62,9 @@ final class RedlockNode implements AutoCloseable {
     private boolean closed;
 
     RedlockNode(RedisClient redisClient, RedisURI uri, Duration timeout, String channel,
-            RedisPubSubListener<String, String> listener, LockEvents events) {
+            RedisPubSubListener<String, String> listener, LockEvents events, Ticker ticker) {
         this.events = events;
+        this.ticker = ticker;
         this.redisClient = redisClient;
         this.uri = uri;
         this.address = addressOf(uri);
@@ -84,7 +89,7 @@ final class RedlockNode implements AutoCloseable {
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException("node " + address + " is closed"));
         }
-        lastAttemptNanos = System.nanoTime();
+        lastAttemptNanos = ticker.nanoTime();
         connecting = redisClient.connectAsync(Utf8Codec.INSTANCE, uri).toCompletableFuture()
                 .thenCompose(commands -> {
                     commands.setTimeout(timeout);
@@ -108,7 +113,7 @@ final class RedlockNode implements AutoCloseable {
                 });
         connecting.whenComplete((ok, error) -> {
             if (error != null) {
-                log.debug("Redlock node {}: connecting failed: {}", address, RedisCalls.unwrap(error).toString());
+                log.debug("Redlock node {}: connecting failed: {}", address, RedisFailures.unwrap(error).toString());
             }
         });
         return connecting;
@@ -126,7 +131,7 @@ final class RedlockNode implements AutoCloseable {
         events.nodeConnected(address, commands);
         this.calls = new RedisCalls(commands, commands.async(), timeout, address,
                 redisClient.getResources().eventExecutorGroup(),
-                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands(), ticker::nanoTime);
     }
 
     /** Runs a script by EVALSHA (EVAL after NOSCRIPT); see {@link RedisCalls#run}. */
@@ -186,7 +191,7 @@ final class RedlockNode implements AutoCloseable {
 
     /** What went wrong with one command on this node, in words that name the node. */
     String describe(Throwable error) {
-        Throwable cause = RedisCalls.unwrap(error);
+        Throwable cause = RedisFailures.unwrap(error);
         if (cause instanceof RelockException) {
             return cause.getMessage();
         }
@@ -201,7 +206,7 @@ final class RedlockNode implements AutoCloseable {
     private <T> CompletableFuture<T> notConnected() {
         synchronized (this) {
             if (!closed && (connecting == null || connecting.isDone())
-                    && System.nanoTime() - lastAttemptNanos > RECONNECT_PAUSE_NANOS) {
+                    && ticker.nanoTime() - lastAttemptNanos > RECONNECT_PAUSE_NANOS) {
                 connect();
             }
         }

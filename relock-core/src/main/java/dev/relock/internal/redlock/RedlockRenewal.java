@@ -4,6 +4,7 @@ import dev.relock.LeaseState;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.engine.LockEvents;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Deadlines. A hold's deadline is its validity, {@link Hold#leaseEndNanos()}: the send of the
  * last acquisition or renewal round that a majority confirmed + lease − the client's
- * {@link ClockDrift}, on this JVM's clock (the drift is taken off the lease start when it is recorded).
+ * {@link ClockDrift}, on the client's {@link Ticker} (the drift is taken off the lease start when it is recorded).
  *
  * <p>A renewal round in flight at the deadline may still win a majority: the loss was reported
  * with a release of the hold on every node ({@link LossReports#report}), sent after that
@@ -45,9 +46,10 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
     private final LossReports losses;
     private final IdentityRecords records;
     private final String clientId;
+    private final Ticker ticker;
 
     RedlockRenewal(NodeSet nodes, ReentrantLock dispatch, ClockDrift drift, LockEvents events,
-            LeaseExtensions extensions, LossReports losses, IdentityRecords records, String clientId) {
+            LeaseExtensions extensions, LossReports losses, IdentityRecords records, String clientId, Ticker ticker) {
         this.nodes = nodes;
         this.dispatch = dispatch;
         this.drift = drift;
@@ -56,6 +58,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
         this.losses = losses;
         this.records = records;
         this.clientId = clientId;
+        this.ticker = ticker;
     }
 
     /** Any hold fits any batch: every node has every key. */
@@ -112,7 +115,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
                 args[2 * i] = RedlockEngine.member(hold);
                 args[2 * i + 1] = Long.toString(leases[i]);
             }
-            sent = System.nanoTime();
+            sent = ticker.nanoTime();
             replies = nodes.sendToEachInOrder(RedlockScripts.RENEW, ScriptOutputType.MULTI, keys, args);
         } finally {
             dispatch.unlock();

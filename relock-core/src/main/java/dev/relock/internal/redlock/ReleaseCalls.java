@@ -19,17 +19,21 @@ final class ReleaseCalls {
     static final String NO_ATTEMPT = "-";
 
     private final String channel;
-    // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms
+    // how long a release keeps the lock for the first waiting writer (its turn): the handoff grace, in ms as the
+    // scripts take it, and in ns
     private final String turnMillis;
+    private final long turnNanos;
 
     ReleaseCalls(String channel, Duration handoffGrace) {
+        long millis = Math.max(1, handoffGrace.toMillis());
         this.channel = channel;
-        this.turnMillis = Long.toString(Math.max(1, handoffGrace.toMillis()));
+        this.turnMillis = Long.toString(millis);
+        this.turnNanos = TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
     /** How long a release keeps the lock for the first waiting writer: see release.lua. */
     long turnNanos() {
-        return TimeUnit.MILLISECONDS.toNanos(Long.parseLong(turnMillis));
+        return turnNanos;
     }
 
     /** The owner's release of the hold that attempt {@code attempt} took, announced on the channel. */

@@ -1,5 +1,6 @@
 package dev.relock.internal.redlock;
 
+import dev.relock.internal.engine.Ticker;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.RedisPubSubListener;
 import java.util.Map;
@@ -26,7 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * that message completes). Messages arrive on Lettuce event-loop threads, which must
  * not block: routing only completes futures and hands grants on. Every client receives every release
  * of its prefix, once per node that saw it, through that node's {@link #listenerOf listener};
- * duplicates only wake a waiter early.
+ * duplicates only wake a waiter early. Times are readings of the client's {@link Ticker}.
  */
 final class ReleaseSignals {
 
@@ -36,7 +37,7 @@ final class ReleaseSignals {
         void granted(int node, long token, String attemptId);
     }
 
-    /** A watching writer: its grants' recipient, and when a message last gave it the turn (System.nanoTime()). */
+    /** A watching writer: its grants' recipient, and when a message last gave it the turn (ticker). */
     private static final class Watch {
         final Grants grants;
         volatile long namedAt;
@@ -59,9 +60,22 @@ final class ReleaseSignals {
         final AtomicReference<String> lastGrant = new AtomicReference<>();
     }
 
+    private final Ticker ticker;
     private final Map<String, Waiting> byLockKey = new ConcurrentHashMap<>();
     // lock key + owner id of a watching writer -> its watch
     private final Map<String, Watch> turns = new ConcurrentHashMap<>();
+
+    ReleaseSignals(Ticker ticker) {
+        this.ticker = ticker;
+    }
+
+    /**
+     * Whether {@code turn}, what a signal completed with, is a grant to {@code owner}: '{@code <owner id> <token>
+     * <attempt id>}'.
+     */
+    static boolean grantsTo(String turn, String owner) {
+        return turn.length() > owner.length() && turn.startsWith(owner) && turn.charAt(owner.length()) == ' ';
+    }
 
     /**
      * The listener of node {@code node}'s pub/sub connection (its index in the client's list of nodes). Each
@@ -108,14 +122,14 @@ final class ReleaseSignals {
      * to {@code grants}.
      */
     void watchTurns(String lockKey, String owner, Grants grants) {
-        turns.put(lockKey + owner, new Watch(grants, System.nanoTime() - 1));
+        turns.put(lockKey + owner, new Watch(grants, ticker.nanoTime() - 1));
     }
 
     void unwatchTurns(String lockKey, String owner) {
         turns.remove(lockKey + owner);
     }
 
-    /** Whether a message gave a watching {@code owner} the turn (not a grant) after {@code nanos} (System.nanoTime()). */
+    /** Whether a message gave a watching {@code owner} the turn (not a grant) after {@code nanos} (ticker). */
     boolean namedSince(String lockKey, String owner, long nanos) {
         Watch watch = turns.get(lockKey + owner);
         return watch != null && watch.namedAt - nanos > 0;
@@ -141,7 +155,7 @@ final class ReleaseSignals {
                 watch.grants.granted(node, Long.parseLong(message, space + 1, second, 10),
                         message.substring(second + 1));
             } else {
-                watch.namedAt = System.nanoTime();
+                watch.namedAt = ticker.nanoTime();
             }
         }
         Waiting waiting = byLockKey.get(lockKey);

@@ -10,7 +10,6 @@ import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.SteppedAcquisition;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.redis.RedisCalls;
-import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -25,15 +24,15 @@ import org.slf4j.LoggerFactory;
  * wait between them, and the clean-up when the wait ends without success. The blocking API waits
  * for its outcome in the caller's thread ({@link #run}); the asynchronous API hands out a future
  * of it ({@link #startAsync}). The outcome, and the rule that events are handled one at a time
- * under {@code lock}, are {@link SteppedAcquisition}'s.
+ * under {@code lock}, are {@link SteppedAcquisition}'s; what it sends is {@link AcquireCommands}', when it
+ * tries next {@link WaitPlan}'s, which attempt a grant may be taken for {@link GrantOffer}'s.
  *
  * <p>Design notes. The owner joins the queue in Redis. Its next attempt is driven by whichever
  * comes first: a wake-up message naming it (pub/sub thread, through the {@link WaitingRoom}), a
- * timer at the holder's lease end or its own deadline (the client's event executors; the far ones
- * wait on its hashed wheel, see {@link SteppedAcquisition#armTimer}), or, when
- * Redis is unreachable, a back-off timer ({@link RetryBackoff}, cut to the wait's deadline: the last
- * attempt of a wait is sent by its deadline, and if Redis is still unreachable then, that failure is the
- * outcome; a single try has no back-off and fails at once). It never polls at a fixed rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
+ * timer at the holder's lease end or its own deadline (see {@link SteppedAcquisition#armTimer}), or,
+ * when Redis is unreachable, a back-off timer (cut to the wait's deadline: if Redis is still unreachable
+ * then, that failure is the outcome; a single try has no back-off and fails at once). It never polls at a
+ * fixed rate. Events also come from the attempt's reply (a Lettuce I/O thread), {@link #cancel} (any
  * thread) and the client's close ({@link #failAtClose}). On a Cluster with sharded pub/sub the
  * wake-ups come on the lock's own channel, which the owner listens to from its first failed attempt
  * until it finishes ({@link ShardWakeChannels}); a confirmation of that subscription wakes it too.
@@ -44,8 +43,6 @@ import org.slf4j.LoggerFactory;
  *   <li>At most one attempt is in flight. A wake-up that arrives while it is in flight is kept and
  *       starts the next attempt as soon as the reply says "not acquired", so a release that
  *       happens while the reply is on its way is never missed.
- *   <li>The outcome completes once, outside the lock: with the hold, with null (the wait ended
- *       or the acquisition was cancelled), or exceptionally.
  * </ul>
  *
  * <p>With a {@link ReplicationGuard}, an attempt that took the lock is followed by {@code WAIT}
@@ -63,17 +60,15 @@ import org.slf4j.LoggerFactory;
  * make the head writer, or the readers at the head, holders at once and say so in their wake-up
  * messages ({@link #granted}): the hold then needs no attempt of its own. The grant's lease runs
  * from when Redis ran this owner's latest attempt, so the hold counts it from when that attempt was
- * sent. A grant is taken only for the latest attempt sent and only once its reply is in (an older
- * attempt's grant may have been undone by a withdraw since); an attempt that reaches Redis after
- * the grant takes it as its reply. A grant that arrives while its attempt is in flight is taken by
- * the next attempt, not on the word of that attempt's "not acquired": the reply may come from a run
- * of the attempt sent again after a reconnect, after commands that undid the grant. A grant the
- * acquisition never takes is undone by the withdraw that every unsuccessful end sends.
+ * sent. A grant is taken only for the latest attempt sent and only once its reply is in; an attempt
+ * that reaches Redis after the grant takes it as its reply. A grant that arrives while its attempt is
+ * in flight is taken by the next attempt, not on the word of that attempt's "not acquired": the reply
+ * may come from a run of the attempt sent again after a reconnect, after commands that undid the grant.
  *
  * <p>Ambiguity: an attempt whose reply times out, or that is cancelled while in flight, may
  * still be applied by Redis. It is then followed, in order, by the mode's withdraw script, which
- * undoes a fresh acquisition and leaves the queue; nothing ownerless lingers until its lease runs
- * out.
+ * undoes a fresh acquisition and leaves the queue (and undoes a grant the acquisition never took);
+ * nothing ownerless lingers until its lease runs out.
  */
 final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
@@ -82,12 +77,17 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     static final int MAX_REDIRECTS = 5;
 
     private final SingleServerEngine engine;
-    private final ModeScripts scripts;
-    private final String[] extraArgs;
+    // guarded by lock: when the next attempt is, and when the wait is over, on the client's ticker
+    private final WaitPlan plan;
     private final LongFunction<RuntimeException> refusal;
-    // guarded by lock: the connection of the last attempt, which its WAIT and withdrawals follow, so
-    // they reach Redis in order; the shared connection before the first attempt
-    private RedisCalls calls;
+    // guarded by lock: what this acquisition sends, on the connection of its last attempt
+    private final AcquireCommands commands;
+    // guarded by lock: which attempt a grant on release may be taken for
+    private final GrantOffer grants = new GrantOffer();
+    // guarded by lock: where the client wakes this acquisition
+    private final WakeRegistrations registrations;
+    // guarded by lock: what undoes its traces in Redis
+    private final CleanUp cleanUp;
     // null when fresh holds are handed out without waiting for replicas
     private final ReplicationGuard guard;
     // whether queued attempts offer to take a grant on release (see the class notes)
@@ -103,31 +103,6 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     private int redirects;
     // a wake-up arrived while the attempt was in flight
     private boolean woken;
-    // the id and send time of the latest attempt (ids are unique in the client, from 1); 0 once a
-    // withdraw was sent after it: its grant, if any, is undone and must not be taken
-    private long attemptId;
-    private long attemptSentNanos;
-    // a grant for the latest attempt arrived while that attempt was in flight
-    private boolean grantWaiting;
-    // what runs once that grant was handled (the attempt's reply came: it took the grant, or the next attempt is sent
-    // to take it, or it was dropped): the end of the hand-over
-    // that made it (LocalLines), or null
-    private Runnable grantHandled;
-    // a "you are next" message asked for an attempt by checkBy (System.nanoTime())
-    private boolean hasCheckBy;
-    private long checkBy;
-    // tells a timer that fires late from one that is still wanted
-    private long timerGeneration;
-    private long backoff;
-    // the acquisition listens for wake-ups on its lock's own channel (sharded pub/sub), see notAcquired
-    private boolean listening;
-    // ended without a hold after the client was marked closed: left in the waiting room for close() to withdraw
-    private boolean awaitsCloseWithdraw;
-    // waits in the client's line for the lock (LocalLines): nothing of this acquisition is in Redis
-    private boolean inLine;
-    // something of this acquisition may be in Redis (an attempt, or a release that named it successor): an
-    // unsuccessful end withdraws
-    private boolean touched;
     // the permits the attempt that took the hold took (permits-acquire.lua's 4th reply), 0 for a lock: written under
     // lock before the outcome is decided, read by whoever got the hold from the outcome, which completes after that
     private long permitsTaken;
@@ -141,10 +116,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             long leaseMillis, boolean renewed, String[] extraArgs, LongFunction<RuntimeException> refusal) {
         super(engine.core, engine.timer(), engine.wheel(), name, keys, mode, owner, leaseMillis, renewed);
         this.engine = engine;
-        this.scripts = ModeScripts.of(mode);
-        this.extraArgs = extraArgs;
+        this.plan = new WaitPlan(engine.core.ticker());
         this.refusal = refusal;
-        this.calls = engine.calls();
+        this.commands = new AcquireCommands(engine, mode, keys, owner, leaseMillis, extraArgs);
+        this.registrations = new WakeRegistrations(engine, keys, owner, this);
+        this.cleanUp = new CleanUp(commands, grants, engine.core, mode, name, owner);
         this.guard = engine.core.settings().replicationGuard();
         // the replication guard would have to WAIT for a grant too; semaphores get no grants
         this.takesGrants = mode != LockMode.PERMITS && guard == null && extraArgs.length == 0;
@@ -157,18 +133,18 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     @Override
     protected void begin(long waitNanos) {
+        plan.begin(forever, deadline);
         this.queued = forever || waitNanos > 0;
+        cleanUp.begin(queued);
         if (queued) {
-            engine.waitingRoom().enter(owner, this);
+            registrations.enterRoom();
             // only writers wait in the client's line; readers go to Redis, which lets them in together
             Long tryBy = takesGrants && mode == LockMode.WRITE
-                    ? engine.localLines().join(keys, this, TimeUnit.MILLISECONDS.toNanos(leaseMillis)) : null;
+                    ? registrations.joinLine(TimeUnit.MILLISECONDS.toNanos(leaseMillis)) : null;
             if (tryBy != null) {
                 // the holder's release names its successor; at the holder's lease end this waiter tries in Redis
                 // itself, in case the holder never comes back (+1 ms: just after the lease has run out in Redis)
-                inLine = true;
-                long at = tryBy + TimeUnit.MILLISECONDS.toNanos(1);
-                schedule(forever || at - deadline < 0 ? at : deadline, true);
+                schedule(plan.byDeadline(tryBy + TimeUnit.MILLISECONDS.toNanos(1)), true);
                 return;
             }
         }
@@ -205,7 +181,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
      */
     void resubscribed() {
         step(() -> {
-            if (!inLine) {
+            if (!registrations.isInLine()) {
                 tryAgain();
             }
         });
@@ -229,11 +205,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             if (isDecided()) {
                 return;
             }
-            long by = System.nanoTime() + nanos;
-            if (!hasCheckBy || by - checkBy < 0) {
-                checkBy = by;
-                hasCheckBy = true;
-            }
+            long by = plan.checkWithin(nanos);
             if (inFlight == null && hasTimer() && by - timerAt() < 0) {
                 schedule(by, false);
             }
@@ -248,21 +220,19 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         step(() -> {
             try {
                 // a grant for an older attempt may have been undone by a withdraw since
-                if (isDecided() || attempt != attemptId) {
+                if (isDecided() || !grants.isFor(attempt)) {
                     return;
                 }
                 if (inFlight != null) {
                     // its reply says whether it took the grant; if not, the next attempt takes it (see handleReply)
-                    grantWaiting = true;
-                    grantHandled();
-                    grantHandled = over;
+                    grants.arrivedInFlight(over);
                     return;
                 }
                 // every command of this owner sent before it has been answered (replies come in order), so none
                 // of them can run again after the grant and undo it
-                tookHold(token, attemptSentNanos);
+                tookHold(token, grants.sentNanos());
             } finally {
-                if (grantHandled != over) {
+                if (!grants.awaits(over)) {
                     over.run();
                 }
             }
@@ -277,23 +247,20 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     LocalLines.Succession succeed(Function<String[], CompletableFuture<Object>> release) {
         LocalLines.Succession[] named = {null};
         step(() -> {
-            if (isDecided() || !inLine) {
+            if (isDecided() || !registrations.namedSuccessor()) {
                 return;
             }
-            inLine = false;
-            touched = true;
-            // the hand-over's id is an attempt's: a grant for it is taken as an attempt's would be
-            attemptId = engine.nextAttemptId();
-            grantWaiting = false;
+            cleanUp.touched();
+            long handOver = engine.nextAttemptId();
             // the grant's lease runs in Redis from when the release ran, after this
-            attemptSentNanos = System.nanoTime();
+            grants.handOverSent(handOver, plan.now());
             CompletableFuture<Object> sent;
             try {
-                sent = release.apply(new String[] {owner, Long.toString(leaseMillis), Long.toString(attemptId)});
+                sent = release.apply(new String[] {owner, Long.toString(leaseMillis), Long.toString(handOver)});
             } catch (RuntimeException e) {
                 sent = CompletableFuture.failedFuture(e);
             }
-            named[0] = new LocalLines.Succession(this, attemptId, sent);
+            named[0] = new LocalLines.Succession(this, handOver, sent);
         });
         return named[0];
     }
@@ -308,18 +275,18 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     void succession(long attempt, long token, boolean waitForRedis, Runnable over) {
         step(() -> {
             try {
-                if (isDecided() && token >= 0 && touched) {
+                if (isDecided() && token >= 0 && cleanUp.isTouched()) {
                     // it gave up: its withdraw followed the release's first send, but maybe not a second one (after
                     // NOSCRIPT or TRYAGAIN) that granted after it
                     engine.releases().undoGrant(keys, owner, token);
                     return;
                 }
                 // another id: it has tried in Redis since, and that attempt takes a grant it crosses
-                if (isDecided() || attempt != attemptId || inFlight != null) {
+                if (isDecided() || !grants.isFor(attempt) || inFlight != null) {
                     return;
                 }
                 if (token >= 0) {
-                    tookHold(token, attemptSentNanos);
+                    tookHold(token, grants.sentNanos());
                 } else if (!waitForRedis) {
                     attempt();
                 }
@@ -336,12 +303,10 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
      */
     void passedOver(long attempt) {
         step(() -> {
-            if (isDecided() || attempt != attemptId || inFlight != null) {
+            if (isDecided() || !grants.isFor(attempt) || inFlight != null) {
                 return;
             }
-            if (engine.localLines().rejoin(keys, this)) {
-                inLine = true;
-            } else {
+            if (!registrations.rejoinLine()) {
                 attempt();
             }
         });
@@ -352,7 +317,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     protected void giveUp() {
         boolean attempting = abandonAttempt();
         if (queued || attempting) {
-            withdraw(attempting);
+            cleanUp.withdraw(attempting);
         }
         finish(null, null);
     }
@@ -361,7 +326,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     protected void handlingFailed(RuntimeException error) {
         abandonAttempt();
         // the reply being handled may have taken the lock: undo a fresh hold too
-        withdraw(true);
+        cleanUp.withdraw(true);
         finish(null, error);
     }
 
@@ -383,11 +348,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             if (!isDecided()) {
                 finish(null, closed);
             }
-            // also an acquisition that an event ended without a hold after the client was marked closed (withdraw()
-            // left its withdraw to this); not one that took its hold meanwhile
-            if (awaitsCloseWithdraw) {
-                awaitsCloseWithdraw = false;
-                withdrawn.add(sendWithdraw(attempting));
+            // also an acquisition that an event ended without a hold after the client was marked closed (its withdraw
+            // was left to this); not one that took its hold meanwhile
+            CompletableFuture<Long> sent = cleanUp.atClose(attempting);
+            if (sent != null) {
+                withdrawn.add(sent);
             }
         });
         return withdrawn.isEmpty() ? CompletableFuture.completedFuture(null) : withdrawn.get(0);
@@ -395,7 +360,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     private void onTimer(long generation) {
         step(() -> {
-            if (isDecided() || inFlight != null || generation != timerGeneration) {
+            if (isDecided() || inFlight != null || !plan.isCurrent(generation)) {
                 return;
             }
             timerFired();
@@ -405,13 +370,22 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         });
     }
 
-    private void onReply(CompletableFuture<List<Long>> reply, long sentNanos, List<Long> result, Throwable error) {
+    /**
+     * Handles what {@code answered}, in flight, answered, in a step; not if it is no longer in flight or the outcome
+     * is decided: it was abandoned meanwhile (a cancel, a failure at close), and the withdraw sent then undoes what it
+     * may have done.
+     */
+    private void onAnswer(CompletableFuture<?> answered, Runnable handling) {
         step(() -> {
-            if (inFlight != reply || isDecided()) {
-                // cancelled or failed at close meanwhile; the withdraw sent then undoes it
-                return;
+            if (inFlight == answered && !isDecided()) {
+                inFlight = null;
+                handling.run();
             }
-            inFlight = null;
+        });
+    }
+
+    private void onReply(CompletableFuture<List<Long>> reply, long sentNanos, List<Long> result, Throwable error) {
+        onAnswer(reply, () -> {
             CompletableFuture<Void> refreshed = error != null && redirects < MAX_REDIRECTS
                     ? engine.routes().refreshIfMoved(error) : null;
             if (refreshed != null) {
@@ -421,12 +395,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 return;
             }
             redirects = 0;
-            boolean grant = grantWaiting;
-            grantWaiting = false;
+            boolean grant = grants.takeWaiting();
             try {
                 handleReply(result, error, grant, sentNanos);
             } finally {
-                grantHandled();
+                grants.handled();
             }
         });
     }
@@ -445,7 +418,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             if (grant || queued) {
                 // refused for good (an upgrade, or more permits than a semaphore has now): an entry of an
                 // earlier attempt must not stay at the head of the queue, nor a grant unused
-                withdraw(false);
+                cleanUp.withdraw(false);
             }
             finish(null, refusal.apply(result.get(0)));
         } else if (result.get(0) == 0 && grant) {
@@ -463,23 +436,9 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         }
     }
 
-    /** Runs what waits for a grant that arrived during an attempt to be handled, if anything does. Lock held. */
-    private void grantHandled() {
-        Runnable over = grantHandled;
-        if (over != null) {
-            grantHandled = null;
-            over.run();
-        }
-    }
-
     private void onAcknowledged(CompletableFuture<Long> acks, long token, long sentNanos, Long acknowledged,
             Throwable error) {
-        step(() -> {
-            if (inFlight != acks || isDecided()) {
-                // cancelled or failed at close meanwhile; the withdraw sent then undid the hold
-                return;
-            }
-            inFlight = null;
+        onAnswer(acks, () -> {
             if (error != null) {
                 // the hold exists in Redis, however the WAIT failed
                 failed(error, true);
@@ -493,11 +452,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /** The connection for the next attempt is open, or the topology fresh after a MOVED (or not: {@code error}). */
     private void onReady(CompletableFuture<?> waited, Throwable error) {
-        step(() -> {
-            if (inFlight != waited || isDecided()) {
-                return;
-            }
-            inFlight = null;
+        onAnswer(waited, () -> {
             if (error != null) {
                 failed(error, false);
             } else {
@@ -513,34 +468,22 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
             return;
         }
         woken = false;
-        hasCheckBy = false;
-        long waitMillis = !queued ? 0
-                : forever ? ModeScripts.WAIT_FOREVER_MILLIS : Math.max(1, ceilMillis(deadline - System.nanoTime()));
-        CompletableFuture<RedisCalls> route = engine.routes().acquisitionCalls(engine.routes().slotOf(keys.lock()));
+        plan.attempted();
+        long waitMillis = plan.scriptWaitMillis(queued);
+        CompletableFuture<RedisCalls> route = commands.route();
         if (!route.isDone() || route.isCompletedExceptionally()) {
             // the guard's connection to the slot's master is being opened (or could not be)
             attemptWhenDone(route);
             return;
         }
-        calls = route.join();
-        if (inLine) {
-            engine.localLines().leave(keys, this);
-            inLine = false;
-        }
-        touched = true;
-        attemptId = engine.nextAttemptId();
+        registrations.leaveLine();
+        cleanUp.touched();
+        long id = engine.nextAttemptId();
+        long sent = plan.now();
+        grants.attemptSent(id, sent);
         // a queued writer's or reader's attempt offers to take a grant on release, for this attempt's id
-        String lease = engine.leaseText(leaseMillis);
-        String wakeRoute = engine.routes().wakeRoute(keys);
-        String[] args = takesGrants && queued
-                ? scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), wakeRoute,
-                        Long.toString(attemptId))
-                : scripts.acquireArgs(owner, lease, 0, waitMillis, engine.graceMillis(), wakeRoute, extraArgs);
-        grantWaiting = false;
-        grantHandled();
-        long sent = System.nanoTime();
-        attemptSentNanos = sent;
-        CompletableFuture<List<Long>> reply = send(args);
+        long grantFor = takesGrants && queued ? id : 0;
+        CompletableFuture<List<Long>> reply = commands.acquire(route.join(), waitMillis, grantFor);
         inFlight = reply;
         // may run at once, in this thread, if the command was refused before it was sent
         reply.whenComplete((result, error) -> onReply(reply, sent, result, error));
@@ -556,32 +499,25 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     }
 
     private void notAcquired(long retryMillis, long sentNanos) {
-        backoff = 0;
-        long now = System.nanoTime();
+        long now = plan.now();
+        long retryAt = plan.afterLease(now, retryMillis);
         if (!queued) {
             finish(null, null);
             return;
         }
-        if (!forever && now - deadline >= 0) {
-            withdraw(false);
+        if (plan.isOver(now)) {
+            cleanUp.withdraw(false);
             finish(null, null);
             return;
         }
-        if (!listening) {
-            // only now, on the contended path: the uncontended acquisition stays one script call.
-            // A release published before the lock's channel was subscribed reached nobody, so the
-            // channel tells when to try again (at once, or when the subscription is confirmed)
-            listening = true;
-            if (engine.routes().listenForWakeUps(this, sentNanos)) {
-                woken = true;
-            }
+        // only now, on the contended path: the uncontended acquisition stays one script call
+        if (registrations.listen(sentNanos)) {
+            woken = true;
         }
         if (woken) {
             attempt();
         } else {
-            // +1 ms: try just after the holder's lease has run out in Redis
-            long retryAt = now + TimeUnit.MILLISECONDS.toNanos(retryMillis + 1);
-            schedule(forever || retryAt - deadline < 0 ? retryAt : deadline, true);
+            schedule(retryAt, true);
         }
     }
 
@@ -590,13 +526,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
      * replicas on the attempt's connection, which counts the attempt's write.
      */
     private void awaitReplicas(long token, long sentNanos) {
-        CompletableFuture<Long> acks;
-        try {
-            acks = calls.awaitReplicas(guard);
-        } catch (RuntimeException e) {
-            acks = CompletableFuture.failedFuture(e);
-        }
-        CompletableFuture<Long> reply = acks;
+        CompletableFuture<Long> reply = commands.awaitReplicas(guard);
         inFlight = reply;
         reply.whenComplete((acknowledged, error) -> onAcknowledged(reply, token, sentNanos, acknowledged, error));
     }
@@ -606,10 +536,10 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         log.debug("{} '{}': only {} of {} replicas acknowledged the acquisition by {}; undoing it",
                 mode.description, name, acknowledged, guard.replicas(), owner);
         // also leaves the queue; a next attempt joins it again
-        withdraw(true);
+        cleanUp.withdraw(true);
         if (guard.onShortfall() == ReplicationGuard.OnShortfall.FAIL) {
-            finish(null, new ReplicationShortfallException(name, acknowledged, guard.replicas(), calls.address()));
-        } else if (!queued || (!forever && System.nanoTime() - deadline >= 0)) {
+            finish(null, new ReplicationShortfallException(name, acknowledged, guard.replicas(), commands.address()));
+        } else if (!queued || plan.isOver()) {
             finish(null, null);
         } else {
             // the WAIT took the guard's timeout already: no pause before the next attempt
@@ -617,36 +547,27 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         }
     }
 
-    private CompletableFuture<List<Long>> send(String[] args) {
-        try {
-            return calls.runTimed(scripts.acquire, ScriptOutputType.MULTI, keys.all(), args);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
     /** @param holdTaken whether the lock is known to be taken in Redis (the guard's WAIT failed, or a grant arrived) */
     private void failed(Throwable error, boolean holdTaken) {
         engine.routes().refreshIfUnreachable(error);
-        RelockException failed = calls.failure(error, "acquire", name);
+        RelockException failed = commands.failure(error, name);
         if (!(failed instanceof RedisUnavailableException) && (holdTaken || queued)) {
             // a queued owner leaves the queue, which also undoes a grant on release to an earlier attempt of its: an
             // error reply (OOM, BUSY...) ran nothing, but the offer of its previous attempt stands. Where the server
             // refuses the withdraw too, such a grant lasts its lease
-            withdraw(holdTaken);
+            cleanUp.withdraw(holdTaken);
         }
         if (failed instanceof RedisUnavailableException) {
             // the attempt may still be applied; undo it in order on the same connection
-            withdraw(true);
+            cleanUp.withdraw(true);
             // a wait tries again until its deadline (a single try does not): the next try at the deadline at the
             // latest, so whichever attempt comes last decides, and a failure then is the one thrown
-            boolean waitsOn = forever || (queued && System.nanoTime() - deadline < 0);
+            boolean waitsOn = forever || (queued && !plan.isOver());
             if (waitsOn && !engine.core.isClosed()) {
-                backoff = RetryBackoff.after(backoff);
-                log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}",
-                        mode.description, name, TimeUnit.NANOSECONDS.toMillis(backoff), failed.getMessage());
-                long at = System.nanoTime() + backoff;
-                schedule(forever || at - deadline < 0 ? at : deadline, true);
+                long at = plan.afterBackoff();
+                log.debug("{} '{}': Redis unavailable, trying again in {} ms: {}", mode.description, name,
+                        TimeUnit.NANOSECONDS.toMillis(plan.backoffNanos()), failed.getMessage());
+                schedule(at, true);
                 return;
             }
         }
@@ -671,36 +592,17 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     }
 
     /**
-     * Plans the next attempt at {@code at} (System.nanoTime()), or earlier if a check is due; {@code mayBeLate}: a
-     * retry at a holder's lease end or a back-off, which may fire a little late (see {@link #armTimer}).
+     * Plans the next attempt at {@code at} (a reading of the ticker), or earlier if a check is due; {@code mayBeLate}:
+     * a retry at a holder's lease end or a back-off, which may fire a little late (see {@link #armTimer}).
      */
     private void schedule(long at, boolean mayBeLate) {
-        boolean checkDue = hasCheckBy && checkBy - at < 0;
-        long when = checkDue ? checkBy : at;
-        long generation = ++timerGeneration;
-        if (!armTimer(() -> onTimer(generation), when, mayBeLate && !checkDue)) {
+        boolean checkFirst = plan.checkBefore(at);
+        long generation = plan.nextGeneration();
+        if (!armTimer(() -> onTimer(generation), checkFirst ? plan.checkBy() : at, mayBeLate && !checkFirst)) {
             // the timer executor shuts down only with the client
-            withdraw(false);
+            cleanUp.withdraw(false);
             finish(null, engine.core.closedException());
         }
-    }
-
-    /** Leaves the queue (and undoes a fresh hold whose reply was lost), without waiting for the reply. */
-    private void withdraw(boolean undoFreshHold) {
-        if (!touched) {
-            // it waited in its line only: Redis has nothing of it
-            return;
-        }
-        if (queued && engine.core.isClosed()) {
-            // close() withdraws the queued acquisitions itself, before it closes the connection (see finish)
-            return;
-        }
-        sendWithdraw(undoFreshHold).whenComplete((undone, error) -> {
-            if (error != null) {
-                log.debug("{} '{}': withdrawing {} failed; its queue entry expires by itself: {}",
-                        mode.description, name, owner, error.toString());
-            }
-        });
     }
 
     /** Gives up on the reply of the attempt in flight; returns whether there was one. */
@@ -712,41 +614,17 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         // first: the cancellation completes the reply, whose handling (in this thread) must find it abandoned
         inFlight = null;
         // no NOSCRIPT fallback of the attempt may follow the withdraw that undoes it
-        calls.abandon(abandoned);
+        commands.abandon(abandoned);
         return true;
-    }
-
-    private CompletableFuture<Long> sendWithdraw(boolean undoFreshHold) {
-        // the withdraw undoes a grant on release of any attempt sent before it, so no such grant may be
-        // taken any more, even if its message arrives later (while this acquisition backs off): 0 is no
-        // attempt's id
-        attemptId = 0;
-        grantWaiting = false;
-        grantHandled();
-        return engine.routes().cleanUpOn(calls, scripts.withdraw, keys.all(),
-                scripts.withdrawArgs(owner, undoFreshHold, engine.graceMillis(), engine.routes().wakeRoute(keys),
-                        engine.lastAttemptId()));
     }
 
     @Override
     protected void finish(Hold hold, RuntimeException error) {
         decide(hold, error);
         cancelTimer();
-        grantHandled();
-        if (inLine) {
-            engine.localLines().leave(keys, this);
-            inLine = false;
-        }
-        if (queued && hold == null && engine.core.isClosed()) {
-            // close() walks the room and withdraws what it finds there (failAtClose); withdraw() leaves that to it
-            // once the client is marked closed, so an acquisition that ended without a hold since stays for it
-            awaitsCloseWithdraw = true;
-        } else if (queued) {
-            engine.waitingRoom().leave(owner, this);
-        }
-        if (listening) {
-            engine.routes().stopListeningForWakeUps(this);
-        }
+        grants.handled();
+        // close() walks the room and withdraws what it finds there (failAtClose)
+        registrations.leave(cleanUp.leftForClose(hold != null));
     }
 
     @Override
@@ -756,15 +634,15 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     @Override
     protected void recover(long at) {
-        if (!forever && System.nanoTime() - deadline >= 0) {
+        if (plan.isOver()) {
             // the wait is over: it ends as a wait that ran out does
             if (queued) {
-                withdraw(false);
+                cleanUp.withdraw(false);
             }
             finish(null, null);
             return;
         }
-        schedule(forever || at - deadline < 0 ? at : deadline, false);
+        schedule(plan.byDeadline(at), false);
     }
 
     @Override
@@ -779,12 +657,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     @Override
     protected String describe() {
         return "queued=" + queued + ", inFlight=" + (inFlight == null ? "none" : inFlight.isDone() ? "done" : "pending")
-                + ", woken=" + woken + ", attemptId=" + attemptId + ", grantWaiting=" + grantWaiting
-                + ", listening=" + listening + ", redirects=" + redirects + ", backoff=" + backoff + ", inLine=" + inLine
-                + ", touched=" + touched;
-    }
-
-    private static long ceilMillis(long nanos) {
-        return (nanos + 999_999) / 1_000_000;
+                + ", woken=" + woken + ", " + grants
+                + ", " + registrations + ", redirects=" + redirects + ", " + plan
+                + ", " + cleanUp;
     }
 }

@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockSettings;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.redis.Utf8Codec;
 import io.lettuce.core.ClientOptions;
@@ -51,16 +52,20 @@ final class ClusterGuardLinks {
     private final RelockSettings settings;
     // the CLIENT SETNAME of every link (the client's ClientIdentity#connectionName)
     private final String connectionName;
+    // the client's ticker, which each link's calls read their waits on
+    private final Ticker ticker;
     // "host:port" of a master -> its connection, open or opening; a failed or closed one is replaced
     private final Map<String, CompletableFuture<Link>> links = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private record Link(StatefulRedisConnection<String, String> connection, RedisCalls calls) {}
 
-    ClusterGuardLinks(RedisClusterClient cluster, RelockSettings settings, String connectionName) {
+    ClusterGuardLinks(RedisClusterClient cluster, RelockSettings settings, String connectionName,
+            Ticker ticker) {
         this.cluster = cluster;
         this.settings = settings;
         this.connectionName = connectionName;
+        this.ticker = ticker;
         this.nodes = RedisClient.create(cluster.getResources());
         nodes.setOptions(ClientOptions.copyOf(cluster.getOptions()).mutate()
                 .autoReconnect(false)
@@ -109,7 +114,7 @@ final class ClusterGuardLinks {
                     return new Link(connection, new RedisCalls(connection, connection.async(),
                             settings.commandTimeout(), address + " (Redis Cluster master)",
                             cluster.getResources().eventExecutorGroup(),
-                            nodes.getOptions().getTimeoutOptions().isTimeoutCommands()));
+                            nodes.getOptions().getTimeoutOptions().isTimeoutCommands(), ticker::nanoTime));
                 });
         opened.whenComplete((link, error) -> {
             if (error != null) {

@@ -65,7 +65,8 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
     private final long stayMillis;
     private final long lease;
     private final boolean renewed;
-    private final long start = System.nanoTime();
+    // when the await began, by the client's ticker
+    private final long start;
     private final long waitNanos;
     private final boolean forever;
     // complete once the owner waits for a signal (its hold given up), or the await ended before; for a blocking caller
@@ -96,6 +97,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
             String lostAdvice, long waitNanos, boolean forever) {
         super(engine);
         this.engine = engine;
+        this.start = nanoTime();
         this.condition = condition;
         this.keys = keys;
         this.hold = hold;
@@ -165,7 +167,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
     /** Enters the client's awaits, then joins the wait set: from then on a signal may pick the owner. */
     private void join() {
         engine.conditionWaits().enter(this);
-        joinSent = System.nanoTime();
+        joinSent = nanoTime();
         sendJoin();
     }
 
@@ -286,7 +288,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         if (engine.routes().listenForWakeUps(keys.lock(), this, joinSent)) {
             recheck = true; // the lock's shard channel was confirmed after the join
         }
-        nextStayAt = System.nanoTime() + stayInterval();
+        nextStayAt = nanoTime() + stayInterval();
         if (!forever) {
             deadline = schedule(this::look, start + Math.min(Math.max(0, waitNanos), Long.MAX_VALUE / 2));
         }
@@ -305,9 +307,9 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         } else if (stop != null) {
             String why = stop;
             leave(left -> waitOver(left ? why : "signalled"));
-        } else if (recheck || System.nanoTime() - nextStayAt >= 0) {
+        } else if (recheck || nanoTime() - nextStayAt >= 0) {
             stay();
-        } else if (!forever && System.nanoTime() - start - waitNanos >= 0) {
+        } else if (!forever && nanoTime() - start - waitNanos >= 0) {
             leave(left -> waitOver(left ? "timeout" : "signalled"));
         } else {
             timer = cancel(timer);
@@ -327,10 +329,10 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
             }
             if (error == null) {
                 retryNanos = 0;
-                nextStayAt = System.nanoTime() + stayInterval();
+                nextStayAt = nanoTime() + stayInterval();
             } else if (error instanceof RelockException) {
                 retryNanos = RetryBackoff.after(retryNanos);
-                nextStayAt = System.nanoTime() + retryNanos;
+                nextStayAt = nanoTime() + retryNanos;
             } else {
                 fail(error);
                 return;
@@ -374,7 +376,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         }
         retryNanos = RetryBackoff.after(retryNanos);
         timer = cancel(timer);
-        timer = schedule(again, System.nanoTime() + retryNanos);
+        timer = schedule(again, nanoTime() + retryNanos);
         if (timer == null) {
             fail(engine.core.closedException());
         }
@@ -451,7 +453,7 @@ final class ConditionAwait extends SerialWait<ConditionAwait.Resumed> implements
         if (listening) {
             engine.routes().stopListeningForWakeUps(keys.lock(), this);
         }
-        engine.events().conditionWaitEnded(condition.lockName(), System.nanoTime() - start, outcome);
+        engine.events().conditionWaitEnded(condition.lockName(), nanoTime() - start, outcome);
     }
 
     @Override

@@ -58,7 +58,7 @@ final class HoldExtensions {
     Hold reenter(Hold held, long lease, boolean renewed) {
         String name = held.lockName;
         LockKeys keys = held.keys;
-        long sent = System.nanoTime();
+        long sent = core.ticker().nanoTime();
         ModeScripts scripts = ModeScripts.of(held.mode);
         List<Long> reply = calls.await(IoThreads.offIo(timer,
                 () -> calls.<List<Long>>run(scripts.acquire, ScriptOutputType.MULTI, keys.all(),
@@ -86,7 +86,7 @@ final class HoldExtensions {
      */
     void extendLease(Hold hold, long leaseMillis) {
         core.ensureOpen();
-        long sent = System.nanoTime();
+        long sent = core.ticker().nanoTime();
         CompletableFuture<List<Long>> extension = sendExtension(hold, leaseMillis);
         if (extension == null) {
             throw Engine.releasedAtExtension(hold);

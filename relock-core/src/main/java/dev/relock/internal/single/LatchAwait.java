@@ -28,7 +28,8 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
     private final SingleServerEngine engine;
     private final RedisCountDownLatch latch;
     private final String key;
-    private final long start = System.nanoTime();
+    // when the wait began, by the client's ticker
+    private final long start;
     private final long waitNanos;
     private final boolean forever;
     // the round the first read found armed; written once, under the lock
@@ -49,6 +50,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
             boolean forever) {
         super(engine);
         this.engine = engine;
+        this.start = nanoTime();
         this.latch = latch;
         this.key = key;
         this.waitNanos = waitNanos;
@@ -106,7 +108,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
         reading = true;
         recheck = false;
         nextRead = cancel(nextRead);
-        long sent = System.nanoTime();
+        long sent = nanoTime();
         onReply(latch.readAsync("wait"), (reply, error) -> answered(reply, error, sent));
     }
 
@@ -118,12 +120,12 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
                 return;
             }
             // the first read tells the caller at once; later ones are tried again until the wait ends
-            if (round == null || deadlinePassed(System.nanoTime())) {
+            if (round == null || deadlinePassed(nanoTime())) {
                 end(null, error);
                 return;
             }
             retryNanos = RetryBackoff.after(retryNanos);
-            readAt(System.nanoTime() + retryNanos);
+            readAt(nanoTime() + retryNanos);
             look();
             return;
         }
@@ -154,7 +156,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
             finish("opened", true);
             return;
         }
-        if (deadlinePassed(System.nanoTime())) {
+        if (deadlinePassed(nanoTime())) {
             finish("timeout", false);
             return;
         }
@@ -167,7 +169,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
         }
         // pttl -1: a key someone made persistent has no expiry to wake at
         if (pttl > 0) {
-            readAt(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pttl) + EXPIRY_MARGIN_NANOS);
+            readAt(nanoTime() + TimeUnit.MILLISECONDS.toNanos(pttl) + EXPIRY_MARGIN_NANOS);
         }
         look();
     }
@@ -225,7 +227,7 @@ final class LatchAwait extends SerialWait<Boolean> implements LatchWaits.Waiter 
         if (listening) {
             engine.routes().stopListeningForWakeUps(key, this);
         }
-        engine.events().latchWaitEnded(latch.name(), System.nanoTime() - start, outcome);
+        engine.events().latchWaitEnded(latch.name(), nanoTime() - start, outcome);
     }
 
     @Override

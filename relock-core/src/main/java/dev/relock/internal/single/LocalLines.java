@@ -3,6 +3,7 @@ package dev.relock.internal.single;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
 import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.Ticker;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -65,15 +66,18 @@ final class LocalLines {
     private final ConcurrentHashMap<LockKeys, Line> lines = new ConcurrentHashMap<>();
     private final HoldTable holds;
     private final Executor executor;
+    // the client's clock, which a waiter's "try in Redis by" time is read on
+    private final Ticker ticker;
 
-    LocalLines(HoldTable holds, Executor executor) {
+    LocalLines(HoldTable holds, Executor executor, Ticker ticker) {
         this.holds = holds;
         this.executor = executor;
+        this.ticker = ticker;
     }
 
     /**
      * Puts {@code waiter} at the end of its lock's line if the line is led; returns null if it did not, else when
-     * (System.nanoTime()) the waiter should try in Redis itself if nobody named it by then: when the holder's lease
+     * (by the client's ticker) the waiter should try in Redis itself if nobody named it by then: when the holder's lease
      * ends as this client counts it (renewals move it on, and the waiter then tries once more than it needed), or
      * after {@code leaseNanos} when a hand-over leads the line. The waiter's lock held.
      */
@@ -91,7 +95,7 @@ final class LocalLines {
                 return null;
             }
             line.waiting.add(waiter);
-            return System.nanoTime() + leaseNanos;
+            return ticker.nanoTime() + leaseNanos;
         }
     }
 

@@ -42,7 +42,7 @@ final class LossReports {
      * @return whether the hold is lost now (by this call or an earlier one)
      */
     boolean reportLostAtDeadline(Hold hold, String reason, ToLongFunction<Hold> deadlineOf) {
-        if (hold.loseAtDeadline(System.nanoTime(), deadlineOf, reason)) {
+        if (hold.loseAtDeadline(core.ticker().nanoTime(), deadlineOf, reason)) {
             core.tellLost(hold, reason);
             wakeLineOf(hold);
         }

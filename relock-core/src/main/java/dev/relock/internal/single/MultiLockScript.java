@@ -80,7 +80,7 @@ final class MultiLockScript {
             }
             keys.addAll(List.of(lock.keys().all()));
         }
-        long sent = System.nanoTime();
+        long sent = core.ticker().nanoTime();
         // on the acquisitions' connection, so a guard's WAIT counts it and the undo follows in order
         RedisCalls acquiring = calls.await(routes.acquisitionCalls(routes.slotOf(locks.get(0).keys().lock())),
                 "multi-lock", null);

@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.LockInfo;
 import dev.relock.LockKind;
+import dev.relock.internal.engine.InspectReply;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.SharedScripts;
@@ -11,7 +12,6 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -108,31 +108,6 @@ final class OperatorViews {
     private CompletableFuture<LockInfo> inspectAsync(String name) {
         LockKeys keys = LockKeys.of(keyPrefix, name);
         return calls.<List<Object>>run(SharedScripts.INSPECT, ScriptOutputType.MULTI, keys.all())
-                .thenApply(reply -> lockInfo(name, reply));
-    }
-
-    /** Decodes inspect.lua's reply (see the script for the layout). */
-    private static LockInfo lockInfo(String name, List<Object> reply) {
-        long pttl = (Long) reply.get(0);
-        int waiters = ((Long) reply.get(1)).intValue();
-        String writer = (String) reply.get(2);
-        Map<String, Integer> holders = new LinkedHashMap<>();
-        long token;
-        LockKind kind;
-        if (!writer.isEmpty()) {
-            holders.put(writer, ((Long) reply.get(3)).intValue());
-            token = (Long) reply.get(4);
-            kind = LockKind.EXCLUSIVE;
-        } else {
-            token = 0;
-            for (int i = 5; i + 2 < reply.size(); i += 3) {
-                holders.put((String) reply.get(i), ((Long) reply.get(i + 1)).intValue());
-                token = Math.max(token, (Long) reply.get(i + 2));
-            }
-            kind = holders.isEmpty() ? LockKind.FREE : LockKind.SHARED;
-        }
-        Duration lease = holders.isEmpty() ? Duration.ZERO
-                : pttl == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(Math.max(0, pttl));
-        return new LockInfo(name, kind, holders, token, lease, waiters, 0);
+                .thenApply(reply -> InspectReply.decode(reply).toLockInfo(name));
     }
 }

@@ -131,7 +131,7 @@ final class RedisCondition implements RelockCondition {
                     + lockName + "'");
         }
         engine.core.ensureOpen();
-        long start = System.nanoTime();
+        long start = engine.core.ticker().nanoTime();
         String owner = engine.core.ownerOfCurrentThread();
         Hold hold = heldWriteLock(owner, "await");
         if (engine.core.holds().get(keys, LockMode.READ, owner) != null) {
@@ -159,7 +159,7 @@ final class RedisCondition implements RelockCondition {
             // interrupted with no stop asked for, or after a signal: it returns normally, as Condition allows
             Thread.currentThread().interrupt();
         }
-        return forever ? 1 : waitNanos - (System.nanoTime() - start);
+        return forever ? 1 : waitNanos - (engine.core.ticker().nanoTime() - start);
     }
 
     // The three phases of a blocking await, each a wait of the thread for the await's machinery (named, so that a

@@ -289,8 +289,8 @@ final class Releases {
             hold.drop();
             hold.released();
             if (log.isDebugEnabled()) { // spares the varargs array and the boxing when off
-                log.debug("{} '{}' released by {} (fencing token {}, held {} ms)",
-                        hold.mode.description, hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis());
+                log.debug("{} '{}' released by {} (fencing token {}, held {} ms)", hold.mode.description,
+                        hold.lockName, hold.owner, hold.fencingToken, hold.heldMillis(core.ticker().nanoTime()));
             }
         } else {
             hold.drop();

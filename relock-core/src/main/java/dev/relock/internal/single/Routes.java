@@ -1,7 +1,9 @@
 package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.RedisFailures;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.ScriptOutputType;
@@ -38,10 +40,14 @@ final class Routes {
     // wake-ups come on the client's own channel, wakeChannelPrefix + client id
     private final ShardWakeChannels shardChannels;
     private final String wakeChannelPrefix;
-    // System.nanoTime() of the last topology refresh asked for by refreshIfUnreachable
-    private final AtomicLong lastUnreachableRefresh = new AtomicLong(System.nanoTime() - UNREACHABLE_REFRESH_NANOS);
+    // the client's clock, which refreshes are spaced on
+    private final Ticker ticker;
+    // when the last topology refresh asked for by refreshIfUnreachable was, by the ticker
+    private final AtomicLong lastUnreachableRefresh;
 
-    Routes(ServerConnections connections, String wakeChannelPrefix) {
+    Routes(ServerConnections connections, String wakeChannelPrefix, Ticker ticker) {
+        this.ticker = ticker;
+        this.lastUnreachableRefresh = new AtomicLong(ticker.nanoTime() - UNREACHABLE_REFRESH_NANOS);
         this.calls = connections.calls();
         this.guardedCalls = connections.guardedCalls();
         this.guardLinks = connections.guardLinks();
@@ -90,7 +96,7 @@ final class Routes {
      * the routed one follows it itself.
      */
     CompletableFuture<Void> refreshIfMoved(Throwable error) {
-        return guardLinks != null && RedisCalls.isMoved(error) ? guardLinks.refreshTopology() : null;
+        return guardLinks != null && RedisFailures.isMoved(error) ? guardLinks.refreshTopology() : null;
     }
 
     /**
@@ -101,10 +107,10 @@ final class Routes {
      * periodic refresh (30 s).
      */
     void refreshIfUnreachable(Throwable error) {
-        if (clusterClient == null || !RedisCalls.isConnectionFailure(error)) {
+        if (clusterClient == null || !RedisFailures.isConnectionFailure(error)) {
             return;
         }
-        long now = System.nanoTime();
+        long now = ticker.nanoTime();
         long last = lastUnreachableRefresh.get();
         if (now - last < UNREACHABLE_REFRESH_NANOS || !lastUnreachableRefresh.compareAndSet(last, now)) {
             return;
@@ -129,7 +135,7 @@ final class Routes {
         if (on == calls) {
             return sent;
         }
-        return sent.exceptionallyCompose(error -> RedisCalls.connectionGone(error)
+        return sent.exceptionallyCompose(error -> RedisFailures.connectionGone(error)
                 ? calls.runInOrder(script, ScriptOutputType.INTEGER, keys, args)
                 : CompletableFuture.failedFuture(error));
     }

@@ -99,14 +99,19 @@ abstract class SerialWait<T> {
                 error instanceof CompletionException && error.getCause() != null ? error.getCause() : error)));
     }
 
+    /** Now, on the client's ticker: the clock of every deadline and timer of the wait. */
+    protected final long nanoTime() {
+        return engine.core.ticker().nanoTime();
+    }
+
     /**
-     * Arms a timer that handles {@code handling} as an event at {@code atNanos} (System.nanoTime()).
+     * Arms a timer that handles {@code handling} as an event at {@code atNanos} ({@link #nanoTime()}).
      *
      * @return the timer, to cancel; null if the executors are shut down (the client closed): nothing is armed
      */
     protected final ScheduledFuture<?> schedule(Runnable handling, long atNanos) {
         try {
-            return engine.timer().schedule(() -> step(handling), Math.max(0, atNanos - System.nanoTime()),
+            return engine.timer().schedule(() -> step(handling), Math.max(0, atNanos - nanoTime()),
                     TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             return null;

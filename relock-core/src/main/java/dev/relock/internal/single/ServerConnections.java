@@ -4,6 +4,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockException;
 import dev.relock.RelockSettings;
 import dev.relock.internal.engine.RedisConnections;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.redis.Utf8Codec;
 import dev.relock.internal.engine.LockEvents;
@@ -54,11 +55,12 @@ final class ServerConnections {
      *
      * @param wakeChannel the client's own wake-up channel, subscribed to unless wake-ups are sharded
      * @param wakeUps told of every message on the pub/sub connection
+     * @param ticker the client's clock: the calls' waits and the shard channels' confirmations are timed by it
      * @throws RedisUnavailableException if Redis cannot be reached
      */
     ServerConnections(AbstractRedisClient redisClient, boolean ownsRedisClient, String address,
             RelockSettings settings, String connectionName, String wakeChannel, RedisPubSubListener<String, String> wakeUps,
-            LockEvents events) {
+            LockEvents events, Ticker ticker) {
         this.redisClient = redisClient;
         this.ownsRedisClient = ownsRedisClient;
         boolean cluster = redisClient instanceof RedisClusterClient;
@@ -83,25 +85,25 @@ final class ServerConnections {
             commands.setTimeout(settings.commandTimeout());
             subscriber.setTimeout(settings.commandTimeout());
             subscriber.addListener(wakeUps);
-            this.calls = callsOn(commands, async, redisClient, settings, address);
+            this.calls = callsOn(commands, async, redisClient, settings, address, ticker);
             // ---- how wake-ups travel, decided once: sharded pub/sub on a Cluster that has it, so no
             // wake-up is broadcast to every node; otherwise plain pub/sub on this client's own channel
             // (one node: nothing to gain; on Cluster every node forwards PUBLISH to every other)
             this.features = ServerFeatures.probe(calls, address);
-            sharded = shardedOrSubscribed(subscriber, features, wakeChannel);
+            sharded = shardedOrSubscribed(subscriber, features, wakeChannel, ticker);
             this.shardChannels = sharded;
             // ----
             if (settings.replicationGuard() != null && !cluster) {
                 forGuard = ((RedisClient) redisClient).connect(Utf8Codec.INSTANCE);
                 forGuard.setTimeout(settings.commandTimeout());
                 this.guardedCalls = CompletableFuture.completedFuture(
-                        callsOn(forGuard, forGuard.async(), redisClient, settings, address));
+                        callsOn(forGuard, forGuard.async(), redisClient, settings, address, ticker));
             } else {
                 this.guardedCalls = CompletableFuture.completedFuture(calls);
             }
             // on Cluster the guard connects to a master when an acquisition first needs it
             this.guardLinks = settings.replicationGuard() != null && cluster
-                    ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings, connectionName)
+                    ? new ClusterGuardLinks((RedisClusterClient) redisClient, settings, connectionName, ticker)
                     : null;
         } catch (RuntimeException e) {
             events.connectFailed();
@@ -121,12 +123,12 @@ final class ServerConnections {
      * once {@code subscriber} is subscribed to the client's own {@code wakeChannel}.
      */
     private ShardWakeChannels shardedOrSubscribed(StatefulRedisPubSubConnection<String, String> subscriber,
-            ServerFeatures features, String wakeChannel) {
+            ServerFeatures features, String wakeChannel, Ticker ticker) {
         if (subscriber instanceof StatefulRedisClusterPubSubConnection<String, String> clusterPubSub
                 && features.shardedPubSub()) {
             return new ShardWakeChannels(clusterPubSub, redisClient.getResources().eventBus(),
                     redisClient.getResources().eventExecutorGroup(),
-                    ((RedisClusterClient) redisClient)::refreshPartitionsAsync);
+                    ((RedisClusterClient) redisClient)::refreshPartitionsAsync, ticker);
         }
         calls.await(subscriber.async().subscribe(wakeChannel), "subscribe", null);
         return null;
@@ -134,12 +136,12 @@ final class ServerConnections {
 
     private static RedisCalls callsOn(StatefulConnection<String, String> connection,
             RedisClusterAsyncCommands<String, String> commands, AbstractRedisClient redisClient, RelockSettings settings,
-            String address) {
+            String address, Ticker ticker) {
         // with timeout options (set on the clients relock creates) Lettuce fails every command
         // after the connection's timeout, set to the command timeout
         return new RedisCalls(connection, commands, settings.commandTimeout(), address,
                 redisClient.getResources().eventExecutorGroup(),
-                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands());
+                redisClient.getOptions().getTimeoutOptions().isTimeoutCommands(), ticker::nanoTime);
     }
 
     /**

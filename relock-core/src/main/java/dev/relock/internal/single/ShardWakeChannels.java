@@ -1,6 +1,7 @@
 package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.Utf8Codec;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import io.lettuce.core.cluster.models.partitions.Partitions;
@@ -69,6 +70,8 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
 
     private final StatefulRedisClusterPubSubConnection<String, String> pubSub;
     private final ScheduledExecutorService timer;
+    // the client's clock: when a subscription was confirmed, against when a waiter's attempt was sent
+    private final Ticker ticker;
     // asks Lettuce to read the cluster's topology again; its change comes back as a ClusterTopologyChangedEvent
     private final Supplier<CompletionStage<Void>> refreshTopology;
     // a refresh asked for by a slot move is under way; later moves wait for its event
@@ -87,7 +90,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
         // ids of the nodes that confirmed a subscription and did not end it since
         final Set<String> nodes = new HashSet<>();
         boolean confirmed;
-        // System.nanoTime() of the last confirmation
+        // when the last confirmation came, by the client's ticker
         long confirmedAt;
         long retryNanos;
         boolean retryScheduled;
@@ -97,9 +100,10 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
     }
 
     ShardWakeChannels(StatefulRedisClusterPubSubConnection<String, String> pubSub, EventBus events,
-            ScheduledExecutorService timer, Supplier<CompletionStage<Void>> refreshTopology) {
+            ScheduledExecutorService timer, Supplier<CompletionStage<Void>> refreshTopology, Ticker ticker) {
         this.pubSub = pubSub;
         this.timer = timer;
+        this.ticker = ticker;
         this.refreshTopology = refreshTopology;
         pubSub.addListener(this);
         this.topologyEvents = events.get()
@@ -117,7 +121,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
     /**
      * {@code waiter} waits on {@code channel} from now on; subscribes when it is the channel's first.
      *
-     * @param attemptSentNanos when the waiter's last attempt was sent (System.nanoTime())
+     * @param attemptSentNanos when the waiter's last attempt was sent, by the client's ticker
      * @return whether the waiter should try again at once: the subscription was confirmed after the attempt
      *     was sent, so a release in between was published to nobody
      */
@@ -198,7 +202,7 @@ final class ShardWakeChannels extends RedisClusterPubSubAdapter<String, String> 
                 wanted.nodes.add(node.getNodeId());
             }
             wanted.confirmed = true;
-            wanted.confirmedAt = System.nanoTime();
+            wanted.confirmedAt = ticker.nanoTime();
             wanted.retryNanos = 0;
             toWake = new ArrayList<>(wanted.waiters);
         } finally {

@@ -116,7 +116,7 @@ public final class SingleServerEngine implements Engine {
         this.address = address;
         this.holds = core.holds();
         this.timer = redisClient.getResources().eventExecutorGroup();
-        this.localLines = new LocalLines(holds, timer);
+        this.localLines = new LocalLines(holds, timer, core.ticker());
         this.losses = new LossReports(core, localLines, timer);
         this.waitingRoom = new WaitingRoom(latchWaits, conditionWaits, losses::forcedOpen);
         this.graceMillis = Long.toString(Math.max(1, settings.handoffGrace().toMillis()));
@@ -126,9 +126,10 @@ public final class SingleServerEngine implements Engine {
         this.events = instrumentation.events(List.of(address));
         String wakeChannelPrefix = settings.keyPrefix() + ":wake:";
         this.connections = new ServerConnections(redisClient, ownsRedisClient, address, settings,
-                core.identity().connectionName(), wakeChannelPrefix + core.clientId(), waitingRoom, events);
+                core.identity().connectionName(), wakeChannelPrefix + core.clientId(), waitingRoom, events,
+                core.ticker());
         this.calls = connections.calls();
-        this.routes = new Routes(connections, wakeChannelPrefix);
+        this.routes = new Routes(connections, wakeChannelPrefix, core.ticker());
         this.releases = new Releases(core, calls, routes, localLines, waitingRoom, losses, timer, this::handOff,
                 attemptIds::get, graceMillis);
         this.extensions = new HoldExtensions(core, calls, routes, releases, losses, timer, graceMillis,
@@ -142,7 +143,7 @@ public final class SingleServerEngine implements Engine {
                 attemptIds::get, graceMillis);
         this.leaseKeeper = LeaseKeeper.start("relock-lease-keeper", core.clientId(), holds,
                 new SingleServerRenewal(core, calls, routes, releases, losses, ownRecord, events),
-                Math.max(1, settings.defaultLease().toMillis() / 3));
+                Math.max(1, settings.defaultLease().toMillis() / 3), core.ticker());
         register();
         // after a reconnect the keeper renews at once: the outage already used up part of every lease
         this.reconnected = new RedisConnectionStateListener() {
@@ -254,7 +255,7 @@ public final class SingleServerEngine implements Engine {
         return new OrderedMultiLock(locks, events, leaseMillis -> {
             boolean renewed = leaseMillis == EngineClient.RENEWED;
             return multiLockScript.tryWriteLockAll(locks, renewed ? core.defaultLeaseMillis() : leaseMillis, renewed);
-        }, hold -> new HoldHandle(this, hold));
+        }, hold -> new HoldHandle(this, hold), core.ticker());
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.redis.RedisCalls;
+import dev.relock.internal.redis.RedisFailures;
 import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
@@ -154,10 +155,10 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             args[3 * i + 1] = Long.toString(leases[i]);
             args[3 * i + 2] = ModeScripts.of(hold.mode).kind;
         }
-        long sent = System.nanoTime();
+        long sent = core.ticker().nanoTime();
         calls.<List<Long>>run(SingleServerScripts.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
                 .whenCompleteAsync((renewed, error) -> {
-                    if (error != null && batch.size() > 1 && RedisCalls.isSlotMigrating(error)) {
+                    if (error != null && batch.size() > 1 && RedisFailures.isSlotMigrating(error)) {
                         // one hold whose keys are gone keeps a migrating slot's node from running the batch: each
                         // hold on its own, so those whose keys the node has are renewed
                         batch.forEach(hold -> send(List.of(hold), keeperThread));

@@ -58,7 +58,7 @@ class HoldTableTest {
 
     @Test
     void onlyTheExactModeAndOwnerFindAHold() {
-        HoldTable table = new HoldTable();
+        HoldTable table = new HoldTable(Ticker.SYSTEM);
         LockKeys keys = LockKeys.of("p", "x");
         Hold write = hold(keys, LockMode.WRITE, "c:1");
         table.add(write);
@@ -71,7 +71,7 @@ class HoldTableTest {
 
     @Test
     void severalModesAndOwnersOfOneLockLiveSideBySide() {
-        HoldTable table = new HoldTable();
+        HoldTable table = new HoldTable(Ticker.SYSTEM);
         LockKeys keys = LockKeys.of("p", "x");
         Hold write = hold(keys, LockMode.WRITE, "c:1");
         Hold downgraded = hold(keys, LockMode.READ, "c:1");
@@ -99,7 +99,7 @@ class HoldTableTest {
 
     @Test
     void aNewHoldReplacesAnOldOneOfTheSameOwnerAndTheOldOneCannotRemoveIt() {
-        HoldTable table = new HoldTable();
+        HoldTable table = new HoldTable(Ticker.SYSTEM);
         LockKeys keys = LockKeys.of("p", "x");
         Hold old = hold(keys, LockMode.READ, "c:1");
         Hold other = hold(keys, LockMode.READ, "c:2");
@@ -122,7 +122,7 @@ class HoldTableTest {
     @ParameterizedTest(name = "{0} owners")
     @ValueSource(ints = {2, 8})
     void ownersAddingAndRemovingAtOnceLoseNoHoldAndLeaveNoneBehind(int owners) throws Exception {
-        HoldTable table = new HoldTable();
+        HoldTable table = new HoldTable(Ticker.SYSTEM);
         LockKeys keys = LockKeys.of("p", "shared");
         ExecutorService pool = Executors.newFixedThreadPool(owners);
         try {
@@ -163,7 +163,7 @@ class HoldTableTest {
      */
     @Test
     void heldLocksListsOneWriterDuringAHandOverTheSuccessor() {
-        HoldTable table = new HoldTable();
+        HoldTable table = new HoldTable(Ticker.SYSTEM);
         LockKeys keys = LockKeys.of("p", "handed");
         Hold releasing = new Hold("handed", keys, LockMode.WRITE, "c:1", 7, 30_000, true, System.nanoTime());
         table.add(releasing);

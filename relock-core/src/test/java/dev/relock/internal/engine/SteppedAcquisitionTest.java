@@ -10,7 +10,9 @@ import dev.relock.StderrCapture;
 import dev.relock.internal.engine.LockEvents;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -28,6 +30,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The rules every acquisition state machine keeps, without Redis: a step that leaves it with nothing to wake it is
  * mended at once, an Error in a step fails it, and a state machine that never decides cannot hang a bounded wait.
+ * Deadlines and timers are read from the client's {@link Ticker}: the tests of them move a {@link HandDrivenExecutor}
+ * and start the acquisition asynchronously, so no thread parks and none sleeps.
  */
 class SteppedAcquisitionTest {
 
@@ -101,17 +105,7 @@ class SteppedAcquisitionTest {
         ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
         int[] recovered = {0};
         Hold[] taken = {null};
-        SteppedAcquisition stranding = new TestAcquisition(events, "stranded") {
-            @Override
-            protected void begin(long waitNanos) {
-                // the bug: neither an attempt sent nor a timer armed
-            }
-
-            @Override
-            protected boolean awaitsEvent() {
-                return hasTimer();
-            }
-
+        SteppedAcquisition stranding = new StrandingAcquisition(events, "stranded") {
             @Override
             protected void recover(long at) {
                 recovered[0]++;
@@ -147,22 +141,12 @@ class SteppedAcquisitionTest {
     @Test
     void anErrorInAStepFailsTheAcquisitionInsteadOfLeavingItUndecided() throws Exception {
         ScheduledExecutorService events = Executors.newSingleThreadScheduledExecutor();
-        SteppedAcquisition failing = new TestAcquisition(events, "erring") {
+        SteppedAcquisition failing = new ArmedAcquisition(Ticker.SYSTEM, events, TestAcquisition.WHEEL, "erring") {
             @Override
             protected void begin(long waitNanos) {
                 armTimer(() -> step(() -> {
                     throw new StackOverflowError("simulated");
                 }), System.nanoTime(), false);
-            }
-
-            @Override
-            protected boolean awaitsEvent() {
-                return hasTimer();
-            }
-
-            @Override
-            protected void recover(long at) {
-                throw new AssertionError("never stranded: its timer is armed");
             }
         };
         String logged;
@@ -486,12 +470,18 @@ class SteppedAcquisitionTest {
     }
 
     /** Arms one timer, {@code inNanos} from its start, whose firing ends the wait; notes the thread it fired on. */
-    private static class TimedAcquisition extends TestAcquisition {
+    private static class TimedAcquisition extends ArmedAcquisition {
         private final long inNanos;
         private final String[] firedOn;
 
         TimedAcquisition(ScheduledExecutorService events, HashedWheelTimer wheel, long inNanos, String[] firedOn) {
-            super(events, wheel, "timed");
+            super(Ticker.SYSTEM, events, wheel, "timed");
+            this.inNanos = inNanos;
+            this.firedOn = firedOn;
+        }
+
+        TimedAcquisition(HandDrivenExecutor clock, long inNanos, String[] firedOn) {
+            super(clock, "timed");
             this.inNanos = inNanos;
             this.firedOn = firedOn;
         }
@@ -502,7 +492,129 @@ class SteppedAcquisitionTest {
                 firedOn[0] = Thread.currentThread().getName();
                 timerFired();
                 finish(null, null);
-            }), System.nanoTime() + inNanos, true);
+            }), core.ticker().nanoTime() + inNanos, true);
+        }
+
+    }
+
+    // ---- deadlines and timers on a hand-moved clock ----------------------------------------------------------------
+
+    /** A wait with a deadline ends without a hold once the client's clock reaches the deadline, and not before. */
+    @Test
+    void aWaitEndsWhenTheClockReachesItsDeadlineAndNotBefore() {
+        HandDrivenExecutor clock = new HandDrivenExecutor();
+        CompletableFuture<String> ended = new DeadlineAcquisition(clock, "deadline", new boolean[1])
+                .startAsync(WAIT_NANOS, false, hold -> "a hold", "no hold");
+        clock.advance(WAIT_NANOS - 1);
+        assertThat(ended).as("a nanosecond before the deadline").isNotDone();
+        clock.advance(1);
+        assertThat(ended).as("at the deadline").isCompletedWithValue("no hold");
+    }
+
+    /** A cancel before the deadline decides no hold at once, and disarms the deadline's timer. */
+    @Test
+    void aCancelBeforeTheDeadlineDecidesNoHoldAndDisarmsTheTimer() {
+        HandDrivenExecutor clock = new HandDrivenExecutor();
+        boolean[] fired = {false};
+        SteppedAcquisition waiting = new DeadlineAcquisition(clock, "cancelled", fired);
+        CompletableFuture<String> ended = waiting.startAsync(WAIT_NANOS, false, hold -> "a hold", "no hold");
+        clock.advance(WAIT_NANOS / 2);
+        waiting.cancel();
+        assertThat(ended).isCompletedWithValue("no hold");
+        assertThat(clock.waiting()).as("tasks left armed").isZero();
+        clock.advance(WAIT_NANOS);
+        assertThat(fired[0]).as("the deadline's timer fired after the cancel").isFalse();
+    }
+
+    /** A near timer fires on the event executors when the clock reaches its time, not before, and not on the wheel. */
+    @Test
+    void aTimerFiresWhenTheClockReachesItsTimeAndNotBefore() {
+        HandDrivenExecutor clock = new HandDrivenExecutor();
+        long in = TimeUnit.MILLISECONDS.toNanos(50);
+        String[] firedOn = new String[1];
+        CompletableFuture<Hold> ended =
+                new TimedAcquisition(clock, in, firedOn).startAsync(0, true, hold -> hold, null);
+        clock.advance(in - 1);
+        assertThat(firedOn[0]).as("fired a nanosecond early").isNull();
+        assertThat(ended).isNotDone();
+        clock.advance(1);
+        assertThat(firedOn[0]).isEqualTo(Thread.currentThread().getName());
+        assertThat(ended).isCompletedWithValue(null);
+        assertThat(clock.armedOnWheel()).as("timeouts on the wheel").isZero();
+        assertThat(clock.givenToExecutors()).as("tasks given to the event executors").isEqualTo(1);
+    }
+
+    /**
+     * A timer that may be late waits on the wheel when it is {@link WheelTimers#FAR_NANOS} away or more, and as far
+     * before the wait's deadline; nearer, or nearer the deadline, it waits on the event executors.
+     */
+    @Test
+    void aFarTimerThatMayBeLateWaitsOnTheWheelAndANearerOneOnTheExecutors() {
+        long far = WheelTimers.FAR_NANOS;
+        HandDrivenExecutor clock = new HandDrivenExecutor();
+        String[] firedOn = new String[1];
+        CompletableFuture<Hold> ended =
+                new TimedAcquisition(clock, far, firedOn).startAsync(0, true, hold -> hold, null);
+        assertThat(clock.armedOnWheel()).as("timeouts on the wheel").isEqualTo(1);
+        assertThat(clock.givenToExecutors()).as("tasks given to the event executors").isZero();
+        clock.advance(far - 1);
+        assertThat(ended).isNotDone();
+        clock.advance(1);
+        assertThat(ended).isCompletedWithValue(null);
+        assertThat(clock.givenToExecutors()).as("the fired timeout's task, run on the executors").isEqualTo(1);
+
+        assertThat(armedOnWheel(far - 1, 0)).as("on the wheel, a nanosecond nearer than far").isFalse();
+        assertThat(armedOnWheel(far, 2 * far)).as("on the wheel, far and as far before the deadline").isTrue();
+        assertThat(armedOnWheel(far, 2 * far - 1)).as("on the wheel, far but nearer the deadline").isFalse();
+    }
+
+    /** Whether a timer {@code inNanos} away, in a wait of {@code waitNanos} (0: no deadline), waits on the wheel. */
+    private static boolean armedOnWheel(long inNanos, long waitNanos) {
+        HandDrivenExecutor clock = new HandDrivenExecutor();
+        new TimedAcquisition(clock, inNanos, new String[1]).startAsync(waitNanos, waitNanos == 0, hold -> hold, null);
+        assertThat(clock.armedOnWheel() + clock.givenToExecutors()).as("timers armed").isEqualTo(1);
+        return clock.armedOnWheel() == 1;
+    }
+
+    /**
+     * An acquisition stranded again and again is mended at once the first time, then after a back-off that doubles from
+     * 10 ms up to a second, so a bug that strands every step cannot turn a wait into a loop of attempts.
+     */
+    @Test
+    void aStrandedAcquisitionIsMendedAfterABackOffThatDoublesUpToASecond() {
+        HandDrivenExecutor clock = new HandDrivenExecutor();
+        List<Long> delays = new ArrayList<>();
+        SteppedAcquisition stranding = new StrandingAcquisition(clock, "stranded-again") {
+            @Override
+            protected void recover(long at) {
+                delays.add(TimeUnit.NANOSECONDS.toMillis(at - core.ticker().nanoTime()));
+                if (delays.size() == 10) {
+                    finish(null, null);
+                } else {
+                    // a timer whose step leaves nothing armed: the bug again
+                    armTimer(() -> step(this::timerFired), at, false);
+                }
+            }
+        };
+        CompletableFuture<Hold> ended;
+        try (StderrCapture err = new StderrCapture()) {
+            ended = stranding.startAsync(0, true, hold -> hold, null);
+            clock.advance(TimeUnit.SECONDS.toNanos(5));
+        }
+        assertThat(ended).isCompletedWithValue(null);
+        assertThat(delays).as("ms from each mending to its timer")
+                .containsExactly(0L, 10L, 20L, 40L, 80L, 160L, 320L, 640L, 1_000L, 1_000L);
+    }
+
+    /** An acquisition whose one timer, armed by its first step, is all that wakes it: it is never stranded. */
+    private abstract static class ArmedAcquisition extends TestAcquisition {
+
+        ArmedAcquisition(Ticker ticker, ScheduledExecutorService events, Timer wheel, String name) {
+            super(ticker, events, wheel, name);
+        }
+
+        ArmedAcquisition(HandDrivenExecutor clock, String name) {
+            super(clock, name);
         }
 
         @Override
@@ -516,6 +628,48 @@ class SteppedAcquisitionTest {
         }
     }
 
+    /** Its first step leaves it stranded, the bug its {@link #recover} must mend: neither an attempt nor a timer. */
+    private abstract static class StrandingAcquisition extends TestAcquisition {
+
+        StrandingAcquisition(ScheduledExecutorService events, String name) {
+            super(events, name);
+        }
+
+        StrandingAcquisition(HandDrivenExecutor clock, String name) {
+            super(clock, name);
+        }
+
+        @Override
+        protected void begin(long waitNanos) {
+            // the bug: neither an attempt sent nor a timer armed
+        }
+
+        @Override
+        protected boolean awaitsEvent() {
+            return hasTimer();
+        }
+    }
+
+    /** Arms one timer at its wait's deadline, whose firing ends the wait without a hold and notes that it fired. */
+    private static class DeadlineAcquisition extends ArmedAcquisition {
+        private final boolean[] fired;
+
+        DeadlineAcquisition(HandDrivenExecutor clock, String name, boolean[] fired) {
+            super(clock, name);
+            this.fired = fired;
+        }
+
+        @Override
+        protected void begin(long waitNanos) {
+            armTimer(() -> step(() -> {
+                fired[0] = true;
+                timerFired();
+                finish(null, null);
+            }), deadline, false);
+        }
+
+    }
+
     /** An acquisition whose steps the test writes, on a client that talks to no Redis. */
     private abstract static class TestAcquisition extends SteppedAcquisition {
 
@@ -523,13 +677,18 @@ class SteppedAcquisitionTest {
         static final HashedWheelTimer WHEEL = new HashedWheelTimer();
 
         TestAcquisition(ScheduledExecutorService events, String name) {
-            this(events, WHEEL, name);
+            this(Ticker.SYSTEM, events, WHEEL, name);
         }
 
-        TestAcquisition(ScheduledExecutorService events, HashedWheelTimer wheel, String name) {
+        /** On a client whose clock, event executors and wheel are {@code clock}. */
+        TestAcquisition(HandDrivenExecutor clock, String name) {
+            this(clock, clock, clock.wheel(), name);
+        }
+
+        TestAcquisition(Ticker ticker, ScheduledExecutorService events, Timer wheel, String name) {
             super(new EngineClient(new RelockSettings("test", Duration.ofSeconds(30), Duration.ofSeconds(1),
                     Duration.ofMillis(50)), new ClientIdentity(EngineClient.newClientId(), "localhost", 1, "", ""),
-                    List.of(), client -> null), events, wheel, name, LockKeys.of("test", name),
+                    List.of(), ticker, client -> null), events, wheel, name, LockKeys.of("test", name),
                     LockMode.WRITE, "owner", 30_000, true);
         }
 

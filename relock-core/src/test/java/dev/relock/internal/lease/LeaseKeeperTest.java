@@ -28,7 +28,7 @@ class LeaseKeeperTest {
     private static final long DRIFT = 100 * MS;
 
     private final HandDrivenScheduler clock = new HandDrivenScheduler();
-    private final HoldTable holds = new HoldTable();
+    private final HoldTable holds = new HoldTable(clock::nanoTime);
     private final Engine engine = new Engine();
     private final LeaseKeeper keeper = new LeaseKeeper(holds, engine, clock, PERIOD_MILLIS);
 

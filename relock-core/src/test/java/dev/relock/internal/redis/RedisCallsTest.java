@@ -54,7 +54,7 @@ class RedisCallsTest {
                     .timeoutOptions(TimeoutOptions.enabled(Duration.ofHours(1))).build());
             try (StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE)) {
                 RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
-                        resources.eventExecutorGroup(), true);
+                        resources.eventExecutorGroup(), true, System::nanoTime);
                 String[] keys = LockKeys.of("calls-test", "calls:test").all();
 
                 for (int i = 0; i < 500; i++) {
@@ -88,7 +88,7 @@ class RedisCallsTest {
             try (StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE);
                     StatefulRedisConnection<String, String> pauser = pausing.connect(Utf8Codec.INSTANCE)) {
                 RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
-                        client.getResources().eventExecutorGroup(), true);
+                        client.getResources().eventExecutorGroup(), true, System::nanoTime);
                 String[] keys = LockKeys.of("calls-test", "calls:paused").all();
                 // Redis runs no client's command for 3 s: Lettuce's 300 ms pass first
                 pauser.sync().clientPause(3_000);
@@ -114,7 +114,7 @@ class RedisCallsTest {
             try {
                 StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE);
                 RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
-                        client.getResources().eventExecutorGroup(), true);
+                        client.getResources().eventExecutorGroup(), true, System::nanoTime);
                 String[] keys = LockKeys.of("calls-test", "calls:cancelled").all();
                 // the server is gone: Lettuce keeps what it is given for after its reconnect, and cancels it when the
                 // connection is closed first; one command relock hands Lettuce itself, one of Lettuce's own API
@@ -144,7 +144,7 @@ class RedisCallsTest {
             RedisClient client = RedisClient.create(redis.uri());
             try (StatefulRedisConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE)) {
                 RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(30), redis.uri(),
-                        client.getResources().eventExecutorGroup(), true);
+                        client.getResources().eventExecutorGroup(), true, System::nanoTime);
                 // given up at once, most before the I/O thread writes them: what relock sends after giving up on a
                 // reply (a withdraw, a release again) assumes the command may have run, and a release given up on
                 // still reaches Redis. (Given up, a call sends no EVAL after NOSCRIPT: the script is cached first.)
@@ -184,7 +184,7 @@ class RedisCallsTest {
             assertThat(client.getPartitions().getPartitionBySlot(slot)).isNull();
             try (StatefulRedisClusterConnection<String, String> connection = client.connect(Utf8Codec.INSTANCE)) {
                 RedisCalls calls = new RedisCalls(connection, connection.async(), Duration.ofSeconds(10),
-                        cluster.seedUri(), client.getResources().eventExecutorGroup(), false);
+                        cluster.seedUri(), client.getResources().eventExecutorGroup(), false, System::nanoTime);
 
                 // Lettuce fails the first EVALSHA unsent (PartitionSelectorException); the call sends it again
                 // once the topology it asked for names the master

@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relock.internal.engine.Ticker;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -24,7 +25,7 @@ class PollTest {
             for (int round = 0; round < 2_000; round++) {
                 List<CompletableFuture<Long>> replies = List.of(new CompletableFuture<>(), new CompletableFuture<>(),
                         new CompletableFuture<>());
-                Poll<Long> poll = new Poll<>(List.of(), replies, 2, deleted -> deleted == 1L);
+                Poll<Long> poll = new Poll<>(List.of(), replies, 2, deleted -> deleted == 1L, Ticker.SYSTEM);
                 io.execute(() -> replies.forEach(reply -> reply.complete(1L)));
                 poll.awaitAll(TimeUnit.SECONDS.toNanos(10));
                 assertThat(poll.answered()).as("round %d", round).isEqualTo(3);

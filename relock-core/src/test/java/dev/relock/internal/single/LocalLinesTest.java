@@ -12,6 +12,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldTable;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.engine.Ticker;
 import dev.relock.testredis.RedisServer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
@@ -142,8 +143,8 @@ class LocalLinesTest {
      */
     @Test
     void aHandOverForAWaiterInRedisThatLeftLeavesNoLine() {
-        HoldTable holds = new HoldTable();
-        LocalLines lines = new LocalLines(holds, Runnable::run);
+        HoldTable holds = new HoldTable(Ticker.SYSTEM);
+        LocalLines lines = new LocalLines(holds, Runnable::run, Ticker.SYSTEM);
         Hold holder = new Hold("left", LockKeys.of("relock", "left"), LockMode.WRITE, "client:1", 1,
                 LEASE.toMillis(), false, System.nanoTime());
         holds.add(holder);
