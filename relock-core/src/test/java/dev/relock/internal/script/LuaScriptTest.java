@@ -28,7 +28,8 @@ class LuaScriptTest {
     // each family's class and the resource directory of its scripts
     private static final Map<Class<?>, String> FAMILIES = Map.of(SingleServerScripts.class, "single/",
             RedlockScripts.class, "redlock/", SharedScripts.class, "shared/", FencingScripts.class, "fencing/");
-    // where each key role of a lock stands in KEYS; a semaphore's hash and leases stand where the lock's hash and readers do
+    // where each key role of a lock stands in KEYS; a semaphore's hash and leases stand where a lock's hash and
+    // readers do
     private static final Map<String, Integer> ROLES = Map.of("lock", 1, "sem", 1, "fence", 2, "queue", 3, "expiry", 4,
             "readers", 5, "leases", 5);
     // "local a, b = KEYS[1], KEYS[base + 4]", over one line or more
@@ -102,7 +103,7 @@ class LuaScriptTest {
         return scripts;
     }
 
-    /** The paths of the .lua files below this package in the classes, lib/ aside, as {@link LuaScript#name()} has them. */
+    /** The .lua files below this package in the classes, lib/ aside, each by its {@link LuaScript#name()}. */
     private static List<String> scriptFiles() throws Exception {
         Path classes = Path.of(LuaScript.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         Path root = classes.resolve(LuaScript.class.getPackageName().replace('.', '/'));
