@@ -3,7 +3,7 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.TcpProxy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
@@ -237,7 +237,7 @@ class ConditionFaultTest extends OneServerTestBase {
                     && admin().hexists("relock:{order}:expiry", "~g|" + queue("order").get(0)));
             TcpProxy.Connection commands = proxy.connections().get(0);
             // healed as the re-entry is sent again, so its first sending has failed (timed out)
-            RequestsSeen.watch(proxy, LuaScript.ACQUIRE.sha(), 2, commands::heal);
+            RequestsSeen.watch(proxy, SingleServerScripts.ACQUIRE.sha(), 2, commands::heal);
             commands.blackhole(); // commands only; the grant comes by pub/sub
             signaller.unlock();
             String state = resultOf(first);
@@ -299,7 +299,8 @@ class ConditionFaultTest extends OneServerTestBase {
             RelockLock signaller = newClient().lock("order");
             TcpProxy.Connection commands = proxy.connections().get(0);
             // the release goes through at once; its reply and all after it come 5 s late
-            commands.onRequestWith(LuaScript.RELEASE.sha(), () -> commands.replyLatency(Duration.ofSeconds(5)));
+            commands.onRequestWith(SingleServerScripts.RELEASE.sha(),
+                    () -> commands.replyLatency(Duration.ofSeconds(5)));
             CompletableFuture<String> firstAwait = inNewThread("first", () -> {
                 first.lock();
                 String what;
@@ -340,7 +341,8 @@ class ConditionFaultTest extends OneServerTestBase {
             RelockLock signaller = newClient().lock("order");
             TcpProxy.Connection commands = proxy.connections().get(0);
             // the release and all after it reach Redis 1.5 s late
-            commands.onRequestWith(LuaScript.RELEASE.sha(), () -> commands.requestLatency(Duration.ofMillis(1500)));
+            commands.onRequestWith(SingleServerScripts.RELEASE.sha(),
+                    () -> commands.requestLatency(Duration.ofMillis(1500)));
             CompletableFuture<String> firstAwait = inNewThread("first", () -> {
                 first.lock();
                 try {
@@ -391,7 +393,7 @@ class ConditionFaultTest extends OneServerTestBase {
             });
             await().atMost(HANG).until(() -> admin().exists("relock:{order}") == 1L);
             // the next script of the condition is the join: Redis runs it, its reply is lost, the connection reset
-            commands.onRequestWith(LuaScript.CONDITION.sha(), commands::loseNextReplyAndReset);
+            commands.onRequestWith(SingleServerScripts.CONDITION.sha(), commands::loseNextReplyAndReset);
             armed.countDown();
             await().atMost(RECONNECT).until(() -> signaller.newCondition().waiters().size() == 1
                     && admin().exists("relock:{order}") == 0L);

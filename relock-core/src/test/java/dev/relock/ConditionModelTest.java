@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relock.ConditionModel.Op;
 import dev.relock.ConditionModel.Status;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.KeyScanCursor;
@@ -206,7 +207,8 @@ class ConditionModelTest {
                 if (lateRepliesAllowed) {
                     choices.add(Tuple.of(1, Arbitraries.just(withLateReplies(actor))));
                 }
-                choices.add(Tuple.of(1, Arbitraries.just(withLostReply(actor, op, LuaScript.ACQUIRE, "attempt"))));
+                choices.add(Tuple.of(1,
+                        Arbitraries.just(withLostReply(actor, op, SingleServerScripts.ACQUIRE, "attempt"))));
             } else if (op == Op.AWAIT) {
                 if (lateRepliesAllowed) {
                     // the operations of other clients while the release's reply is late: indexes into the valid ones
@@ -214,8 +216,10 @@ class ConditionModelTest {
                             .map(picks -> withLateRelease(actor, picks))));
                     choices.add(Tuple.of(1, Arbitraries.just(withLateJoin(actor))));
                 }
-                choices.add(Tuple.of(1, Arbitraries.just(withLostReply(actor, op, LuaScript.CONDITION, "join"))));
-                choices.add(Tuple.of(1, Arbitraries.just(withLostReply(actor, op, LuaScript.RELEASE, "release"))));
+                choices.add(Tuple.of(1,
+                        Arbitraries.just(withLostReply(actor, op, SingleServerScripts.CONDITION, "join"))));
+                choices.add(Tuple.of(1,
+                        Arbitraries.just(withLostReply(actor, op, SingleServerScripts.RELEASE, "release"))));
             }
         }
     }
@@ -284,7 +288,7 @@ class ConditionModelTest {
                 world -> {
                     long armed = System.nanoTime();
                     TcpProxy.Connection commands = world.commands;
-                    commands.onRequestWith(LuaScript.CONDITION.sha(), () -> commands.replyLatency(LATE));
+                    commands.onRequestWith(SingleServerScripts.CONDITION.sha(), () -> commands.replyLatency(LATE));
                     world.start(actor, Op.AWAIT);
                     world.endLateReplies(armed);
                 });
@@ -302,7 +306,7 @@ class ConditionModelTest {
         return lateStep(actor, Op.AWAIT, description, world -> {
             long armed = System.nanoTime();
             TcpProxy.Connection commands = world.commands;
-            commands.onRequestWith(LuaScript.RELEASE.sha(), () -> commands.replyLatency(LATE));
+            commands.onRequestWith(SingleServerScripts.RELEASE.sha(), () -> commands.replyLatency(LATE));
             world.start(actor, Op.AWAIT);
             world.settleAsFarAsOthersShow();
             for (int pick : picks) {

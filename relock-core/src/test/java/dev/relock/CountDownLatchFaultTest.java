@@ -3,7 +3,7 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ScriptOutputType;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -25,7 +25,7 @@ class CountDownLatchFaultTest extends OneServerTestBase {
 
     /** latch.lua as the client sends it: one key, the operation and its arguments. */
     private long latchScript(String... args) {
-        return admin().eval(LuaScript.LATCH.body(), ScriptOutputType.INTEGER, new String[] {KEY}, args);
+        return admin().eval(SingleServerScripts.LATCH.body(), ScriptOutputType.INTEGER, new String[] {KEY}, args);
     }
 
     @Test

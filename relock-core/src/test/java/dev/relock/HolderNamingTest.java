@@ -3,7 +3,7 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SharedScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -120,7 +120,7 @@ class HolderNamingTest extends OneServerTestBase {
         admin().hset(record, Map.of("host", "h", "pid", "1", "t:1", "main"));
         admin().pexpire(record, 60_000);
 
-        Long added = admin().eval(LuaScript.NAME_HOLDERS.body(), ScriptOutputType.INTEGER, new String[] {record},
+        Long added = admin().eval(SharedScripts.NAME_HOLDERS.body(), ScriptOutputType.INTEGER, new String[] {record},
                 "t:2", "worker-2", "t:h7", "worker-7");
         assertThat(added).isEqualTo(1);
         assertThat(admin().hgetall(record)).containsEntry("t:1", "main").containsEntry("t:2", "worker-2")
@@ -128,7 +128,7 @@ class HolderNamingTest extends OneServerTestBase {
         assertThat(admin().pttl(record)).as("the time to live the whole write gave it").isBetween(1L, 60_000L);
 
         admin().del(record);
-        Long none = admin().eval(LuaScript.NAME_HOLDERS.body(), ScriptOutputType.INTEGER, new String[] {record},
+        Long none = admin().eval(SharedScripts.NAME_HOLDERS.body(), ScriptOutputType.INTEGER, new String[] {record},
                 "t:2", "worker-2");
         assertThat(none).isZero();
         assertThat(admin().exists(record)).as("a record name-holders.lua would have created").isZero();

@@ -1,6 +1,6 @@
 package dev.relock;
 
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.List;
@@ -27,13 +27,13 @@ final class LockScripts {
 
     /** acquire.lua: a fresh writer that waits {@code waitMillis}, with attempt id {@code attemptId} ('' for none). */
     List<Long> acquire(String name, String owner, String waitMillis, String attemptId) {
-        return redis.eval(LuaScript.ACQUIRE.body(), ScriptOutputType.MULTI, keys(name),
+        return redis.eval(SingleServerScripts.ACQUIRE.body(), ScriptOutputType.MULTI, keys(name),
                 owner, LEASE, "0", waitMillis, GRACE, CHANNEL_PREFIX, attemptId);
     }
 
     /** acquire-read.lua: a fresh reader that waits {@code waitMillis}, with attempt id {@code attemptId} ('' for none). */
     List<Long> acquireRead(String name, String owner, String waitMillis, String attemptId) {
-        return redis.eval(LuaScript.ACQUIRE_READ.body(), ScriptOutputType.MULTI, keys(name),
+        return redis.eval(SingleServerScripts.ACQUIRE_READ.body(), ScriptOutputType.MULTI, keys(name),
                 owner, LEASE, "0", waitMillis, GRACE, CHANNEL_PREFIX, attemptId);
     }
 
@@ -42,25 +42,25 @@ final class LockScripts {
      * id handed out; {@code undoFreshHold}: also undo a fresh hold (after a lost reply).
      */
     long withdraw(String name, String owner, String kind, boolean undoFreshHold, long lastAttempt) {
-        return redis.eval(LuaScript.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
+        return redis.eval(SingleServerScripts.WITHDRAW.body(), ScriptOutputType.INTEGER, keys(name),
                 owner, kind, undoFreshHold ? "1" : "0", GRACE, CHANNEL_PREFIX, Long.toString(lastAttempt));
     }
 
     /** release.lua of every write hold of {@code owner}, the one with fencing token {@code token}. */
     long release(String name, String owner, long token) {
-        return redis.eval(LuaScript.RELEASE.body(), ScriptOutputType.INTEGER, keys(name),
+        return redis.eval(SingleServerScripts.RELEASE.body(), ScriptOutputType.INTEGER, keys(name),
                 owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
     }
 
     /** release-read.lua of every read hold of {@code owner}, the one with fencing token {@code token}. */
     long releaseRead(String name, String owner, long token) {
-        return redis.eval(LuaScript.RELEASE_READ.body(), ScriptOutputType.INTEGER, keys(name),
+        return redis.eval(SingleServerScripts.RELEASE_READ.body(), ScriptOutputType.INTEGER, keys(name),
                 owner, "all", GRACE, CHANNEL_PREFIX, Long.toString(token));
     }
 
     /** release-after.lua of {@code owner}'s last hold of {@code kind} ("w" or "r"), the one with fencing token {@code token}. */
     long releaseAfter(String name, String owner, String kind, long delayMillis, long token) {
-        return redis.eval(LuaScript.RELEASE_AFTER.body(), ScriptOutputType.INTEGER, keys(name),
+        return redis.eval(SingleServerScripts.RELEASE_AFTER.body(), ScriptOutputType.INTEGER, keys(name),
                 owner, kind, Long.toString(delayMillis), CHANNEL_PREFIX, Long.toString(token));
     }
 
@@ -71,7 +71,8 @@ final class LockScripts {
     List<Long> renew(String name, String owner, String kind, long leaseMillis) {
         String[] all = keys(name);
         String[] keys = "w".equals(kind) ? new String[] {all[0]} : new String[] {all[0], all[4]};
-        return redis.eval(LuaScript.RENEW.body(), ScriptOutputType.MULTI, keys, owner, Long.toString(leaseMillis), kind);
+        return redis.eval(SingleServerScripts.RENEW.body(), ScriptOutputType.MULTI, keys, owner,
+                Long.toString(leaseMillis), kind);
     }
 
     /** The five keys of lock {@code name}, in the order the scripts take them. */

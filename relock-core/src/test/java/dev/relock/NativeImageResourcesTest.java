@@ -31,8 +31,9 @@ class NativeImageResourcesTest {
 
         assertThat(includes).as("patterns in " + CONFIG).isNotEmpty();
         assertThat(scripts).as("found in relock-core's classes")
-                .contains("dev/relock/internal/script/acquire.lua", "dev/relock/internal/redlock/acquire.lua",
-                        "dev/relock/fencing/fenced-set.lua");
+                .contains("dev/relock/internal/script/single/acquire.lua",
+                        "dev/relock/internal/script/redlock/acquire.lua",
+                        "dev/relock/internal/script/fencing/fenced-set.lua");
         assertThat(scripts).allSatisfy(script -> assertThat(includes)
                 .as(script).anySatisfy(pattern -> assertThat(pattern.matcher(script).matches()).isTrue()));
         assertThat(includes).as("nothing but the scripts")

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.ExclusionChecker.Report;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import java.time.Duration;
@@ -141,8 +141,8 @@ class PartitionFaultTest {
                 KeyEvents events = KeyEvents.of(server, key);
                 RelockClient holder = FaultClients.renewing(proxy.uri(), lease, lease, lost::add)) {
             // no NOSCRIPT round trip through the slow link
-            server.execute("SCRIPT", "LOAD", LuaScript.ACQUIRE.body());
-            server.execute("SCRIPT", "LOAD", LuaScript.RENEW.body());
+            server.execute("SCRIPT", "LOAD", SingleServerScripts.ACQUIRE.body());
+            server.execute("SCRIPT", "LOAD", SingleServerScripts.RENEW.body());
             proxy.latency(oneWay);
 
             LockHandle held = holder.lock(name).acquire();

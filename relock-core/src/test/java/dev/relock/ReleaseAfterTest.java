@@ -3,7 +3,7 @@ package dev.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.List;
@@ -96,8 +96,8 @@ class ReleaseAfterTest extends OneServerTestBase {
         String holder = admin().zrange(leases, 0, 0).get(0);
         permit.releaseAfter(DELAY);
 
-        List<Long> renewed = admin().eval(LuaScript.RENEW.body(), ScriptOutputType.MULTI, new String[] {hash, leases},
-                holder, "30000", "s");
+        List<Long> renewed = admin().eval(SingleServerScripts.RENEW.body(), ScriptOutputType.MULTI,
+                new String[] {hash, leases}, holder, "30000", "s");
         assertThat(admin().zscore(leases, holder)).as("the permits' lease end, server ms")
                 .isLessThanOrEqualTo(serverMillis() + DELAY.toMillis());
         assertThat(renewed).as("renew.lua's answer: given up").containsExactly(2L);

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.ReplicationGuard.OnShortfall;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import io.lettuce.core.ClientOptions;
@@ -237,7 +237,7 @@ class ReplicationGuardTest extends SentinelTestBase {
         String name = "cut-under-guard";
         RedisServer master = group.master();
         // no NOSCRIPT round trip for the renewal held up
-        master.execute("SCRIPT", "LOAD", LuaScript.RENEW.body());
+        master.execute("SCRIPT", "LOAD", SingleServerScripts.RENEW.body());
         CountDownLatch renewalSent = new CountDownLatch(1);
         AtomicBoolean watching = new AtomicBoolean();
         try (TcpProxy proxy = TcpProxy.to(master)) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.List;
@@ -47,13 +48,13 @@ class ScriptCacheFaultTest {
             RelockLock lock = client.lock("flushed-scripts");
             lock.lock();
             lock.unlock();
-            assertThat(cached(server, LuaScript.ACQUIRE)).isTrue();
+            assertThat(cached(server, SingleServerScripts.ACQUIRE)).isTrue();
 
             server.scriptFlush();
-            assertThat(cached(server, LuaScript.ACQUIRE)).isFalse();
+            assertThat(cached(server, SingleServerScripts.ACQUIRE)).isFalse();
 
             assertThat(lock.tryLock()).isTrue();
-            assertThat(cached(server, LuaScript.ACQUIRE)).as("acquire reloaded by EVAL").isTrue();
+            assertThat(cached(server, SingleServerScripts.ACQUIRE)).as("acquire reloaded by EVAL").isTrue();
             server.scriptFlush();
             assertThat(lock.tryLock()).as("re-entry").isTrue();
             assertThat(lock.getHoldCount()).isEqualTo(2);
@@ -62,7 +63,7 @@ class ScriptCacheFaultTest {
             server.scriptFlush();
             lock.unlock();
             assertThat(lock.isLocked()).isFalse();
-            assertThat(cached(server, LuaScript.RELEASE)).as("release reloaded by EVAL").isTrue();
+            assertThat(cached(server, SingleServerScripts.RELEASE)).as("release reloaded by EVAL").isTrue();
 
             server.scriptFlush();
             lock.lock();
@@ -87,7 +88,7 @@ class ScriptCacheFaultTest {
                     assertThat(other.lock("renewed-across-flushes").tryLock())
                             .as("still held in Redis after lease %d", lease + 1).isFalse();
                 }
-                assertThat(cached(server, LuaScript.RENEW)).as("renew.lua reloaded by EVAL").isTrue();
+                assertThat(cached(server, SingleServerScripts.RENEW)).as("renew.lua reloaded by EVAL").isTrue();
                 assertThat(lost).isEmpty();
                 assertThat(lock.remainingLease()).hasValueSatisfying(left -> assertThat(left).isPositive());
             }
@@ -142,7 +143,7 @@ class ScriptCacheFaultTest {
             RelockLock lock = client.lock("timed-out");
             assertThat(lock.tryLock()).isTrue(); // acquire.lua and release.lua are cached, withdraw.lua is not
             lock.unlock();
-            assertThat(cached(server, LuaScript.WITHDRAW)).isFalse();
+            assertThat(cached(server, SingleServerScripts.WITHDRAW)).isFalse();
 
             server.pause();
             try {
@@ -176,7 +177,7 @@ class ScriptCacheFaultTest {
             // another lock of the client is taken meanwhile, so acquire.lua is cached again but release.lua is not
             RelockLock unrelated = client.lock("unrelated");
             assertThat(unrelated.tryLock()).isTrue();
-            assertThat(cached(server, LuaScript.RELEASE)).isFalse();
+            assertThat(cached(server, SingleServerScripts.RELEASE)).isFalse();
 
             boolean relocked = false;
             try {

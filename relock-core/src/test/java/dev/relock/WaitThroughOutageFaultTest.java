@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.TcpProxy;
 import java.time.Duration;
 import java.util.Locale;
@@ -54,7 +55,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
             lock.unlock();
             proxy.blackhole();
             // the second attempt is sent only after the first failed: Redis answers again from then on
-            RequestsSeen attempts = RequestsSeen.watch(proxy, LuaScript.ACQUIRE.sha(), 2, proxy::heal);
+            RequestsSeen attempts = RequestsSeen.watch(proxy, SingleServerScripts.ACQUIRE.sha(), 2, proxy::heal);
 
             long start = System.nanoTime();
             assertThat(lock.tryLock(LONG_WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -71,7 +72,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
 
     /** The other waits with a deadline, each with the script its first attempts send. */
     enum Wait {
-        ASYNC(LuaScript.ACQUIRE, 2) {
+        ASYNC(SingleServerScripts.ACQUIRE, 2) {
             @Override
             boolean acquireAndRelease(RelockClient client, String name, Duration wait) throws Exception {
                 Optional<LockHandle> handle = client.lock(name).tryAcquireAsync(wait).toCompletableFuture()
@@ -80,7 +81,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
                 return handle.isPresent();
             }
         },
-        READ_LOCK(LuaScript.ACQUIRE_READ, 2) {
+        READ_LOCK(SingleServerScripts.ACQUIRE_READ, 2) {
             @Override
             boolean acquireAndRelease(RelockClient client, String name, Duration wait) throws Exception {
                 RelockLock reading = client.readWriteLock(name).readLock();
@@ -91,7 +92,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
                 return acquired;
             }
         },
-        SEMAPHORE(LuaScript.PERMITS_ACQUIRE, 2) {
+        SEMAPHORE(SingleServerScripts.PERMITS_ACQUIRE, 2) {
             @Override
             void prepare(RelockClient client, String name) {
                 client.semaphore(name).trySetPermits(1);
@@ -105,7 +106,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
             }
         },
         // the script that takes every lock at once fails; the first lock's own acquisition follows it
-        MULTI_LOCK(LuaScript.ACQUIRE, 1) {
+        MULTI_LOCK(SingleServerScripts.ACQUIRE, 1) {
             @Override
             void prepare(RelockClient client, String name) {
                 RelockLock first = client.lock(name + "-1");
@@ -235,7 +236,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
             RelockLock lock = throughProxy(proxy).lock(name);
             assertThat(lock.tryLock()).isFalse();
             proxy.blackhole();
-            RequestsSeen attempts = RequestsSeen.watch(proxy, LuaScript.ACQUIRE.sha(), 2, proxy::heal);
+            RequestsSeen attempts = RequestsSeen.watch(proxy, SingleServerScripts.ACQUIRE.sha(), 2, proxy::heal);
 
             long start = System.nanoTime();
             assertThat(lock.tryLock(SHORT_WAIT.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
@@ -258,7 +259,7 @@ class WaitThroughOutageFaultTest extends OneServerTestBase {
             lock.unlock();
             proxy.blackhole();
             try {
-                RequestsSeen attempts = RequestsSeen.count(proxy, LuaScript.ACQUIRE.sha());
+                RequestsSeen attempts = RequestsSeen.count(proxy, SingleServerScripts.ACQUIRE.sha());
                 assertUnavailableWithinACommandTimeout(name, lock::tryLock);
                 assertUnavailableWithinACommandTimeout(name, () -> lock.tryLock(0, TimeUnit.SECONDS));
                 assertUnavailableWithinACommandTimeout(name, () -> lock.tryAcquire(Duration.ZERO));

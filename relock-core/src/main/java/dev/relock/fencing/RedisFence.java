@@ -1,15 +1,13 @@
 package dev.relock.fencing;
 
+import dev.relock.internal.script.FencingScripts;
+import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -47,17 +45,16 @@ import java.util.concurrent.CompletionStage;
  */
 public final class RedisFence {
 
-    private static final String SCRIPT = readScript("fenced-set.lua");
+    // loaded by relock's one script loader; run here on the user's connection, not through an engine
+    private static final LuaScript SCRIPT = FencingScripts.FENCED_SET;
     private static final String TOKEN_KEY_SUFFIX = ":fencing-token";
 
     private final RedisScriptingCommands<String, String> sync;
     private final RedisScriptingAsyncCommands<String, String> async;
-    private final String sha;
 
     private RedisFence(RedisScriptingCommands<String, String> sync, RedisScriptingAsyncCommands<String, String> async) {
         this.sync = sync;
         this.async = async;
-        this.sha = sync.digest(SCRIPT);
     }
 
     /** A fence writing through a standalone or Sentinel connection; the connection stays yours. */
@@ -142,9 +139,9 @@ public final class RedisFence {
         String token = Long.toString(fencingToken);
         List<Object> reply;
         try {
-            reply = sync.evalsha(sha, ScriptOutputType.MULTI, keys, value, token);
+            reply = sync.evalsha(SCRIPT.sha(), ScriptOutputType.MULTI, keys, value, token);
         } catch (RedisNoScriptException e) {
-            reply = sync.eval(SCRIPT, ScriptOutputType.MULTI, keys, value, token);
+            reply = sync.eval(SCRIPT.body(), ScriptOutputType.MULTI, keys, value, token);
         }
         return Outcome.of(reply);
     }
@@ -152,9 +149,11 @@ public final class RedisFence {
     private CompletableFuture<Outcome> runAsync(String key, String value, long fencingToken) {
         String[] keys = keys(key, value, fencingToken);
         String token = Long.toString(fencingToken);
-        return async.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, keys, value, token).toCompletableFuture()
+        return async.<List<Object>>evalsha(SCRIPT.sha(), ScriptOutputType.MULTI, keys, value, token)
+                .toCompletableFuture()
                 .exceptionallyCompose(error -> unwrap(error) instanceof RedisNoScriptException
-                        ? async.<List<Object>>eval(SCRIPT, ScriptOutputType.MULTI, keys, value, token).toCompletableFuture()
+                        ? async.<List<Object>>eval(SCRIPT.body(), ScriptOutputType.MULTI, keys, value, token)
+                                .toCompletableFuture()
                         : CompletableFuture.failedFuture(unwrap(error)))
                 .thenApply(Outcome::of);
     }
@@ -182,17 +181,6 @@ public final class RedisFence {
             if (!written) {
                 throw new StaleFencingTokenException(key, fencingToken, recordedToken);
             }
-        }
-    }
-
-    private static String readScript(String file) {
-        try (InputStream in = RedisFence.class.getResourceAsStream(file)) {
-            if (in == null) {
-                throw new IllegalStateException("relock script resource missing: " + file);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read relock script " + file, e);
         }
     }
 }

@@ -7,8 +7,7 @@ import dev.relock.LeaseState;
 import dev.relock.LockHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
-import dev.relock.internal.redlock.RedlockEngine;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.RedlockScripts;
 import dev.relock.testredis.RedisServer;
 import io.netty.channel.EventLoop;
 import io.netty.util.internal.ThreadExecutorMap;
@@ -26,8 +25,6 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("redis")
 class RedlockAsyncTest extends RedlockTestBase {
-
-    private static final LuaScript RENEW = LuaScript.load(RedlockEngine.class, "renew.lua");
 
     @Override
     int nodeCount() {
@@ -114,7 +111,7 @@ class RedlockAsyncTest extends RedlockTestBase {
     /** renew.lua on one node for {@code member}'s hold of {@code name}, asking for 30 s; the reply as text. */
     private static String renewOn(RedisServer node, String name, String member) {
         String lock = "relock:{" + name + "}";
-        return node.execute("EVAL", RENEW.body(), "2", lock, lock + ":readers", member, "30000");
+        return node.execute("EVAL", RedlockScripts.RENEW.body(), "2", lock, lock + ":readers", member, "30000");
     }
 
     private static long pttl(RedisServer node, String name) {

@@ -7,8 +7,7 @@ import dev.relock.GivingUp;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.ScriptCount;
-import dev.relock.internal.redlock.RedlockEngine;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.RedlockScripts;
 import dev.relock.testredis.RedisServer;
 import dev.relock.testredis.TcpProxy;
 import java.time.Duration;
@@ -31,8 +30,6 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("redis")
 class RedlockGrantTest extends RedlockTestBase {
-
-    private static final LuaScript RELEASE = LuaScript.load(RedlockEngine.class, "release.lua");
 
     @Override
     int nodeCount() {
@@ -159,8 +156,8 @@ class RedlockGrantTest extends RedlockTestBase {
         assertThat(Long.parseLong(secondAttempt)).isGreaterThan(Long.parseLong(firstAttempt));
 
         // the first hold's release, as the client sent it, run once more on one node
-        node.execute("EVAL", RELEASE.body(), "5", "relock:{again}", "relock:{again}:readers",
-                "relock:{again}:expiry", "relock:{again}:queue", "relock:{again}:fence",
+        node.execute("EVAL", RedlockScripts.RELEASE.body(), "5", "relock:{again}", "relock:{again}:fence",
+                "relock:{again}:queue", "relock:{again}:expiry", "relock:{again}:readers",
                 owner, "relock:redlock:released", "0", "1", "1000", firstAttempt);
         assertThat(holderOn(node, "again")).as("the later hold is still there").isEqualTo(owner);
 

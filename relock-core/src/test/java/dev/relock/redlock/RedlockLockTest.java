@@ -12,8 +12,7 @@ import dev.relock.RedisUnavailableException;
 import dev.relock.RelockClient;
 import dev.relock.RelockException;
 import dev.relock.RelockLock;
-import dev.relock.internal.redlock.RedlockEngine;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.RedlockScripts;
 import dev.relock.testredis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -210,17 +209,17 @@ class RedlockLockTest extends RedlockTestBase {
     @ParameterizedTest
     @ValueSource(strings = {"acquire.lua", "acquire-read.lua"})
     void aNodeHandsOutNoTokenFarAheadOfItsOwnClock(String script) throws Exception {
-        String text = LuaScript.load(RedlockEngine.class, script).body();
+        String text = (script.equals("acquire.lua") ? RedlockScripts.ACQUIRE : RedlockScripts.ACQUIRE_READ).body();
         RedisServer node = nodes.get(0);
-        String[] keys = {"relock:{far}", "relock:{far}:fence", "relock:{far}:readers", "relock:{far}:expiry",
-                "relock:{far}:queue"};
+        String[] keys = {"relock:{far}", "relock:{far}:fence", "relock:{far}:queue", "relock:{far}:expiry",
+                "relock:{far}:readers"};
         long before = nodeMicros(node);
         String ahead = Long.toString(before + 3_600_000_000L); // an hour ahead of the node
         String reply = node.execute(eval(script, text, keys, "owner-ahead", "1", ahead));
         long token = Long.parseLong(reply.replaceAll("^\\[1, (\\d+)\\]$", "$1"));
         assertThat(token).as("token handed out for a proposal an hour ahead").isLessThan(before + 1_000_000L)
                 .isGreaterThanOrEqualTo(before);
-        node.execute("DEL", keys[0], keys[2]);
+        node.execute("DEL", keys[0], keys[4]);
         String near = Long.toString(nodeMicros(node) + 50_000L); // what a client with a correct clock proposes
         reply = node.execute(eval(script, text, keys, "owner-near", "2", near));
         assertThat(reply).as("a proposal 50 ms ahead is handed out as it is").isEqualTo("[1, " + near + "]");
@@ -233,8 +232,7 @@ class RedlockLockTest extends RedlockTestBase {
         return script.equals("acquire.lua")
                 ? concat(new String[] {"EVAL", text, "5"}, keys,
                         new String[] {owner, "30000", "0", "0", attemptId, proposal})
-                : concat(new String[] {"EVAL", text, "4"}, Arrays.copyOf(keys, 4),
-                        new String[] {owner, "30000", attemptId, proposal});
+                : concat(new String[] {"EVAL", text, "5"}, keys, new String[] {owner, "30000", attemptId, proposal});
     }
 
     private static long nodeMicros(RedisServer node) {

@@ -3,7 +3,7 @@ package dev.relock.bench;
 import dev.relock.RelockClient;
 import dev.relock.RelockLock;
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -87,8 +87,8 @@ public class HotPathBenchmark {
         connection = lettuce.connect(StringCodec.UTF8);
         commands = connection.sync();
         compareAndDelete = commands.scriptLoad(FloorSubject.COMPARE_AND_DELETE);
-        acquireSha = commands.scriptLoad(LuaScript.ACQUIRE.body());
-        releaseSha = commands.scriptLoad(LuaScript.RELEASE.body());
+        acquireSha = commands.scriptLoad(SingleServerScripts.ACQUIRE.body());
+        releaseSha = commands.scriptLoad(SingleServerScripts.RELEASE.body());
         lettuceWithOptions = RedisClient.create(uri);
         lettuceWithOptions.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
@@ -97,7 +97,7 @@ public class HotPathBenchmark {
                 .build());
         connectionWithOptions = lettuceWithOptions.connect(StringCodec.UTF8);
         commandsWithOptions = connectionWithOptions.sync();
-        // every lock script takes the same five keys (see queue.lua)
+        // every lock script takes the same five keys, in one order (see LuaScript)
         acquireKeys = LockKeys.of("jmh-bare", "jmh:scripts").all();
         releaseKeys = acquireKeys;
         owner = UUID.randomUUID().toString().replace("-", "") + ":1";

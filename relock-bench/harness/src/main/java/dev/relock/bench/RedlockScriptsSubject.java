@@ -1,8 +1,8 @@
 package dev.relock.bench;
 
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.redlock.RedlockEngine;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -52,9 +52,6 @@ final class RedlockScriptsSubject implements Subject {
 
     private static final String PREFIX = "bench-redlock-scripts";
     private static final String CHANNEL = PREFIX + ":redlock:released";
-    private static final LuaScript ACQUIRE = LuaScript.load(RedlockEngine.class, "acquire.lua");
-    private static final LuaScript RELEASE = LuaScript.load(RedlockEngine.class, "release.lua");
-    private static final LuaScript FENCE = LuaScript.load(RedlockEngine.class, "fence.lua");
     // relock's defaults: the lease, a waiter's mark (1.5 leases for a wait without deadline), the hand-off grace
     private static final String LEASE = "30000";
     private static final String MARK = "45000";
@@ -164,7 +161,7 @@ final class RedlockScriptsSubject implements Subject {
                 Predicate<CompletableFuture<List<Object>>> wanted, String[] keys, String... args) {
             if (reply.isDone()) {
                 if (wanted.test(reply)) {
-                    nodes.get(node).async().eval(RELEASE.body(), ScriptOutputType.INTEGER, keys, args);
+                    nodes.get(node).async().eval(RedlockScripts.RELEASE.body(), ScriptOutputType.INTEGER, keys, args);
                 }
             } else {
                 reply.whenComplete((answer, error) -> afterReply(reply, node, wanted, keys, args));
@@ -223,8 +220,8 @@ final class RedlockScriptsSubject implements Subject {
     private static final class ScriptLock implements ScenarioLock {
         private final NodesClient client;
         private final String lockKey;
-        private final String[] acquireKeys;
-        private final String[] releaseKeys;
+        // the lock's five keys, in the order every script takes them (see LuaScript)
+        private final String[] scriptKeys;
         private final String owner;
         // announcements for this lock's key while the owner's thread is in lock(): pub/sub threads add
         private final ConcurrentLinkedQueue<Announcement> inbox = new ConcurrentLinkedQueue<>();
@@ -235,8 +232,7 @@ final class RedlockScriptsSubject implements Subject {
         ScriptLock(NodesClient client, LockKeys keys, String owner) {
             this.client = client;
             this.lockKey = keys.lock();
-            this.acquireKeys = new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()};
-            this.releaseKeys = new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue(), keys.fence()};
+            this.scriptKeys = keys.all();
             this.owner = owner;
         }
 
@@ -260,8 +256,8 @@ final class RedlockScriptsSubject implements Subject {
             while (true) {
                 String attempt = Long.toString(client.attemptIds.incrementAndGet());
                 String waited = Long.toString((System.nanoTime() - began) / 1_000);
-                List<CompletableFuture<List<Object>>> replies = client.toAll(ACQUIRE, ScriptOutputType.MULTI,
-                        acquireKeys, owner, LEASE, MARK, waited, attempt, proposal(), place);
+                List<CompletableFuture<List<Object>>> replies = client.toAll(RedlockScripts.ACQUIRE,
+                        ScriptOutputType.MULTI, scriptKeys, owner, LEASE, MARK, waited, attempt, proposal(), place);
                 int yes = client.awaitVotes(replies, reply -> (Long) reply.get(0) == 1L);
                 if (yes >= client.majority) {
                     long[] tokens = new long[nodes];
@@ -274,7 +270,7 @@ final class RedlockScriptsSubject implements Subject {
                     String won = attempt;
                     for (int i = 0; i < nodes; i++) {
                         client.afterReply(replies.get(i), i, reply -> !answers(reply, 1L) && won == heldAttempt,
-                                releaseKeys, owner, CHANNEL,
+                                scriptKeys, owner, CHANNEL,
                                 "0", "1", TURN, "-", "0", "0", "", "0");
                     }
                     return;
@@ -286,7 +282,7 @@ final class RedlockScriptsSubject implements Subject {
                 // undo it where it took the lock (or may have), keeping the writer's wait there
                 waited = Long.toString((System.nanoTime() - began) / 1_000);
                 for (int i = 0; i < nodes; i++) {
-                    client.afterReply(replies.get(i), i, reply -> !answers(reply, 0L), releaseKeys, owner, CHANNEL,
+                    client.afterReply(replies.get(i), i, reply -> !answers(reply, 0L), scriptKeys, owner, CHANNEL,
                             "0", "0", TURN, attempt, waited, MARK, place, heldElsewhere ? "1" : "0");
                 }
                 long at;
@@ -388,9 +384,8 @@ final class RedlockScriptsSubject implements Subject {
                 }
             }
             if (agreeing < client.majority) {
-                client.awaitVotes(client.<Long>toAll(FENCE, ScriptOutputType.INTEGER,
-                        new String[] {acquireKeys[0], acquireKeys[1]}, owner, Long.toString(token), attempt),
-                        written -> true);
+                client.awaitVotes(client.<Long>toAll(RedlockScripts.FENCE, ScriptOutputType.INTEGER, scriptKeys,
+                        owner, Long.toString(token), attempt), written -> true);
             }
             heldAttempt = attempt;
         }
@@ -445,8 +440,8 @@ final class RedlockScriptsSubject implements Subject {
 
         @Override
         public void unlock() {
-            List<CompletableFuture<Long>> replies = client.toAll(RELEASE, ScriptOutputType.INTEGER, releaseKeys,
-                    owner, CHANNEL, "0", "1", TURN, heldAttempt);
+            List<CompletableFuture<Long>> replies = client.toAll(RedlockScripts.RELEASE, ScriptOutputType.INTEGER,
+                    scriptKeys, owner, CHANNEL, "0", "1", TURN, heldAttempt);
             heldAttempt = null;
             if (client.awaitVotes(replies, done -> done == 1L) < client.majority) {
                 throw new IllegalMonitorStateException("not held on a majority: " + lockKey);

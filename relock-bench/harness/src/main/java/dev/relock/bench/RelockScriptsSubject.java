@@ -2,6 +2,7 @@ package dev.relock.bench;
 
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -88,8 +89,8 @@ final class RelockScriptsSubject implements Subject {
             redis = RedisClient.create(redisUri);
             connection = redis.connect(StringCodec.UTF8);
             commands = connection.sync();
-            for (LuaScript script : List.of(LuaScript.ACQUIRE, LuaScript.RELEASE, LuaScript.ACQUIRE_READ,
-                    LuaScript.RELEASE_READ)) {
+            for (LuaScript script : List.of(SingleServerScripts.ACQUIRE, SingleServerScripts.RELEASE,
+                    SingleServerScripts.ACQUIRE_READ, SingleServerScripts.RELEASE_READ)) {
                 shas.put(script, commands.scriptLoad(script.body()));
             }
             wakeUps = redis.connectPubSub(StringCodec.UTF8);
@@ -125,8 +126,8 @@ final class RelockScriptsSubject implements Subject {
 
         @Override
         public Lock lock(String name) {
-            return new ScriptLock(this, LuaScript.ACQUIRE, LuaScript.RELEASE, LockKeys.of(PREFIX, name).all(),
-                    nextOwner());
+            return new ScriptLock(this, SingleServerScripts.ACQUIRE, SingleServerScripts.RELEASE,
+                    LockKeys.of(PREFIX, name).all(), nextOwner());
         }
 
         @Override
@@ -134,8 +135,9 @@ final class RelockScriptsSubject implements Subject {
             // one owner for both halves, as one thread of relock's client is one owner
             String owner = nextOwner();
             String[] keys = LockKeys.of(PREFIX, name).all();
-            Lock read = new ScriptLock(this, LuaScript.ACQUIRE_READ, LuaScript.RELEASE_READ, keys, owner);
-            Lock write = new ScriptLock(this, LuaScript.ACQUIRE, LuaScript.RELEASE, keys, owner);
+            Lock read = new ScriptLock(this, SingleServerScripts.ACQUIRE_READ, SingleServerScripts.RELEASE_READ, keys,
+                    owner);
+            Lock write = new ScriptLock(this, SingleServerScripts.ACQUIRE, SingleServerScripts.RELEASE, keys, owner);
             return new ReadWriteLock() {
                 @Override
                 public Lock readLock() {
@@ -161,7 +163,7 @@ final class RelockScriptsSubject implements Subject {
         private final ScriptClient client;
         private final String acquire;
         private final String release;
-        // every lock script takes the same five keys (see queue.lua)
+        // every lock script takes the same five keys, in one order (see LuaScript)
         private final String[] keys;
         private final String owner;
         // the fencing token of the hold taken last, which its release names; the thread that locks only

@@ -7,8 +7,8 @@ package dev.relock.internal.engine;
  * <p>Escaping keeps the tag intact whatever the name: '%', '{' and '}' become %25, %7B and %7D, so
  * the first '}' after the prefix's ':{' always closes the tag, and {@link #nameOf} can undo it.
  *
- * <p>What each key holds, the same on both engines, is described in common.lua beside the scripts
- * (what only one engine adds: queue.lua, redlock/acquire.lua). A semaphore named N has
+ * <p>What each key holds, the same on both engines, is described in the scripts' lib/common.lua
+ * (what only one engine adds: lib/queue.lua, redlock/acquire.lua). A semaphore named N has
  * the same set of keys under {@code <prefix>:{N}:sem}, so a lock and a semaphore may share a name.
  * Two LockKeys are equal when they name the same keys.
  *
@@ -82,8 +82,8 @@ public final class LockKeys {
     }
 
     /**
-     * The keys in the order every single-server lock script takes them (see queue.lua). The array may be shared
-     * with other callers: never write to it.
+     * The five keys in the order every script over one lock takes them, in both engines' families: lock, fence,
+     * queue, expiry, leases (see {@code LuaScript}). The array may be shared with other callers: never write to it.
      */
     public String[] all() {
         Derived recent = recent();

@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Instant;
 import java.util.List;
@@ -36,12 +37,10 @@ final class AttemptCalls {
             WriterWait wait) {
         String lease = Long.toString(leaseMillis);
         String proposal = Long.toString(epochMicros(Instant.now()) + TOKEN_LEAD_MICROS);
-        // a reader has no mark, no wait and no place: acquire-read.lua takes neither the queue nor their arguments
+        // a reader has no mark, no wait and no place: acquire-read.lua takes none of their arguments
         boolean reader = mode == LockMode.READ;
-        return nodes.sendToAllInOrder(reader ? RedlockEngine.ACQUIRE_READ : RedlockEngine.ACQUIRE,
-                ScriptOutputType.MULTI,
-                reader ? new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry()}
-                        : new String[] {keys.lock(), keys.fence(), keys.leases(), keys.expiry(), keys.queue()},
+        return nodes.sendToAllInOrder(reader ? RedlockScripts.ACQUIRE_READ : RedlockScripts.ACQUIRE,
+                ScriptOutputType.MULTI, keys.all(),
                 reply -> (Long) reply.get(0) == 1L,
                 reader ? new String[] {owner, lease, attemptId, proposal}
                         : new String[] {owner, lease, Long.toString(wait.markMillis()), wait.waitedMicros(), attemptId,
@@ -54,8 +53,8 @@ final class AttemptCalls {
      * node's reply counts as a yes.
      */
     Poll<Long> writeBack(LockKeys keys, String member, long token, String attemptId) {
-        return nodes.sendToAllInOrder(RedlockEngine.FENCE, ScriptOutputType.INTEGER,
-                new String[] {keys.lock(), keys.fence()}, written -> true, member, Long.toString(token), attemptId);
+        return nodes.sendToAllInOrder(RedlockScripts.FENCE, ScriptOutputType.INTEGER, keys.all(), written -> true,
+                member, Long.toString(token), attemptId);
     }
 
     /** {@code instant} in microseconds since the epoch. */

@@ -60,7 +60,7 @@ final class CleanUps {
         String markMillis = waits ? Long.toString(wait.markMillis()) : "0";
         String place = waits ? wait.place() : "";
         boolean quietTurn = waits && quiet;
-        String[] releaseKeys = ReleaseCalls.keysOf(keys);
+        String[] releaseKeys = keys.all();
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.node(i);
             CompletableFuture<?> reply = attempt.replies().get(i);
@@ -82,7 +82,7 @@ final class CleanUps {
      */
     void stopWaitingWhereRefused(LockKeys keys, String member, List<CompletableFuture<List<Object>>> replies,
             Hold hold) {
-        String[] releaseKeys = ReleaseCalls.keysOf(keys);
+        String[] releaseKeys = keys.all();
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.node(i);
             CompletableFuture<List<Object>> reply = replies.get(i);
@@ -99,7 +99,7 @@ final class CleanUps {
      */
     void lost(Hold hold) {
         String attempt = Long.toString(hold.attemptId);
-        String[] releaseKeys = ReleaseCalls.keysOf(hold.keys);
+        String[] releaseKeys = hold.keys.all();
         String member = RedlockEngine.member(hold);
         for (RedlockNode node : nodes.all()) {
             send(node, hold.keys.lock(), calls.cleanUp(node, releaseKeys, member, true, attempt, "", "", "", false));

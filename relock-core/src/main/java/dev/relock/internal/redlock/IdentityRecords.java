@@ -5,6 +5,7 @@ import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.RecordWrites;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SharedScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +33,8 @@ final class IdentityRecords {
         this.nodes = nodes;
         this.keyPrefix = core.settings().keyPrefix();
         this.clientId = core.clientId();
-        this.writes = new RecordWrites(core, nodes.timer(), args -> write(LuaScript.REGISTER, args),
-                args -> write(LuaScript.NAME_HOLDERS, args));
+        this.writes = new RecordWrites(core, nodes.timer(), args -> write(SharedScripts.REGISTER, args),
+                args -> write(SharedScripts.NAME_HOLDERS, args));
     }
 
     /** Writes the record whole, without waiting ({@link RecordWrites#writeWhole}). */

@@ -6,6 +6,7 @@ import dev.relock.internal.engine.EngineClient;
 import dev.relock.internal.engine.Engine;
 import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.IoThreads;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -129,7 +130,7 @@ final class LeaseExtensions {
     }
 
     private Poll<List<Long>> sendRenew(Hold hold, long leaseMillis) {
-        return nodes.poll(nodes.<List<Long>>sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI,
+        return nodes.poll(nodes.<List<Long>>sendToEachInOrder(RedlockScripts.RENEW, ScriptOutputType.MULTI,
                 new String[] {hold.keys.lock(), hold.keys.leases()}, RedlockEngine.member(hold),
                 Long.toString(leaseMillis)), codes -> codes.get(0) == 1L);
     }
@@ -164,8 +165,7 @@ final class LeaseExtensions {
                 return;
             }
             RedlockNode target = nodes.node(node);
-            target.<Long>runInOrder(RedlockEngine.RESTORE, ScriptOutputType.INTEGER,
-                    new String[] {hold.keys.lock(), hold.keys.fence(), hold.keys.leases()},
+            target.<Long>runInOrder(RedlockScripts.RESTORE, ScriptOutputType.INTEGER, hold.keys.all(),
                     RedlockEngine.member(hold), Long.toString(hold.leaseMillis()), Long.toString(hold.fencingToken),
                     Long.toString(hold.attemptId))
                     .whenComplete((restored, error) -> log.debug("Redlock lock '{}' restored on {}: {}",

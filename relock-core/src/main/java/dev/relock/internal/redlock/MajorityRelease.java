@@ -95,7 +95,7 @@ final class MajorityRelease {
         try {
             hold.beginRelease();
             List<CompletableFuture<Long>> replies = new ArrayList<>(nodes.size());
-            String[] keys = ReleaseCalls.keysOf(hold.keys);
+            String[] keys = hold.keys.all();
             String member = RedlockEngine.member(hold);
             // names the attempt that took the hold: a release that runs late or again leaves a later hold alone
             String attempt = Long.toString(hold.attemptId);

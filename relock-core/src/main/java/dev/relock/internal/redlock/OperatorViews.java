@@ -4,7 +4,7 @@ import dev.relock.LockInfo;
 import dev.relock.RedisUnavailableException;
 import dev.relock.internal.engine.InspectReply;
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SharedScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,8 +34,8 @@ final class OperatorViews {
      */
     LockInfo inspect(String name) {
         LockKeys keys = LockKeys.of(keyPrefix, name);
-        Poll<List<Object>> poll = nodes.sendToAll(LuaScript.INSPECT, ScriptOutputType.MULTI,
-                new String[] {keys.lock(), keys.expiry(), keys.leases()}, reply -> true);
+        Poll<List<Object>> poll = nodes.sendToAll(SharedScripts.INSPECT, ScriptOutputType.MULTI, keys.all(),
+                reply -> true);
         poll.awaitAll(nodes.timeoutNanos());
         List<List<Object>> answers = poll.answers();
         if (answers.size() < nodes.majority()) {

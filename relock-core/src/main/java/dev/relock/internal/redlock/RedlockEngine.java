@@ -23,7 +23,6 @@ import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.engine.LockEvents;
-import dev.relock.internal.script.LuaScript;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,14 +92,6 @@ import org.slf4j.LoggerFactory;
 public final class RedlockEngine implements Engine {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockEngine.class);
-
-    static final LuaScript ACQUIRE = LuaScript.load(RedlockEngine.class, "acquire.lua");
-    static final LuaScript ACQUIRE_READ = LuaScript.load(RedlockEngine.class, "acquire-read.lua");
-    static final LuaScript FENCE = LuaScript.load(RedlockEngine.class, "fence.lua");
-    static final LuaScript RENEW = LuaScript.load(RedlockEngine.class, "renew.lua");
-    static final LuaScript RELEASE = LuaScript.load(RedlockEngine.class, "release.lua");
-    static final LuaScript RESTORE = LuaScript.load(RedlockEngine.class, "restore.lua");
-    static final LuaScript RELEASE_AFTER = LuaScript.load(RedlockEngine.class, "release-after.lua");
 
     // the client this engine serves: ids, the hold table, loss reporting
     private final EngineClient core;

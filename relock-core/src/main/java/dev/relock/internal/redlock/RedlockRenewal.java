@@ -5,6 +5,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.engine.Ticker;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,7 +116,7 @@ final class RedlockRenewal implements LeaseKeeper.Renewal {
                 args[2 * i + 1] = Long.toString(leases[i]);
             }
             sent = ticker.nanoTime();
-            replies = nodes.sendToEachInOrder(RedlockEngine.RENEW, ScriptOutputType.MULTI, keys, args);
+            replies = nodes.sendToEachInOrder(RedlockScripts.RENEW, ScriptOutputType.MULTI, keys, args);
         } finally {
             dispatch.unlock();
         }

@@ -1,6 +1,7 @@
 package dev.relock.internal.redlock;
 
 import dev.relock.internal.engine.LockKeys;
+import dev.relock.internal.script.RedlockScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -30,11 +31,6 @@ final class ReleaseCalls {
         this.turnNanos = TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
-    /** The keys of release.lua (and release-after.lua, which reads the first four). */
-    static String[] keysOf(LockKeys keys) {
-        return new String[] {keys.lock(), keys.leases(), keys.expiry(), keys.queue(), keys.fence()};
-    }
-
     /** How long a release keeps the lock for the first waiting writer: see release.lua. */
     long turnNanos() {
         return turnNanos;
@@ -42,14 +38,14 @@ final class ReleaseCalls {
 
     /** The owner's release of the hold that attempt {@code attempt} took, announced on the channel. */
     CompletableFuture<Long> release(RedlockNode node, String[] keys, String member, String attempt) {
-        return node.runInOrder(RedlockEngine.RELEASE, ScriptOutputType.INTEGER, keys, member, channel, "0", "1",
+        return node.runInOrder(RedlockScripts.RELEASE, ScriptOutputType.INTEGER, keys, member, channel, "0", "1",
                 turnMillis, attempt);
     }
 
     /** As {@link #release}, but the lock stays taken for {@code delayMillis} first (release-after.lua). */
     CompletableFuture<Long> releaseAfter(RedlockNode node, String[] keys, String member, long delayMillis,
             String attempt) {
-        return node.runInOrder(RedlockEngine.RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member,
+        return node.runInOrder(RedlockScripts.RELEASE_AFTER, ScriptOutputType.INTEGER, keys, member,
                 Long.toString(delayMillis), attempt);
     }
 
@@ -60,13 +56,13 @@ final class ReleaseCalls {
      */
     CompletableFuture<Long> cleanUp(RedlockNode node, String[] keys, String member, boolean stopWaiting,
             String attemptId, String waited, String markMillis, String place, boolean quiet) {
-        return node.runInOrder(RedlockEngine.RELEASE, ScriptOutputType.INTEGER, keys, member, channel, "0",
+        return node.runInOrder(RedlockScripts.RELEASE, ScriptOutputType.INTEGER, keys, member, channel, "0",
                 stopWaiting ? "1" : "0", turnMillis, attemptId, waited, markMillis, place, quiet ? "1" : "0");
     }
 
     /** Deletes the lock on every node whoever holds it; yes = deleted there. */
     Poll<Long> forceRelease(NodeSet nodes, LockKeys keys) {
-        return nodes.sendToAll(RedlockEngine.RELEASE, ScriptOutputType.INTEGER, keysOf(keys),
+        return nodes.sendToAll(RedlockScripts.RELEASE, ScriptOutputType.INTEGER, keys.all(),
                 deleted -> deleted == 1,
                 "", channel, "1", "0", turnMillis, "");
     }

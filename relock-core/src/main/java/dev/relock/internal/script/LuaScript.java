@@ -13,43 +13,45 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One Lua script of relock, read once from the resources beside its class. A line
- * {@code -- uses <file>.lua} in a script puts that file's functions, from the resources beside this
- * class, where the line stands, for scripts of every package: {@code token.lua} (the server's clock and
- * fencing tokens), {@code common.lua} (what both engines' scripts share: what each key holds, readers'
- * leases; it uses token.lua) and {@code queue.lua} (the single-server lock's layout, queue and wake-ups;
- * it uses common.lua). Each file goes in once, where it is first named, after the files it uses. Most
- * scripts name them in their header; a script with a fast path names only token.lua there and the rest
- * after the fast path, which then does not pay for defining the helpers it does not call. Immutable; the
- * SHA-1 is the one Redis computes for {@code EVALSHA}.
+ * One Lua script of relock, read once from the resources below this class's package, and the one loader of them.
+ * The resources are laid out by family, named for the topology its scripts run on:
+ * <ul>
+ *   <li>{@code single/}: what a single-server client runs, on one Redis (standalone, Sentinel's master, a Cluster
+ *       node): {@link SingleServerScripts};
+ *   <li>{@code redlock/}: what a Redlock client runs on each of its independent nodes: {@link RedlockScripts};
+ *   <li>{@code shared/}: what both engines run, on the one server or on each node: {@link SharedScripts};
+ *   <li>{@code fencing/}: what {@code RedisFence} runs on the user's own connection: {@link FencingScripts};
+ *   <li>{@code lib/}: functions the scripts share, never run on their own: {@code token.lua} (the server's clock and
+ *       fencing tokens), {@code common.lua} (what both engines' locks keep: what each key holds, readers' leases; it
+ *       uses token.lua) and {@code queue.lua} (the single-server lock's layout, queue and wake-ups; it uses
+ *       common.lua).
+ * </ul>
+ * Only the family classes load scripts, each its own directory's; every script is a constant of one of them, and
+ * its header's first line names it as {@link #name()} does ({@code single/acquire.lua}).
  *
- * <p>Public because both engines, each in a package of its own, run scripts; tests load them too.
+ * <p>A line {@code -- uses <file>.lua} in a script puts that file of {@code lib/} where the line stands, with the
+ * files it uses before it; each file goes in once, where it is first named. Most scripts name them in their header;
+ * a script with a fast path names only token.lua there and the rest after the fast path, which then does not pay
+ * for defining the helpers it does not call.
+ *
+ * <p>The keys a script takes, in every family: a script over one lock or semaphore takes the five keys of
+ * {@code LockKeys.all()}, in this order whether it reads them all or not: {@code KEYS[1]} lock (a semaphore's hash),
+ * {@code KEYS[2]} fence, {@code KEYS[3]} queue, {@code KEYS[4]} expiry, {@code KEYS[5]} readers (a semaphore's
+ * leases); keys of its own come after them ({@code single/condition.lua}'s wait set). They share the lock's hash
+ * tag, so the five cost one Cluster slot. A script over many locks takes a group of keys per lock, with the roles in
+ * the same order: {@code single/multi-acquire.lua} all five of each lock; the two {@code renew.lua} only the keys a
+ * live hold has (its lock, then its readers), because a Cluster node migrating a slot runs a script only if it has
+ * every key the script declares. A script over some other key takes that key ({@code single/latch.lua}, the
+ * identity record's {@code shared/} scripts, {@code fencing/fenced-set.lua}).
+ *
+ * <p>Immutable; the SHA-1 is the one Redis computes for {@code EVALSHA}.
+ *
+ * <p>Public because both engines, each in a package of its own, and {@code RedisFence} run scripts.
  */
 public final class LuaScript {
 
-    // before the scripts below, which it loads: static fields are set in the order they are written
     private static final Pattern USES = Pattern.compile("(?m)^-- uses ([a-z-]+\\.lua)");
-
-    public static final LuaScript ACQUIRE = load("acquire.lua");
-    public static final LuaScript RELEASE = load("release.lua");
-    public static final LuaScript ACQUIRE_READ = load("acquire-read.lua");
-    public static final LuaScript RELEASE_READ = load("release-read.lua");
-    public static final LuaScript WITHDRAW = load("withdraw.lua");
-    public static final LuaScript RELEASE_AFTER = load("release-after.lua");
-    public static final LuaScript FORCE_UNLOCK = load("force-unlock.lua");
-    public static final LuaScript RENEW = load("renew.lua");
-    public static final LuaScript INSPECT = load("inspect.lua");
-    public static final LuaScript MULTI_ACQUIRE = load("multi-acquire.lua");
-    public static final LuaScript PERMITS_ACQUIRE = load("permits-acquire.lua");
-    public static final LuaScript PERMITS_RELEASE = load("permits-release.lua");
-    public static final LuaScript PERMITS_WITHDRAW = load("permits-withdraw.lua");
-    public static final LuaScript PERMITS_ADMIN = load("permits-admin.lua");
-    public static final LuaScript PERMITS_INSPECT = load("permits-inspect.lua");
-    public static final LuaScript REGISTER = load("register.lua");
-    public static final LuaScript NAME_HOLDERS = load("name-holders.lua");
-    public static final LuaScript LATCH = load("latch.lua");
-    public static final LuaScript CONDITION = load("condition.lua");
-
+    private static final String LIBRARY = "lib/";
 
     private final String name;
     private final String body;
@@ -64,7 +66,7 @@ public final class LuaScript {
         this.shaBytes = sha.getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** The resource's file name, for messages. */
+    /** The resource's path below this package, its family's directory first ({@code redlock/acquire.lua}). */
     public String name() {
         return name;
     }
@@ -84,17 +86,14 @@ public final class LuaScript {
         return shaBytes;
     }
 
-    private static LuaScript load(String file) {
-        return load(LuaScript.class, file);
-    }
-
     /**
-     * A script kept as a resource beside {@code anchor}'s class file, with the preludes it uses.
+     * The script at {@code path} below this package's resources ({@code single/acquire.lua}), with the files of
+     * {@code lib/} it uses.
      *
-     * @throws IllegalStateException if the resource, or a prelude it uses, is missing
+     * @throws IllegalStateException if the resource, or a file it uses, is missing
      */
-    public static LuaScript load(Class<?> anchor, String file) {
-        return new LuaScript(file, asSent(withPreludes(read(anchor, file), new HashSet<>())));
+    static LuaScript load(String path) {
+        return new LuaScript(path, asSent(withPreludes(read(path), new HashSet<>())));
     }
 
     /**
@@ -119,7 +118,8 @@ public final class LuaScript {
 
     /**
      * {@code script} with the file each {@code -- uses} line names put right after that line, itself with the
-     * files it uses, unless {@code included} has it already; adds what it puts in to {@code included}.
+     * files it uses, unless {@code included} has it already; adds what it puts in to {@code included}. The files are
+     * {@code lib/}'s.
      */
     private static String withPreludes(String script, Set<String> included) {
         Matcher uses = USES.matcher(script);
@@ -131,14 +131,14 @@ public final class LuaScript {
             body.append(script, from, lineEnd);
             from = lineEnd;
             if (included.add(uses.group(1))) {
-                body.append(withPreludes(read(LuaScript.class, uses.group(1)), included)).append('\n');
+                body.append(withPreludes(read(LIBRARY + uses.group(1)), included)).append('\n');
             }
         }
         return body.append(script, from, script.length()).toString();
     }
 
-    private static String read(Class<?> anchor, String file) {
-        try (InputStream in = anchor.getResourceAsStream(file)) {
+    private static String read(String file) {
+        try (InputStream in = LuaScript.class.getResourceAsStream(file)) {
             if (in == null) {
                 throw new IllegalStateException("relock script resource missing: " + file);
             }

@@ -9,7 +9,7 @@ import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.redis.RedisCalls;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -123,7 +123,7 @@ final class HoldExtensions {
             releases.dispatch.lock();
             try {
                 return hold.releasing() ? null
-                        : calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys, args);
+                        : calls.<List<Long>>run(SingleServerScripts.RENEW, ScriptOutputType.MULTI, keys, args);
             } finally {
                 releases.dispatch.unlock();
             }

@@ -6,6 +6,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.RecordWrites;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SharedScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -35,8 +36,8 @@ final class IdentityRecord {
         this.core = core;
         this.calls = calls;
         this.key = ClientRegistry.key(core.settings().keyPrefix(), core.clientId());
-        this.recordWrites = new RecordWrites(core, timer, args -> write(LuaScript.REGISTER, args),
-                args -> write(LuaScript.NAME_HOLDERS, args));
+        this.recordWrites = new RecordWrites(core, timer, args -> write(SharedScripts.REGISTER, args),
+                args -> write(SharedScripts.NAME_HOLDERS, args));
     }
 
     /** Writes the record whole: at connect and after each pass of the lease keeper. */

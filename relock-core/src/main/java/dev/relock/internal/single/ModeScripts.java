@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -12,9 +13,10 @@ import java.util.concurrent.TimeUnit;
  * of its own.
  */
 enum ModeScripts {
-    WRITE(LuaScript.ACQUIRE, LuaScript.RELEASE, LuaScript.WITHDRAW, "w"),
-    READ(LuaScript.ACQUIRE_READ, LuaScript.RELEASE_READ, LuaScript.WITHDRAW, "r"),
-    PERMITS(LuaScript.PERMITS_ACQUIRE, LuaScript.PERMITS_RELEASE, LuaScript.PERMITS_WITHDRAW, "s");
+    WRITE(SingleServerScripts.ACQUIRE, SingleServerScripts.RELEASE, SingleServerScripts.WITHDRAW, "w"),
+    READ(SingleServerScripts.ACQUIRE_READ, SingleServerScripts.RELEASE_READ, SingleServerScripts.WITHDRAW, "r"),
+    PERMITS(SingleServerScripts.PERMITS_ACQUIRE, SingleServerScripts.PERMITS_RELEASE,
+            SingleServerScripts.PERMITS_WITHDRAW, "s");
 
     /**
      * What a waiter without a deadline tells the acquire script it will wait: its queue entry then lives as long as

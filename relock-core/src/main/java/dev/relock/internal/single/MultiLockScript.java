@@ -11,7 +11,7 @@ import dev.relock.internal.engine.IoThreads;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.redis.RedisCalls;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,9 +86,9 @@ final class MultiLockScript {
                 "multi-lock", null);
         List<Long> reply;
         try {
-            reply = acquiring.await(IoThreads.offIo(timer, () -> acquiring.<List<Long>>run(LuaScript.MULTI_ACQUIRE,
-                    ScriptOutputType.MULTI, keys.toArray(String[]::new), owner, Long.toString(leaseMillis))),
-                    "multi-lock", null);
+            reply = acquiring.await(IoThreads.offIo(timer, () -> acquiring.<List<Long>>run(
+                    SingleServerScripts.MULTI_ACQUIRE, ScriptOutputType.MULTI, keys.toArray(String[]::new), owner,
+                    Long.toString(leaseMillis))), "multi-lock", null);
         } catch (RedisUnavailableException e) {
             // it may still be applied
             undoAll(acquiring, locks, owner);

@@ -5,7 +5,8 @@ import dev.relock.LockKind;
 import dev.relock.internal.engine.InspectReply;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.redis.RedisCalls;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SharedScripts;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
@@ -91,8 +92,7 @@ final class OperatorViews {
 
     private CompletableFuture<LockInfo> inspectSemaphoreAsync(String name) {
         LockKeys keys = LockKeys.ofSemaphore(keyPrefix, name);
-        return calls.<List<Object>>run(LuaScript.PERMITS_INSPECT, ScriptOutputType.MULTI,
-                        new String[] {keys.lock(), keys.expiry(), keys.leases()})
+        return calls.<List<Object>>run(SingleServerScripts.PERMITS_INSPECT, ScriptOutputType.MULTI, keys.all())
                 .thenApply(reply -> {
                     // see permits-inspect.lua for the layout
                     Map<String, Integer> holders = new LinkedHashMap<>();
@@ -107,8 +107,7 @@ final class OperatorViews {
 
     private CompletableFuture<LockInfo> inspectAsync(String name) {
         LockKeys keys = LockKeys.of(keyPrefix, name);
-        return calls.<List<Object>>run(LuaScript.INSPECT, ScriptOutputType.MULTI,
-                        new String[] {keys.lock(), keys.expiry(), keys.leases()})
+        return calls.<List<Object>>run(SharedScripts.INSPECT, ScriptOutputType.MULTI, keys.all())
                 .thenApply(reply -> InspectReply.decode(reply).toLockInfo(name));
     }
 }

@@ -12,7 +12,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldHandle;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.Date;
@@ -73,8 +73,8 @@ final class RedisCondition implements RelockCondition {
     @Override
     public List<String> waiters() {
         engine.core.ensureOpen();
-        return engine.calls().await(engine.calls().<List<String>>run(LuaScript.CONDITION, ScriptOutputType.MULTI,
-                scriptKeys, "list"), "list the waiters of condition '" + name + "'", lockName);
+        return engine.calls().await(engine.calls().<List<String>>run(SingleServerScripts.CONDITION,
+                ScriptOutputType.MULTI, scriptKeys, "list"), "list the waiters of condition '" + name + "'", lockName);
     }
 
     // ---- await --------------------------------------------------------------------------------
@@ -432,7 +432,7 @@ final class RedisCondition implements RelockCondition {
     }
 
     private long script(String... args) {
-        return engine.calls().await(engine.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
+        return engine.calls().await(engine.calls().<Long>run(SingleServerScripts.CONDITION, ScriptOutputType.INTEGER,
                 scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
     }
 
@@ -441,7 +441,7 @@ final class RedisCondition implements RelockCondition {
      * the command timeout. Any thread but an I/O thread.
      */
     CompletableFuture<Long> scriptAsync(String... args) {
-        return engine.calls().within(engine.calls().<Long>run(LuaScript.CONDITION, ScriptOutputType.INTEGER,
+        return engine.calls().within(engine.calls().<Long>run(SingleServerScripts.CONDITION, ScriptOutputType.INTEGER,
                 scriptKeys, args), args[0] + " condition '" + name + "'", lockName);
     }
 

@@ -4,7 +4,7 @@ import dev.relock.LatchInfo;
 import dev.relock.RelockCountDownLatch;
 import dev.relock.RelockException;
 import dev.relock.internal.engine.Durations;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -132,14 +132,14 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
 
     private long script(String... args) {
         engine.core.ensureOpen();
-        return engine.calls().await(engine.calls().<Long>run(LuaScript.LATCH, ScriptOutputType.INTEGER,
+        return engine.calls().await(engine.calls().<Long>run(SingleServerScripts.LATCH, ScriptOutputType.INTEGER,
                 new String[] {key}, args), args[0] + " of count-down latch '" + name + "'", null);
     }
 
     /** latch.lua 'info'. */
     private List<Object> read(String operation) {
         engine.core.ensureOpen();
-        return engine.calls().await(engine.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
+        return engine.calls().await(engine.calls().<List<Object>>run(SingleServerScripts.LATCH, ScriptOutputType.MULTI,
                 new String[] {key}, operation), operation + " of count-down latch '" + name + "'", null);
     }
 
@@ -149,7 +149,7 @@ final class RedisCountDownLatch implements RelockCountDownLatch {
      * I/O thread.
      */
     CompletableFuture<List<Object>> readAsync(String operation) {
-        return engine.calls().within(engine.calls().<List<Object>>run(LuaScript.LATCH, ScriptOutputType.MULTI,
+        return engine.calls().within(engine.calls().<List<Object>>run(SingleServerScripts.LATCH, ScriptOutputType.MULTI,
                 new String[] {key}, operation, engine.core.clientId()),
                 operation + " of count-down latch '" + name + "'", null);
     }

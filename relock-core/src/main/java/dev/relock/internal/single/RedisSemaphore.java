@@ -9,7 +9,7 @@ import dev.relock.internal.engine.Hold;
 import dev.relock.internal.engine.HoldHandle;
 import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.util.Objects;
@@ -180,8 +180,8 @@ final class RedisSemaphore implements RelockSemaphore {
     /** Runs permits-admin.lua; {@code args[0]} is the operation. */
     private long admin(String... args) {
         engine.core.ensureOpen();
-        return engine.calls().await(engine.calls().<Long>run(LuaScript.PERMITS_ADMIN, ScriptOutputType.INTEGER,
-                keys.all(), args), args[0] + " permits", name);
+        return engine.calls().await(engine.calls().<Long>run(SingleServerScripts.PERMITS_ADMIN,
+                ScriptOutputType.INTEGER, keys.all(), args), args[0] + " permits", name);
     }
 
     private boolean isSet() {

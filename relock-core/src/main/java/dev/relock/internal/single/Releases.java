@@ -12,6 +12,7 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.engine.LockMode;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.Arrays;
 import java.util.List;
@@ -209,7 +210,8 @@ final class Releases {
                 : grantsInReply
                         ? withSuccessor(releaseArgs(hold, "all"), GRANT_IN_REPLY)
                         : releaseArgs(hold, last ? "all" : Integer.toString(hold.holds() - 1));
-        LuaScript script = last && delayMillis > 0 ? LuaScript.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
+        LuaScript script = last && delayMillis > 0
+                ? SingleServerScripts.RELEASE_AFTER : ModeScripts.of(hold.mode).release;
         ScriptOutputType type = grantsInReply ? ScriptOutputType.VALUE : ScriptOutputType.INTEGER;
         // a renewal either went out before this release or sees the hold releasing and is not sent. One that went
         // out before may still reach Redis after a release-after sent over the guard's connection: renew.lua

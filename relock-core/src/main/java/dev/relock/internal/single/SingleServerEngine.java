@@ -23,7 +23,7 @@ import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.metrics.Instrumentation;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.redis.RedisCalls;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
@@ -216,8 +216,8 @@ public final class SingleServerEngine implements Engine {
 
     @Override
     public boolean forceUnlock(String name, LockKeys keys) {
-        long deleted = calls.await(calls.<Long>run(LuaScript.FORCE_UNLOCK, ScriptOutputType.INTEGER, keys.all(),
-                graceMillis, routes.wakeRoute(keys)), "force-unlock", name);
+        long deleted = calls.await(calls.<Long>run(SingleServerScripts.FORCE_UNLOCK, ScriptOutputType.INTEGER,
+                keys.all(), graceMillis, routes.wakeRoute(keys)), "force-unlock", name);
         if (deleted == 1) {
             log.info("lock '{}' was forced open by client {}", name, core.clientId());
         }

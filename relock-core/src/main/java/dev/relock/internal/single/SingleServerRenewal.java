@@ -8,7 +8,7 @@ import dev.relock.internal.lease.LeaseKeeper;
 import dev.relock.internal.engine.LockEvents;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.redis.RedisFailures;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
@@ -156,7 +156,7 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
             args[3 * i + 2] = ModeScripts.of(hold.mode).kind;
         }
         long sent = core.ticker().nanoTime();
-        calls.<List<Long>>run(LuaScript.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
+        calls.<List<Long>>run(SingleServerScripts.RENEW, ScriptOutputType.MULTI, keys.toArray(String[]::new), args)
                 .whenCompleteAsync((renewed, error) -> {
                     if (error != null && batch.size() > 1 && RedisFailures.isSlotMigrating(error)) {
                         // one hold whose keys are gone keeps a migrating slot's node from running the batch: each

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.internal.engine.LockKeys;
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisCluster;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.ClientOptions;
@@ -92,8 +92,8 @@ class RedisCallsTest {
                 String[] keys = LockKeys.of("calls-test", "calls:paused").all();
                 // Redis runs no client's command for 3 s: Lettuce's 300 ms pass first
                 pauser.sync().clientPause(3_000);
-                CompletableFuture<List<Long>> reply = calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
-                        OWNER, "30000", "0", "0", "1000", WAKE_ROUTE);
+                CompletableFuture<List<Long>> reply = calls.run(SingleServerScripts.ACQUIRE, ScriptOutputType.MULTI,
+                        keys, OWNER, "30000", "0", "0", "1000", WAKE_ROUTE);
 
                 assertThatThrownBy(() -> calls.await(reply, "acquire", "calls:paused"))
                         .isInstanceOf(RedisUnavailableException.class)
@@ -120,8 +120,8 @@ class RedisCallsTest {
                 // connection is closed first; one command relock hands Lettuce itself, one of Lettuce's own API
                 redis.stop();
                 await().atMost(Duration.ofSeconds(20)).until(() -> !connection.isOpen());
-                CompletableFuture<List<Long>> script = calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
-                        OWNER, "30000", "0", "0", "1000", WAKE_ROUTE);
+                CompletableFuture<List<Long>> script = calls.run(SingleServerScripts.ACQUIRE, ScriptOutputType.MULTI,
+                        keys, OWNER, "30000", "0", "0", "1000", WAKE_ROUTE);
                 CompletableFuture<String> ping = connection.async().ping().toCompletableFuture();
                 connection.close();
 
@@ -148,12 +148,12 @@ class RedisCallsTest {
                 // given up at once, most before the I/O thread writes them: what relock sends after giving up on a
                 // reply (a withdraw, a release again) assumes the command may have run, and a release given up on
                 // still reaches Redis. (Given up, a call sends no EVAL after NOSCRIPT: the script is cached first.)
-                connection.sync().scriptLoad(LuaScript.ACQUIRE.body());
+                connection.sync().scriptLoad(SingleServerScripts.ACQUIRE.body());
                 String[] locks = new String[50];
                 for (int i = 0; i < locks.length; i++) {
                     String[] keys = LockKeys.of("calls-test", "calls:given-up-" + i).all();
                     locks[i] = keys[0];
-                    calls.abandon(calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
+                    calls.abandon(calls.run(SingleServerScripts.ACQUIRE, ScriptOutputType.MULTI, keys,
                             OWNER, "30000", "0", "0", "1000", WAKE_ROUTE));
                 }
                 await().atMost(Duration.ofSeconds(20)).until(() -> connection.sync().exists(locks) == locks.length);
@@ -197,10 +197,10 @@ class RedisCallsTest {
     }
 
     private static void lockAndUnlock(RedisCalls calls, String[] keys) {
-        List<Long> taken = calls.await(calls.run(LuaScript.ACQUIRE, ScriptOutputType.MULTI, keys,
+        List<Long> taken = calls.await(calls.run(SingleServerScripts.ACQUIRE, ScriptOutputType.MULTI, keys,
                 OWNER, "30000", "0", "0", "1000", WAKE_ROUTE), "acquire", "calls:test");
         assertThat(taken.get(0)).isEqualTo(1L);
-        Long holdsLeft = calls.await(calls.run(LuaScript.RELEASE, ScriptOutputType.INTEGER, keys,
+        Long holdsLeft = calls.await(calls.run(SingleServerScripts.RELEASE, ScriptOutputType.INTEGER, keys,
                 OWNER, "all", "1000", WAKE_ROUTE, Long.toString(taken.get(1))), "release", "calls:test");
         assertThat(holdsLeft).isZero();
     }

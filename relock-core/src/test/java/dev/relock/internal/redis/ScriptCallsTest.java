@@ -2,7 +2,7 @@ package dev.relock.internal.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.relock.internal.script.LuaScript;
+import dev.relock.internal.script.SharedScripts;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
@@ -44,7 +44,7 @@ class ScriptCallsTest {
                 new RedisCommandExecutionException("TRYAGAIN Multiple keys request during rehashing of slot");
         answers.add(command -> command.completeExceptionally(tryAgain));
 
-        CompletableFuture<Long> reply = calls.run(LuaScript.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
+        CompletableFuture<Long> reply = calls.run(SharedScripts.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
         // sent at 0, then again every 20 ms up to 100 ms: one more, 20 ms later, would be past the command timeout
         for (int resend = 1; resend <= 5; resend++) {
             assertThat(reply).as("before resend %d", resend).isNotDone();
@@ -66,7 +66,7 @@ class ScriptCallsTest {
         });
         answers.add(RedisCommand::complete);
 
-        CompletableFuture<Long> reply = calls.run(LuaScript.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
+        CompletableFuture<Long> reply = calls.run(SharedScripts.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
         assertThat(reply).isNotDone();
         now += TimeUnit.MILLISECONDS.toNanos(20);
         resends.poll().run();
@@ -81,7 +81,7 @@ class ScriptCallsTest {
                 "WRONGTYPE Operation against a key holding the wrong kind of value");
         answers.add(command -> command.completeExceptionally(wrongType));
 
-        CompletableFuture<Long> reply = calls.run(LuaScript.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
+        CompletableFuture<Long> reply = calls.run(SharedScripts.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
 
         assertThat(dispatched).hasSize(1);
         assertThat(resends).isEmpty();
@@ -92,7 +92,7 @@ class ScriptCallsTest {
     void aCallGivenUpSendsNothingMore() {
         answers.add(command -> command.completeExceptionally(new RedisCommandExecutionException("TRYAGAIN slot")));
 
-        CompletableFuture<Long> reply = calls.run(LuaScript.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
+        CompletableFuture<Long> reply = calls.run(SharedScripts.INSPECT, ScriptOutputType.INTEGER, KEYS, new String[0]);
         reply.cancel(false);
         resends.poll().run();
 

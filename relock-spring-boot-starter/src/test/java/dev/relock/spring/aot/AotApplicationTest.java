@@ -87,7 +87,7 @@ class AotApplicationTest {
      * and those Spring Boot's processors give its configuration properties, endpoint and failure analyzer.
      */
     private static void assertHintedForTheImage(RuntimeHints hints) throws NoSuchMethodException {
-        assertThat(RuntimeHintsPredicates.resource().forResource("dev/relock/internal/script/acquire.lua"))
+        assertThat(RuntimeHintsPredicates.resource().forResource("dev/relock/internal/script/single/acquire.lua"))
                 .accepts(hints);
         assertThat(RuntimeHintsPredicates.proxies().forInterfaces(RelockClient.class)).accepts(hints);
         assertThat(invocable(NightlyReport.class.getMethod("write", String.class, CountDownLatch.class,

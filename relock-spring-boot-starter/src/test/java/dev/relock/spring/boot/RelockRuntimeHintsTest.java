@@ -34,8 +34,9 @@ class RelockRuntimeHintsTest {
         List<String> scripts = luaFilesOfRelockCore();
 
         assertThat(scripts).as("found by listing relock-core")
-                .contains("dev/relock/internal/script/acquire.lua", "dev/relock/internal/redlock/acquire.lua",
-                        "dev/relock/fencing/fenced-set.lua");
+                .contains("dev/relock/internal/script/single/acquire.lua",
+                        "dev/relock/internal/script/redlock/acquire.lua",
+                        "dev/relock/internal/script/fencing/fenced-set.lua");
         assertThat(scripts).allSatisfy(script ->
                 assertThat(RuntimeHintsPredicates.resource().forResource(script)).as(script).accepts(hints));
     }
