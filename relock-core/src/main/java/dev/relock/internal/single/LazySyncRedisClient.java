@@ -21,9 +21,8 @@ import java.util.function.Supplier;
  * <p>Why: Lettuce's synchronous API is a {@link java.lang.reflect.Proxy} of an interface with
  * several hundred methods, generated per connection type when the first such connection is made.
  * relock talks to Redis only through {@code async()}, so the two generations at connect (command
- * and pub/sub connection) were pure cost: about a quarter of a {@code relock exec}'s run time
- * on a small machine (issue 4, S6). A caller's own {@link RedisClient} is used as
- * it is.
+ * and pub/sub connection) were pure cost, a large share of a short {@code relock exec}'s run time
+ * (relock-bench's S6 measures it). A caller's own {@link RedisClient} is used as it is.
  *
  * <p>Thread safety: {@code sync()} may be called from any thread; the first caller builds the
  * proxy under a lock of the connection's own, later callers read the volatile field.
