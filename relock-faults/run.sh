@@ -2,8 +2,8 @@
 # Runs relock's fault campaign (issue 15) and writes docs/RELIABILITY.md.
 #
 #   relock-faults/run.sh            full run: 120 s per scenario (240 s for the guarded Sentinel master kill)
-#   relock-faults/run.sh --quick    5 s per scenario, the scenarios CI's smoke test runs (every fault of the
-#                                   exclusive lock, a baseline and one fault of each other workload)
+#   relock-faults/run.sh --quick    5 s per scenario, the scenarios CI's smoke test runs (each workload under one
+#                                   fault, and the exclusive lock on each kind of servers: 10 scenarios)
 #   relock-faults/run.sh --stale    lists the protocol files (relock-core's main sources and Lua scripts) changed
 #                                   since the oldest row of docs/RELIABILITY.md was measured; exits 1 if any
 #

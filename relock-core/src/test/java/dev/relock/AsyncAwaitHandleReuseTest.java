@@ -107,7 +107,9 @@ class AsyncAwaitHandleReuseTest extends OneServerTestBase {
                 // the close came first
             }
             closer.join(HANG.toMillis());
-            await().atMost(HANG).until(() -> !lock.isLocked());
+            // checked at once and every 5 ms: Awaitility's default first look after 100 ms, 200 times, is 20 s of waiting
+            await().atMost(HANG).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
+                    .until(() -> !lock.isLocked());
         }
         assertThat(closeFailed.get()).as("what close() threw").isNull();
     }

@@ -144,6 +144,14 @@ abstract class Deployment {
     }
 
     @Nested
+    class AsyncConditionAwaits extends AsyncConditionContract {
+        @Override
+        Deployment deployment() {
+            return Deployment.this;
+        }
+    }
+
+    @Nested
     class Latches extends LatchContract {
         @Override
         Deployment deployment() {

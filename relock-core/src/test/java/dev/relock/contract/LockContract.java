@@ -9,6 +9,7 @@ import dev.relock.LeaseLost;
 import dev.relock.LeaseLostException;
 import dev.relock.LeaseState;
 import dev.relock.LockHandle;
+import dev.relock.LockInfo;
 import dev.relock.PermitHandle;
 import dev.relock.RelockClient;
 import dev.relock.RelockClientBuilder;
@@ -983,6 +984,38 @@ abstract class LockContract extends ContractBase {
                 .isExactlyInstanceOf(IllegalMonitorStateException.class);
         assertThat(stale.isLocked()).as("the failed unlock left the new holder alone").isTrue();
         next.close();
+    }
+
+    /**
+     * A name beyond ASCII reaches the servers as its UTF-8 bytes in every argument relock sends (keys, owners, wake-up
+     * routes): relock's connections encode strings straight into the command buffer with an exact length
+     * ({@code Utf8Codec}), where a wrong length would corrupt the command stream, split one name into two keys, or on
+     * Cluster send the key to another slot than its bytes hash to.
+     */
+    @Test
+    void aNonAsciiNameIsOneLockAcrossClientsUnderItsUtf8KeyAndItsWaiterIsHandedIt() throws Exception {
+        String name = "zähler-Ω-🔒-日本";
+        RelockClient waiters = newClient();
+        RelockLock held = newClient().lock(name);
+        held.lock();
+        // the fixture reads keys with Lettuce's own UTF-8 codec: the key relock wrote is the name's UTF-8 bytes
+        assertThat(keysOfLock(name)).anySatisfy(key -> assertThat(key).endsWith(" relock:{" + name + "}"));
+        assertThat(waiters.lock(name).tryLock()).isFalse();
+        LockInfo info = waiters.inspect(name);
+        assertThat(info.name()).isEqualTo(name);
+        assertThat(info.isHeld()).isTrue();
+        assertThat(waiters.list("zähler-*")).extracting(LockInfo::name).containsExactly(name);
+        long holderToken = held.fencingToken().orElseThrow();
+        CompletableFuture<Long> waited = inNewThread("waiter", () -> {
+            RelockLock lock = waiters.lock(name);
+            assertThat(lock.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            long token = lock.fencingToken().orElseThrow();
+            lock.unlock();
+            return token;
+        });
+        soon().until(() -> waiters.inspect(name).waiters() == 1);
+        held.unlock();
+        assertThat(resultOf(waited)).as("the waiter's token").isGreaterThan(holderToken);
     }
 
     @Test

@@ -102,8 +102,10 @@ public final class FaultWorker {
     private void run(Map<String, String> options) throws Exception {
         Workload workload = Workload.valueOf(options.get("--workload"));
         Duration runFor = Duration.ofSeconds(Long.parseLong(options.get("--seconds")));
-        // connecting may take seconds on a loaded host: the run counts from STARTED, as the campaign counts it
-        RelockClient connected = connect(options, System.nanoTime() + runFor.toNanos());
+        // connecting may take seconds on a loaded host: the run counts from STARTED, as the campaign counts it, and
+        // the worker tries as long as the campaign waits for it (a quick run's 5 s are less than a slow JVM's start)
+        Duration connectFor = runFor.compareTo(Campaign.WORKER_START) > 0 ? runFor : Campaign.WORKER_START;
+        RelockClient connected = connect(options, System.nanoTime() + connectFor.toNanos());
         if (connected == null) {
             return;
         }

@@ -22,16 +22,17 @@ import java.util.function.Supplier;
  * @param injectedBy the class and method that inject the fault ({@code "OneServer#flushAll"}), for the report's link
  * @param lengthFactor how many times the campaign's seconds per scenario this one runs (1 for most): where each fault
  *     leaves the lock unavailable for seconds, a longer run still injects it often and collects 10,000 sections
- * @param quick whether {@code --quick} (CI's smoke test) runs it
+ * @param quick whether {@code --quick} (CI's smoke test) runs it: each workload once under a fault, and the exclusive
+ *     lock on each kind of lock servers
  * @param <S> the kind of lock servers
  */
 record Scenario<S extends LockServers>(String name, Workload workload, String claim, boolean safe, long periodMillis,
         Supplier<S> servers, Fault<S> fault, String injectedBy, int lengthFactor, boolean quick) {
 
-    /** A scenario of the single-threaded exclusive lock, run by {@code --quick} too. */
+    /** A scenario of the single-threaded exclusive lock, run by the full campaign only. */
     Scenario(String name, String claim, boolean safe, long periodMillis, Supplier<S> servers, Fault<S> fault,
             String injectedBy) {
-        this(name, Workload.EXCLUSIVE, claim, safe, periodMillis, servers, fault, injectedBy, 1, true);
+        this(name, Workload.EXCLUSIVE, claim, safe, periodMillis, servers, fault, injectedBy, 1, false);
     }
 
     /** This scenario, run {@code factor} times the campaign's seconds per scenario. */
@@ -39,10 +40,10 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
         return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, factor, quick);
     }
 
-    /** This scenario, left out of {@code --quick}. */
-    Scenario<S> fullRunOnly() {
+    /** This scenario, run by {@code --quick} too. */
+    Scenario<S> inQuickRunToo() {
         return new Scenario<>(name, workload, claim, safe, periodMillis, servers, fault, injectedBy, lengthFactor,
-                false);
+                true);
     }
 
     /** This scenario's servers and fault under another workload, named after both; {@code quick} as given. */
@@ -69,7 +70,7 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
 
     /**
      * The faults each workload beside the first meets in a full run, by scenario name; the first of each is its
-     * baseline, the second the fault {@code --quick} runs too. The latch has no holder to freeze.
+     * baseline, the second the one fault {@code --quick} runs it under. The latch has no holder to freeze.
      */
     private static final Map<Workload, List<String>> FAULTS_BY_WORKLOAD = faultsByWorkload();
 
@@ -104,19 +105,23 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
             for (String name : names) {
                 Scenario<?> base = exclusive.stream().filter(s -> s.name().equals(name)).findFirst().orElseThrow(
                         () -> new IllegalStateException("no exclusive-lock scenario named '" + name + "'"));
-                all.add(base.with(workload, names.indexOf(name) < 2));
+                all.add(base.with(workload, names.indexOf(name) == 1));
             }
         });
         return List.copyOf(all);
     }
 
-    /** The scenarios of the single-threaded exclusive lock, every fault the campaign has. */
+    /**
+     * The scenarios of the single-threaded exclusive lock, every fault the campaign has; {@code --quick} runs the lock
+     * once on each kind of lock servers (one Redis, Sentinel, Cluster, Redlock).
+     */
     private static List<Scenario<?>> exclusiveLock() {
         return List.of(
                 new Scenario<>("none (baseline)", "exclusive; fencing tokens rise", true, 0,
                         OneServer::plain, (servers, run) -> "", "Campaign"),
                 new Scenario<>("client kill -9", "kept: nobody gets in before the killed holder's lease ran out",
-                        true, 3_500, OneServer::plain, (servers, run) -> run.killAWorker(), "Campaign#killAWorker"),
+                        true, 3_500, OneServer::plain, (servers, run) -> run.killAWorker(), "Campaign#killAWorker")
+                        .inQuickRunToo(),
                 new Scenario<>("holder SIGSTOP past the lease",
                         "broken while it is frozen; its stale write is refused and it is told when resumed",
                         false, 3_000, OneServer::plain, (servers, run) -> run.pauseTheHolderPastTheLease(),
@@ -156,7 +161,7 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                         "broken for holds taken on the old master after the promotion, until the sentinels demote it "
                                 + "(it takes writes meanwhile, lost then); the holder is told at its next renewal; "
                                 + "fencing refuses whichever of the two writers has the lower token", false, 2_500, SentinelServers::unguarded,
-                        SentinelServers::plannedFailover, "SentinelServers#plannedFailover"),
+                        SentinelServers::plannedFailover, "SentinelServers#plannedFailover").inQuickRunToo(),
                 new Scenario<>("Sentinel planned failover, replication guard",
                         "kept: a hold is handed out only once the replica has it", true, 2_500,
                         SentinelServers::guarded, SentinelServers::plannedFailover, "SentinelServers#plannedFailover"),
@@ -172,17 +177,17 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                         .lasting(2),
                 new Scenario<>("Cluster failover", "kept: the client follows the promoted replica", true, 3_600,
                         ClusterServers::threeShards, ClusterServers::failoverTheLocksShard,
-                        "ClusterServers#failoverTheLocksShard"),
+                        "ClusterServers#failoverTheLocksShard").inQuickRunToo(),
                 new Scenario<>("Cluster master killed",
                         "broken for an acquisition the replica missed; the holder is told at its next renewal, "
                                 + "fencing refuses its stale write", false, 5_000, ClusterServers::threeShards,
-                        ClusterServers::killTheLocksMaster, "ClusterServers#killTheLocksMaster").fullRunOnly(),
+                        ClusterServers::killTheLocksMaster, "ClusterServers#killTheLocksMaster"),
                 // as on Sentinel, each guarded kill leaves the lock unavailable until the killed master is back as a
                 // replica: twice the run
                 new Scenario<>("Cluster master killed, replication guard",
                         "kept: a hold is handed out only once the replica of its slot's master has it", true, 5_000,
                         ClusterServers::threeShardsGuarded, ClusterServers::killTheLocksMaster,
-                        "ClusterServers#killTheLocksMaster").lasting(2).fullRunOnly(),
+                        "ClusterServers#killTheLocksMaster").lasting(2),
                 new Scenario<>("Cluster slot migration",
                         "kept: scripts answered TRYAGAIN while the slot is split are sent again, holds are renewed "
                                 + "through the migration, the client follows ASK and MOVED", true, 2_000,
@@ -190,7 +195,8 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                         "ClusterServers#migrateTheLocksSlot"),
                 new Scenario<>("Redlock: 1 of 5 nodes killed",
                         "kept: a majority is still up, locking goes on; the node comes back empty after 1–3 s", true,
-                        2_000, RedlockNodes::allUp, RedlockNodes::killOneNode, "RedlockNodes#killOneNode"),
+                        2_000, RedlockNodes::allUp, RedlockNodes::killOneNode, "RedlockNodes#killOneNode")
+                        .inQuickRunToo(),
                 new Scenario<>("Redlock: 2 of 5 nodes killed",
                         "kept: a majority is still up, locking goes on; the nodes come back empty after 1–3 s", true,
                         2_000, RedlockNodes::allUp, RedlockNodes::killTwoNodes, "RedlockNodes#killTwoNodes"),
@@ -205,7 +211,7 @@ record Scenario<S extends LockServers>(String name, Workload workload, String cl
                 new Scenario<>("Redlock: client cut off from a majority",
                         "kept: the holder is told at its deadline, before a contender can win a majority", true, 3_000,
                         RedlockNodes::proxied, RedlockNodes::cutAWorkerOffFromAMajority,
-                        "RedlockNodes#cutAWorkerOffFromAMajority").fullRunOnly(),
+                        "RedlockNodes#cutAWorkerOffFromAMajority"),
                 new Scenario<>("Redlock: 2 of 5 down, 1 of the other 3 restarted empty",
                         "kept: every majority needs both nodes that keep the hold until it is released or its holder"
                                 + " told", true, 2_000, RedlockNodes::twoDownForTheRun,

@@ -10,10 +10,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The campaign end to end in its quick mode (run.sh --quick): every quick scenario (every fault of the exclusive lock,
- * a baseline and one fault of every other workload) for a few seconds with real worker JVMs and real redis-servers, so
- * CI shows that run.sh still works and that the checker's verdicts hold on what the workers actually log. The full run
- * is relock-faults/run.sh.
+ * The campaign end to end in its quick mode (run.sh --quick): every quick scenario (each workload under one fault, so
+ * each of the checkers reads real histories, and the exclusive lock on one Redis, Sentinel, Cluster and Redlock) for a
+ * few seconds with real worker JVMs and real redis-servers, so CI shows that run.sh still works and that the checkers'
+ * verdicts hold on what the workers actually log. The full run is relock-faults/run.sh.
  */
 @Tag("redis")
 class CampaignSmokeTest {

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Lettuce writes an argument's length from {@link Utf8Codec#estimateSize} and then the bytes {@link
  * Utf8Codec#encodeValue(String, ByteBuf)} writes: a count that differed would corrupt the command stream. No Redis
- * needed; {@code NonAsciiNameTest} sends such names to a real server.
+ * needed; {@code LockContract#aNonAsciiNameIsOneLockAcrossClientsUnderItsUtf8KeyAndItsWaiterIsHandedIt} sends such
+ * names to the servers of every deployment.
  */
 class Utf8CodecTest {
 

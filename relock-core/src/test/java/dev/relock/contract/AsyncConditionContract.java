@@ -1,9 +1,15 @@
-package dev.relock;
+package dev.relock.contract;
 
+import static dev.relock.contract.Polling.soon;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.relock.LeaseState;
+import dev.relock.LockHandle;
+import dev.relock.RelockClient;
+import dev.relock.RelockCondition;
+import dev.relock.RelockLock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -11,17 +17,22 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.RepeatedTest;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link RelockCondition#awaitAsync}: a handle's await, which no thread sits in, keeps the promises of a thread's: a
- * signal reaches it, a timeout completes it with the lock held again by the handle, and a cancel never loses a signal
- * that picked it (it is passed on to the next waiter). What every topology shares is in contract/ConditionContract.
+ * {@link RelockCondition#awaitAsync}, where the deployment serves conditions: a handle's await, which no thread sits
+ * in, keeps the promises of a thread's: a signal reaches it, a timeout completes it with the lock held again by the
+ * handle, and a cancel never loses a signal that picked it (it is passed on to the next waiter). A thread's await is
+ * {@link ConditionContract}.
  */
-@Tag("redis")
-class ConditionAwaitAsyncTest extends OneServerTestBase {
+abstract class AsyncConditionContract extends ContractBase {
+
+    @BeforeEach
+    void onlyWhereConditionsAreServed() {
+        assumeThat(deployment().servesConditions()).isTrue();
+    }
 
     @Test
     void aSignalReachesAnAsyncAwaiterWhoseHandleHoldsTheLockAgainWithAGreaterToken() throws Exception {
@@ -30,7 +41,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         LockHandle held = handleOf(lock);
         long before = held.fencingToken();
         CompletableFuture<Boolean> awaited = paid.awaitAsync(held, HANG.multipliedBy(3)).toCompletableFuture();
-        await().atMost(HANG).until(() -> paid.waiters().size() == 1);
+        soon().until(() -> paid.waiters().size() == 1);
         assertThat(held.state()).as("the handle's state while it waits").isEqualTo(LeaseState.RELEASED);
         RelockLock signaller = newClient().lock("order");
         assertThat(resultOf(inNewThread("signaller", () -> {
@@ -82,7 +93,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         RelockCondition notEmpty = lock.newCondition("notEmpty");
         LockHandle first = handleOf(lock);
         CompletableFuture<Boolean> firstAwait = notEmpty.awaitAsync(first, Duration.ofSeconds(60)).toCompletableFuture();
-        await().atMost(HANG).until(() -> notEmpty.waiters().size() == 1);
+        soon().until(() -> notEmpty.waiters().size() == 1);
         RelockLock secondLock = newClient().lock("queue");
         CompletableFuture<Boolean> second = inNewThread("second", () -> {
             secondLock.lock();
@@ -92,7 +103,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
                 secondLock.unlock();
             }
         });
-        await().atMost(HANG).until(() -> notEmpty.waiters().size() == 2);
+        soon().until(() -> notEmpty.waiters().size() == 2);
         RelockLock signaller = newClient().lock("queue");
         assertThat(resultOf(inNewThread("signaller", () -> {
             signaller.lock();
@@ -107,7 +118,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         }))).isTrue();
         assertThat(second.get(HANG.toSeconds(), TimeUnit.SECONDS)).as("the second waiter was signalled").isTrue();
         assertThat(first.isValid()).as("the cancelled await's handle").isFalse();
-        await().atMost(HANG).until(() -> !lock.isLocked());
+        soon().until(() -> !lock.isLocked());
     }
 
     /** A cancel before any signal leaves the wait set: the next signal goes to the waiter still there. */
@@ -118,10 +129,10 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         RelockCondition notEmpty = lock.newCondition("notEmpty");
         LockHandle first = handleOf(lock);
         CompletableFuture<Boolean> firstAwait = notEmpty.awaitAsync(first, Duration.ofSeconds(60)).toCompletableFuture();
-        await().atMost(HANG).until(() -> notEmpty.waiters().size() == 1);
+        soon().until(() -> notEmpty.waiters().size() == 1);
         assertThat(firstAwait.cancel(false)).isTrue();
-        await().atMost(HANG).until(() -> notEmpty.waiters().isEmpty());
-        await().atMost(HANG).until(() -> meters.find("relock.condition.wait").tag("outcome", "cancelled").timer() != null);
+        soon().until(() -> notEmpty.waiters().isEmpty());
+        soon().until(() -> meters.find("relock.condition.wait").tag("outcome", "cancelled").timer() != null);
         assertThat(first.state()).isEqualTo(LeaseState.RELEASED);
         assertThat(lock.isLocked()).isFalse();
         first.close(); // nothing to give up
@@ -136,12 +147,12 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         RelockCondition ready = lock.newCondition();
         LockHandle first = handleOf(lock);
         CompletableFuture<Boolean> firstAwait = ready.awaitAsync(first, Duration.ofSeconds(60)).toCompletableFuture();
-        await().atMost(HANG).until(() -> ready.waiters().size() == 1);
+        soon().until(() -> ready.waiters().size() == 1);
         RelockLock secondLock = newClient().lock("race");
         LockHandle second = handleOf(secondLock);
         CompletableFuture<Boolean> secondAwait = secondLock.newCondition().awaitAsync(second, Duration.ofSeconds(60))
                 .toCompletableFuture();
-        await().atMost(HANG).until(() -> ready.waiters().size() == 2);
+        soon().until(() -> ready.waiters().size() == 2);
         RelockLock signaller = newClient().lock("race");
         long delayMicros = (long) (Math.random() * 3000);
         CompletableFuture<Boolean> cancelled = inNewThread("canceller", () -> {
@@ -166,7 +177,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
             assertThat(second.isValid()).isTrue();
             second.close();
         }
-        await().atMost(HANG).until(() -> !lock.isLocked());
+        soon().until(() -> !lock.isLocked());
     }
 
     @Test
@@ -175,10 +186,10 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         RelockCondition condition = lock.newCondition();
         LockHandle held = handleOf(lock);
         CompletableFuture<Boolean> awaited = condition.awaitAsync(held, HANG.multipliedBy(3)).toCompletableFuture();
-        await().atMost(HANG).until(() -> condition.waiters().size() == 1);
+        soon().until(() -> condition.waiters().size() == 1);
         held.close();
         assertThat(awaited).isCancelled();
-        await().atMost(HANG).until(() -> condition.waiters().isEmpty());
+        soon().until(() -> condition.waiters().isEmpty());
         assertThat(held.isValid()).isFalse();
         assertThat(lock.isLocked()).isFalse();
     }
@@ -209,7 +220,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
             }
         });
         RelockLock other = newClient().lock("order");
-        await().atMost(HANG).until(() -> other.newCondition().waiters().size() == 1);
+        soon().until(() -> other.newCondition().waiters().size() == 1);
         LockHandle held = handleOf(other);
         other.newCondition().signalAll(held);
         held.close();
@@ -248,7 +259,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         assertThatThrownBy(() -> held.extendLease(Duration.ofSeconds(10))).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("awaits a condition");
         awaiting.cancel(false);
-        await().atMost(HANG).until(() -> condition.waiters().isEmpty() && !lock.isLocked());
+        soon().until(() -> condition.waiters().isEmpty() && !lock.isLocked());
         assertThatThrownBy(() -> resultOf(awaiting)).isInstanceOf(CancellationException.class);
     }
 
@@ -260,7 +271,7 @@ class ConditionAwaitAsyncTest extends OneServerTestBase {
         CompletableFuture<Boolean> awaited = lock.newCondition().awaitAsync(held, HANG.multipliedBy(3))
                 .toCompletableFuture();
         RelockCondition seenByAnother = newClient().lock("order").newCondition();
-        await().atMost(HANG).until(() -> seenByAnother.waiters().size() == 1);
+        soon().until(() -> seenByAnother.waiters().size() == 1);
         client.close();
         assertThatThrownBy(() -> resultOf(awaited)).isInstanceOf(ExecutionException.class)
                 .cause().isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
