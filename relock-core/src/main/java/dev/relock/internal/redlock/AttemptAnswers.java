@@ -43,14 +43,16 @@ final class AttemptAnswers {
     /**
      * The place this waiting writer takes on every node from now on: the median of the places the nodes that
      * refused it gave it (acquire.lua), or "" when none did. One value for all nodes, so that every node orders
-     * two waiting writers alike and gives the turn after a release to the same one.
+     * two waiting writers alike and gives the turn after a release to the same one. A refusal without a place (a
+     * single try's '', or a nil) gives none; places order turns only, never who holds.
      */
     static String agreedPlace(List<List<Object>> answers) {
         List<Long> places = new ArrayList<>();
         for (List<Object> answer : answers) {
-            if ((Long) answer.get(0) == 0L && answer.size() > 3 && !((String) answer.get(3)).isEmpty()) {
+            if ((Long) answer.get(0) == 0L && answer.size() > 3 && answer.get(3) instanceof String place
+                    && !place.isEmpty()) {
                 // a score: an integer number of microseconds, which Redis may print as a double
-                places.add((long) Double.parseDouble((String) answer.get(3)));
+                places.add((long) Double.parseDouble(place));
             }
         }
         if (places.isEmpty()) {

@@ -6,6 +6,7 @@ import dev.relock.RelockException;
 import dev.relock.internal.engine.Ticker;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +25,18 @@ class AttemptAnswersTest {
         assertThat(AttemptAnswers.largestToken(answers)).isEqualTo(31);
         assertThat(AttemptAnswers.giving(answers, 31)).isEqualTo(2);
         assertThat(AttemptAnswers.largestToken(List.of(List.of(0L, 500L, "c1:1")))).isZero();
+    }
+
+    @Test
+    void theAgreedPlaceIsTheMedianOfThePlacesGivenAndARefusalWithoutOneGivesNone() {
+        List<List<Object>> answers = List.of(List.of(0L, 500L, "c1:1", "300"), List.of(0L, 500L, "c1:1", "100"),
+                List.of(0L, 500L, "c1:1", "2.0e2"), List.of(1L, 9L));
+        assertThat(AttemptAnswers.agreedPlace(answers)).isEqualTo("200");
+        // a nil place (CI saw one from a node on Redis 6.2) and a single try's '' are no votes, not a failure
+        List<List<Object>> withoutPlaces = List.of(Arrays.asList(0L, 500L, "c1:1", null), List.of(0L, 500L, "c1:1", ""),
+                List.of(0L, 500L, "c1:1", "700"));
+        assertThat(AttemptAnswers.agreedPlace(withoutPlaces)).isEqualTo("700");
+        assertThat(AttemptAnswers.agreedPlace(List.of(Arrays.asList(0L, 500L, "c1:1", null)))).isEmpty();
     }
 
     @Test
