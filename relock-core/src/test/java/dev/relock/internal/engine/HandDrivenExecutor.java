@@ -3,79 +3,40 @@ package dev.relock.internal.engine;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.TimerTask;
-import java.util.Comparator;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Delayed;
-import java.util.concurrent.Executors;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A client's clock, event executors and hashed wheel that move only when a test says so: {@link #advance} runs every
- * task that falls due on the way, executors' and wheel's alike, in order of its time (then of scheduling), on the
- * test's thread, with the clock at the task's time while it runs. It counts what was armed where, so a test can tell
- * a timer on the wheel from one on the executors. Not thread-safe: one test thread drives it.
+ * A client's clock, event executors and hashed wheel that move only when a test says so: one {@link HandMovedClock}
+ * under all three, so {@link #advance} runs every task that falls due on the way, executors' and wheel's alike, in
+ * order of its time (then of scheduling), on the test's thread, with the clock at the task's time while it runs. What
+ * this adds to the clock is the wheel and a count of what was armed where, so a test can tell a timer on the wheel
+ * from one on the executors. Not thread-safe: one test thread drives it.
  */
 final class HandDrivenExecutor extends AbstractExecutorService implements ScheduledExecutorService, Ticker {
 
-    private final class Task extends FutureTask<Object> implements ScheduledFuture<Object> {
-        private final long due;
-        private final long sequence;
-
-        Task(Callable<Object> body, long due) {
-            super(body);
-            this.due = due;
-            this.sequence = scheduled++;
-        }
-
-        @Override
-        public long getDelay(TimeUnit unit) {
-            return unit.convert(due - now, TimeUnit.NANOSECONDS);
-        }
-
-        @Override
-        public int compareTo(Delayed other) {
-            return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
-        }
-    }
-
-    // any start, near the wrap: deadlines are compared by difference, as System.nanoTime() values are
-    private long now = Long.MAX_VALUE - TimeUnit.SECONDS.toNanos(10);
-    private final PriorityQueue<Task> tasks = new PriorityQueue<>(
-            Comparator.comparingLong((Task task) -> task.due - now).thenComparingLong(task -> task.sequence));
-    private long scheduled;
+    private final HandMovedClock clock = new HandMovedClock();
     private int onExecutors;
     private int onWheel;
-    private boolean shutDown;
 
     @Override
     public long nanoTime() {
-        return now;
+        return clock.nanoTime();
     }
 
     /** Moves the clock {@code nanos} on, running what falls due by then (tasks they schedule included). */
     void advance(long nanos) {
-        long target = now + nanos;
-        while (!tasks.isEmpty() && tasks.peek().due - target <= 0) {
-            Task task = tasks.poll();
-            if (task.due - now > 0) {
-                now = task.due;
-            }
-            task.run();
-        }
-        now = target;
+        clock.advance(nanos);
     }
 
     /** Runs what is due now. */
     void runDue() {
-        advance(0);
+        clock.runDue();
     }
 
     /** How many tasks were given to the executors, to run at once or later (a wheel's fired timeouts included). */
@@ -90,7 +51,7 @@ final class HandDrivenExecutor extends AbstractExecutorService implements Schedu
 
     /** How many tasks wait to run, cancelled ones aside. */
     long waiting() {
-        return tasks.stream().filter(task -> !task.isCancelled()).count();
+        return clock.pending();
     }
 
     /** A hashed wheel on this clock: its timeouts run when {@link #advance} passes them. */
@@ -101,13 +62,13 @@ final class HandDrivenExecutor extends AbstractExecutorService implements Schedu
                 onWheel++;
                 Timer wheel = this;
                 Timeout[] timeout = new Timeout[1];
-                Task fires = enqueue(Executors.callable(() -> {
+                ScheduledFuture<?> fires = clock.schedule(() -> {
                     try {
                         task.run(timeout[0]);
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
                     }
-                }), unit.toNanos(delay));
+                }, delay, unit);
                 timeout[0] = new Timeout() {
                     @Override
                     public Timer timer() {
@@ -147,7 +108,7 @@ final class HandDrivenExecutor extends AbstractExecutorService implements Schedu
     @Override
     public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
         onExecutors++;
-        return enqueue(Executors.callable(command), unit.toNanos(delay));
+        return clock.schedule(command, delay, unit);
     }
 
     @Override
@@ -172,37 +133,26 @@ final class HandDrivenExecutor extends AbstractExecutorService implements Schedu
 
     @Override
     public void shutdown() {
-        shutDown = true;
-        tasks.clear();
+        clock.shutdown();
     }
 
     @Override
     public List<Runnable> shutdownNow() {
-        shutdown();
-        return List.of();
+        return clock.shutdownNow();
     }
 
     @Override
     public boolean isShutdown() {
-        return shutDown;
+        return clock.isShutdown();
     }
 
     @Override
     public boolean isTerminated() {
-        return shutDown;
+        return clock.isTerminated();
     }
 
     @Override
     public boolean awaitTermination(long timeout, TimeUnit unit) {
-        return shutDown;
-    }
-
-    private Task enqueue(Callable<Object> body, long delayNanos) {
-        if (shutDown) {
-            throw new RejectedExecutionException("shut down");
-        }
-        Task task = new Task(body, now + Math.max(0, delayNanos));
-        tasks.add(task);
-        return task;
+        return clock.awaitTermination(timeout, unit);
     }
 }

@@ -19,15 +19,15 @@ import java.util.concurrent.TimeUnit;
  * to the task's time while it runs. Nothing runs unless the test moves the clock or calls {@link #runDue}. Not
  * thread-safe: one test thread drives it.
  *
- * <p>Public because the unit tests of the lease keeper and of the single-server engine, each in a package of its
- * own, move it.
+ * <p>Public because the unit tests of the lease keeper and of both engines, each in a package of its own, move it.
  */
 public final class HandMovedClock extends AbstractExecutorService implements Ticker, ScheduledExecutorService {
 
-    private final PriorityQueue<Task<?>> tasks =
-            new PriorityQueue<>(Comparator.<Task<?>>comparingLong(task -> task.due).thenComparingLong(t -> t.sequence));
     // any start: readings are compared by difference, as System.nanoTime() values are; this one is near the wrap
     private long now = Long.MAX_VALUE - 1_000_000_000_000L;
+    // by time left, which orders tasks alike whatever now is, also where their due times wrap
+    private final PriorityQueue<Task<?>> tasks = new PriorityQueue<>(
+            Comparator.<Task<?>>comparingLong(task -> task.due - now).thenComparingLong(t -> t.sequence));
     private long sequence;
     private boolean shutDown;
 
@@ -70,6 +70,11 @@ public final class HandMovedClock extends AbstractExecutorService implements Tic
             task.run();
         }
         now = target;
+    }
+
+    /** Moves the clock {@code millis} on, as {@link #advance} does. */
+    public void advanceMillis(long millis) {
+        advance(TimeUnit.MILLISECONDS.toNanos(millis));
     }
 
     /** Moves the clock to {@code at} (a reading of this clock, not before now), as {@link #advance} does. */

@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relock.internal.engine.HandMovedClock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -12,15 +13,15 @@ class AttemptTest {
 
     @Test
     void aHoldIsValidUntilTheTickerReachesSendPlusLeaseMinusDriftAndNoLonger() {
-        HandMovedTicker ticker = new HandMovedTicker();
+        HandMovedClock ticker = new HandMovedClock();
         Attempt attempt = new Attempt("1", ticker.nanoTime(), List.of());
         // 1 % of 10 s and 50 ms
         long validUntil = attempt.validUntil(ClockDrift.DEFAULT, 10_000);
 
         assertThat(validUntil - attempt.sent()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(9_850));
-        ticker.advanceNanos(TimeUnit.MILLISECONDS.toNanos(9_850) - 1);
+        ticker.advance(TimeUnit.MILLISECONDS.toNanos(9_850) - 1);
         assertThat(ticker.nanoTime() - validUntil < 0).as("1 ns before its end").isTrue();
-        ticker.advanceNanos(1);
+        ticker.advance(1);
         assertThat(ticker.nanoTime() - validUntil < 0).as("at its end").isFalse();
     }
 

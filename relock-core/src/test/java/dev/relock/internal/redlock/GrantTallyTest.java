@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relock.internal.engine.HandMovedClock;
 import io.lettuce.core.RedisConnectionException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +18,7 @@ class GrantTallyTest {
     private static final List<Object> REFUSAL = List.of(0L, 500L, "other-client:1");
     private static final List<Object> GRANT = List.of(1L, 7L);
 
-    private final HandMovedTicker ticker = new HandMovedTicker();
+    private final HandMovedClock ticker = new HandMovedClock();
     private final GrantTally tally = new GrantTally(3, ticker);
 
     @Test

@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relock.internal.engine.HandMovedClock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -10,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /** When a Redlock acquisition's next attempt goes out, read on a hand-moved ticker, without Redis. */
 class WaitPlanTest {
 
-    private final HandMovedTicker ticker = new HandMovedTicker();
+    private final HandMovedClock ticker = new HandMovedClock();
     // draws the largest value below each bound, so a back-off shows its bound
     private final WaitPlan plan = new WaitPlan(ticker, bound -> bound - 1);
 
@@ -58,9 +59,9 @@ class WaitPlanTest {
         long at = ticker.nanoTime() + turn + WaitPlan.JITTER_NANOS + TimeUnit.MILLISECONDS.toNanos(100);
 
         assertThat(plan.endsWithinTurn(at, turn)).isFalse();
-        ticker.advanceNanos(TimeUnit.MILLISECONDS.toNanos(100) - 1);
+        ticker.advance(TimeUnit.MILLISECONDS.toNanos(100) - 1);
         assertThat(plan.endsWithinTurn(at, turn)).as("1 ns before").isFalse();
-        ticker.advanceNanos(1);
+        ticker.advance(1);
         assertThat(plan.endsWithinTurn(at, turn)).isTrue();
     }
 

@@ -2,6 +2,7 @@ package dev.relock.internal.redlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relock.internal.engine.HandMovedClock;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ class WriterWaitTest {
 
     private static final long DEFAULT_LEASE_MILLIS = 30_000;
 
-    private final HandMovedTicker ticker = new HandMovedTicker();
+    private final HandMovedClock ticker = new HandMovedClock();
 
     @Test
     void theTimeWaitedGrowsWithTheTicker() {

@@ -38,6 +38,19 @@ local function raise_fence(fence, token)
   end
 end
 
+-- Keeps key alive for at least ms more, and paired (if given) with it, where key holds only entries
+-- with deadlines of their own (queue, expiry, a condition's wait set): such a key may outlive them,
+-- never die before them. Never less than 10 ms: Redis 6.x's PEXPIRE deletes the key at once when
+-- the expiry it computed has passed by its next reading of the clock, which a TTL of 1 ms can, and
+-- the entries the script just wrote are then gone (Redis 7 reads the clock once per command).
+local function keep_alive(ms, key, paired)
+  ms = math.max(ms, 10)
+  if redis.call('PTTL', key) < ms then
+    redis.call('PEXPIRE', key, ms)
+    if paired then redis.call('PEXPIRE', paired, ms) end
+  end
+end
+
 -- Keeps the lock's keys alive for at least ms more.
 local function extend(lock, readers, ms)
   if redis.call('PTTL', lock) < ms then redis.call('PEXPIRE', lock, ms) end

@@ -236,10 +236,7 @@ local function enqueue(queue, expiry, member, now_ms, now_us, wait_ms, retry_ms,
   else
     redis.call('HSET', expiry, member, now_ms + ttl)
   end
-  if redis.call('PTTL', queue) < ttl then
-    redis.call('PEXPIRE', queue, ttl)
-    redis.call('PEXPIRE', expiry, ttl)
-  end
+  keep_alive(ttl, queue, expiry)
 end
 
 -- How long until the lock may change hands by itself: the writer's lease, else the first

@@ -99,13 +99,13 @@ if holder then
     local floor = (proposal > now_us and proposal <= now_us + 1000000) and proposal or now_us
     redis.call('HSET', expiry, owner, now_ms + mark, '~g|' .. owner,
       string.format('%d %d %s %d', now_ms, lease, ARGV[5], floor))
-    if redis.call('PTTL', expiry) < mark then redis.call('PEXPIRE', expiry, mark) end
+    keep_alive(mark, expiry)
     if ARGV[7] ~= '' then
       redis.call('ZADD', queue, ARGV[7], owner)
     else
       redis.call('ZADD', queue, 'NX', string.format('%d', now_us - waited), owner)
     end
-    if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
+    keep_alive(mark, queue)
     place = redis.call('ZSCORE', queue, owner)
   end
   return {0, pttl, holder, place}

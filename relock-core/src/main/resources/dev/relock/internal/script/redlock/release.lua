@@ -84,7 +84,7 @@ local function pass_turn()
       local granted = grant(first, now_ms)
       if granted then return granted end
       redis.call('HSET', expiry, '~g|next', first, '~g|until', now_ms + grace)
-      if redis.call('PTTL', expiry) < grace then redis.call('PEXPIRE', expiry, grace) end
+      keep_alive(grace, expiry)
       return first
     end
     redis.call('ZREM', queue, first)
@@ -142,10 +142,10 @@ if attempt ~= '' and ARGV[4] == '0' and tonumber(ARGV[8] or '0') > 0 then
   local now_ms, now_us = server_time()
   local mark = tonumber(ARGV[8])
   redis.call('HSET', expiry, member, now_ms + mark)
-  if redis.call('PTTL', expiry) < mark then redis.call('PEXPIRE', expiry, mark) end
+  keep_alive(mark, expiry)
   local place = (ARGV[9] or '') ~= '' and ARGV[9] or string.format('%d', now_us - tonumber(ARGV[7]))
   redis.call('ZADD', queue, 'NX', place, member)
-  if redis.call('PTTL', queue) < mark then redis.call('PEXPIRE', queue, mark) end
+  keep_alive(mark, queue)
 end
 local passed = redis.call('EXISTS', lock) == 0 and pass_turn() or ''
 if passed ~= member or ARGV[10] ~= '1' then redis.call('PUBLISH', channel, lock .. passed) end

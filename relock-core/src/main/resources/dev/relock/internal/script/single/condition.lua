@@ -36,14 +36,6 @@ local lock, fence, queue, expiry, readers, waiting, live = KEYS[1], KEYS[2], KEY
 local op = ARGV[1]
 local now_ms, now_us = server_time()
 
--- Keeps both keys alive for at least ms more.
-local function keep(ms)
-  if redis.call('PTTL', waiting) < ms then
-    redis.call('PEXPIRE', waiting, ms)
-    redis.call('PEXPIRE', live, ms)
-  end
-end
-
 -- The live waiters in joining order, at most limit of them (nil: all); drops the lapsed ones it passes.
 local function live_waiters(limit)
   local found, ids = {}, {}
@@ -71,7 +63,7 @@ if op == 'join' or op == 'stay' then
     return 0
   end
   redis.call('HSET', live, owner, string.format('%d', now_ms + ms) .. ' ' .. ARGV[4])
-  keep(ms)
+  keep_alive(ms, waiting, live)
   return 1
 end
 
@@ -124,8 +116,5 @@ for i = 1, count do
   redis.call('HSET', expiry, member, now_ms + ttl)
   wake_up(ARGV[5], member, 'W\n' .. lock .. '\n' .. member .. '\n' .. ids[i])
 end
-if redis.call('PTTL', queue) < ttl then
-  redis.call('PEXPIRE', queue, ttl)
-  redis.call('PEXPIRE', expiry, ttl)
-end
+keep_alive(ttl, queue, expiry)
 return count
