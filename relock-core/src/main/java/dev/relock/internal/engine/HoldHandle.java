@@ -183,8 +183,12 @@ public class HoldHandle implements LockHandle {
     public Hold lendForAwait(CompletableFuture<?> awaited) {
         settleTakenResult();
         if (!STATE.compareAndSet(this, OPEN, AWAITING)) {
+            // CLOSED_AWAITING: closed while an earlier await was still ending (a cancelled one hands the handle back
+            // after its stage completed); it is closed all the same
+            int now = state;
             throw new IllegalStateException("the handle of '" + hold.lockName + "' (fencing token " + hold.fencingToken
-                    + ") " + (state == CLOSED ? "is closed: its hold was given up" : "awaits a condition already")
+                    + ") " + (now == CLOSED || now == CLOSED_AWAITING ? "is closed: its hold was given up"
+                            : "awaits a condition already")
                     + ", so it cannot await one");
         }
         this.awaited = awaited;
