@@ -17,14 +17,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A Redlock writer whose wait ends within a millisecond is refused with a mark of 1 ms (what is left of its wait). The
- * node must still queue it and answer its place: on Redis 6.x a PEXPIRE of 1 ms could delete the queue and the marks
- * in the same script that wrote them (6.2 compares the expiry it computed with a second reading of its clock), and
- * the client then got a nil place (CI's second pass, RedlockGrantTest, failed so with a NullPointerException). Every
- * script keeps such keys at least 10 ms (common.lua's keep_alive). The marks' hash expires alike; a later command could
- * not tell it was gone at once from gone 10 ms later, so the place, read in the same script, is what is checked. The
- * scripts run directly, each try on fresh keys. The clock must tick between two readings less than a microsecond
- * apart, so few tries in thousands show the fault on a quiet machine, more on a loaded one: {@value #TRIES} tries,
- * pipelined, take a few seconds.
+ * node must still queue it and answer its place: PEXPIRE deletes a key at once when the expiry it computed has passed
+ * by its next reading of the clock, which on Redis 6.2 a TTL of 1 ms often does, and the client then got a nil place
+ * (CI's second pass, RedlockGrantTest, failed so with a NullPointerException). acquire.lua now reads the place before it
+ * sets the queue's time to live, and every script keeps such keys at least 10 ms (common.lua's keep_alive). The scripts
+ * run directly, each try on fresh keys. The clock must tick between two readings less than a microsecond apart, so
+ * few tries in thousands showed the fault on a quiet machine, more on a loaded one: {@value #TRIES} tries, pipelined,
+ * take a few seconds.
  */
 @Tag("redis")
 class ShortMarkTest extends OneServerTestBase {

@@ -40,9 +40,11 @@ end
 
 -- Keeps key alive for at least ms more, and paired (if given) with it, where key holds only entries
 -- with deadlines of their own (queue, expiry, a condition's wait set): such a key may outlive them,
--- never die before them. Never less than 10 ms: Redis 6.x's PEXPIRE deletes the key at once when
--- the expiry it computed has passed by its next reading of the clock, which a TTL of 1 ms can, and
--- the entries the script just wrote are then gone (Redis 7 reads the clock once per command).
+-- never die before them. Never less than 10 ms: PEXPIRE deletes the key at once when the expiry it
+-- computed has passed by its next reading of the clock (Redis 6.2 at least), which a TTL of 1 ms
+-- often does and 10 ms only where the server stalls that long inside one command (seen once at a
+-- load of 17 on 2 cores); the entries the script just wrote are then gone, so a script reads what
+-- it answers from such a key before it calls this.
 local function keep_alive(ms, key, paired)
   ms = math.max(ms, 10)
   if redis.call('PTTL', key) < ms then

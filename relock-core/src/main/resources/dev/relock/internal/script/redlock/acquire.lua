@@ -105,8 +105,9 @@ if holder then
     else
       redis.call('ZADD', queue, 'NX', string.format('%d', now_us - waited), owner)
     end
-    keep_alive(mark, queue)
+    -- read before the key's time to live is set: a PEXPIRE can delete what it is given at once (see keep_alive)
     place = redis.call('ZSCORE', queue, owner)
+    keep_alive(mark, queue)
   end
   return {0, pttl, holder, place}
 end
