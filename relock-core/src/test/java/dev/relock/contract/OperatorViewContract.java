@@ -151,10 +151,11 @@ abstract class OperatorViewContract extends ContractBase {
 
     @Test
     void inspectAndListNameTheProcessAndThreadBehindEachHolder() throws Exception {
-        // a short lease: the lease keeper's passes write the client's record whole every 200 ms, and keep naming the
-        // thread that the acquisition added
+        // a short lease: the lease keeper's passes write the client's record whole every second, and keep naming the
+        // thread that the acquisition added. Not shorter: at a load of 14 a 600 ms lease ran out between inspect and
+        // list, which then found no lock (Sentinel, fresh-clone CI)
         RelockClient holder = newClient(b -> b.applicationName("billing").clientLabel("blue")
-                .defaultLease(Duration.ofMillis(600)));
+                .defaultLease(Duration.ofSeconds(3)));
         RelockClient operator = newClient();
         CountDownLatch done = new CountDownLatch(1);
         RelockLock lock = holder.lock("named-holder");
