@@ -79,7 +79,9 @@ class RedlockAsyncTest extends RedlockTestBase {
      */
     @Test
     void aRenewalRunAfterAReleaseAfterLeavesTheLeaseItCutOnEachNode() throws Exception {
-        long delay = 2000;
+        // long enough for the renewals below to run on every node before the cut lease ends: at a load of 13 the read
+        // hold's cut lease of 2 s ended before the last one (renew.lua answered 0, nothing held)
+        long delay = 5000;
         RelockClient client = newClient();
         RelockLock lock = client.lock("after-cut");
         LockHandle held = lock.acquire();
