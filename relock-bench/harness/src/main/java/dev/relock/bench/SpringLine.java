@@ -29,6 +29,12 @@ import java.util.stream.Stream;
  * <p>Driven by reflection only at set-up ({@code LettuceConnectionFactory}, {@code RedisLockRegistry},
  * {@code setRedisLockType}, {@code obtain}); the registry's locks are {@code java.util.concurrent.locks.Lock}s, so
  * the measured calls are plain interface calls.
+ *
+ * <p>Its Lettuce finds the classes of its JFR events through the thread's context class loader whenever a connection
+ * opens or closes; under the harness's loader it would find the harness's Lettuce and fail. So set-up and close run
+ * under this line's loader, set-up opens the shared connection at once, and the harness's workers run under the
+ * loader of their lock's class ({@link Loops#started(String, Object, Runnable)}), as for a PUB_SUB registry's
+ * subscription, which opens at the first wait.
  */
 final class SpringLine {
 
@@ -113,6 +119,9 @@ final class SpringLine {
 
         @Override
         public void close() {
+            Thread thread = Thread.currentThread();
+            ClassLoader previous = thread.getContextClassLoader();
+            thread.setContextClassLoader(loader);
             try {
                 registry.getClass().getMethod("destroy").invoke(registry);
                 if (scheduler != null) {
@@ -121,6 +130,8 @@ final class SpringLine {
                 factory.getClass().getMethod("destroy").invoke(factory);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("Spring Integration " + version() + " did not close", e);
+            } finally {
+                thread.setContextClassLoader(previous);
             }
         }
     }
@@ -145,6 +156,8 @@ final class SpringLine {
             factory = factoryClass.getConstructor(standalone).newInstance(configuration);
             factoryClass.getMethod("afterPropertiesSet").invoke(factory);
             factoryClass.getMethod("start").invoke(factory);
+            Object shared = factoryClass.getMethod("getConnection").invoke(factory); // opens the shared connection
+            shared.getClass().getMethod("close").invoke(shared); // gives back the wrapper; the connection stays open
             Object registry = newRegistry(factory, registryKey, lease);
             setLockType(registry, lockType);
             Object scheduler = null;
