@@ -18,14 +18,14 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import org.springframework.integration.redis.util.RedisLockRegistry;
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
 
 /**
  * Runs the scenarios against one private server and keeps their results. Within S1, S2 and S3 the
  * subjects take turns run by run (warm-up each, then repeat 1 of every subject, repeat 2 of every
- * subject, ...), so a burst of load from elsewhere hurts all of them alike instead of one. S3p and S5 give each
- * subject clients of its own and run one subject at a time, but relock and its scripts on bare Lettuce in turns.
+ * subject, ...), so a burst of load from elsewhere hurts all of them alike instead of one; S1 then pairs relock with
+ * its fastest peer in short turns ({@link #pairedTurns}). S3p and S5 give each subject clients of its own and run one
+ * subject at a time, but relock and its scripts on bare Lettuce in turns.
  */
 final class Bench {
 
@@ -68,8 +68,11 @@ final class Bench {
                 new ServerStats(nodes.nodes()), subjects);
     }
 
-    /** relock, the floor, relock's scripts on bare Lettuce, Redisson 3 and 4 (three locks each), Spring (two modes). */
-    static List<Subject> allSubjects(RedissonLine redisson3, RedissonLine redisson4) {
+    /**
+     * relock, the floor, relock's scripts on bare Lettuce, Redisson 3 and 4 (three locks each), Spring Integration 7.0
+     * and 6.5 (two modes each).
+     */
+    static List<Subject> allSubjects(RedissonLine redisson3, RedissonLine redisson4, SpringLine spring6) {
         List<Subject> all = new ArrayList<>();
         all.add(RelockSubject.standalone(Environment.relockVersion()));
         for (RedissonLine line : new RedissonLine[] {redisson3, redisson4}) {
@@ -77,9 +80,10 @@ final class Bench {
                 all.add(new RedissonSubject(line, kind));
             }
         }
-        String spring = Environment.versionOf(RedisLockRegistry.class);
-        all.add(new SpringSubject(spring, RedisLockType.SPIN_LOCK));
-        all.add(new SpringSubject(spring, RedisLockType.PUB_SUB_LOCK));
+        all.add(SpringSubject.onClassPath(RedisLockType.SPIN_LOCK));
+        all.add(SpringSubject.onClassPath(RedisLockType.PUB_SUB_LOCK));
+        all.add(SpringSubject.of(spring6, RedisLockType.SPIN_LOCK));
+        all.add(SpringSubject.of(spring6, RedisLockType.PUB_SUB_LOCK));
         all.add(new FloorSubject(Environment.versionOf(io.lettuce.core.RedisClient.class)));
         all.add(new RelockScriptsSubject());
         return all;
@@ -148,6 +152,63 @@ final class Bench {
                 (runs, mine) -> Loops.pairs(mine, config.warmUp(), stats));
         scenarios.add(scenario);
         return scenario;
+    }
+
+    /**
+     * A subject the targets measure relock against in S1 and S2: a Redisson RLock (3.x or 4.x) or a Spring
+     * RedisLockRegistry (any line, either mode).
+     */
+    static boolean peer(Results.SubjectRuns runs) {
+        return runs.family.startsWith("redisson") && runs.label.endsWith(" RLock") || runs.family.equals("spring");
+    }
+
+    /**
+     * S1's paired turns, after its runs: relock and the {@link #peer} with the most pairs/s in them take
+     * {@link BenchConfig#pairedTurns} turns of {@link BenchConfig#pairedTurn} each, one thread on the same lock as in
+     * the runs, relock first in even turns and the peer first in odd ones (a drift within a turn favours neither),
+     * after one unrecorded turn. A ratio of S1's medians compares runs seconds apart, on a machine whose speed drifts
+     * between them; a turn's ratio compares two rates measured back to back.
+     */
+    Results.PairedTurns pairedTurns(Results.Scenario scenario, Map<Subject, Object> clients) {
+        Results.SubjectRuns relock = scenario.subjects.stream().filter(s -> s.family.equals("relock") && s.ok())
+                .findFirst().orElse(null);
+        Results.SubjectRuns peer = scenario.subjects.stream().filter(s -> s.ok() && peer(s))
+                .max(java.util.Comparator.comparingDouble(Results.SubjectRuns::median)).orElse(null);
+        if (relock == null || peer == null) {
+            return null;
+        }
+        Results.PairedTurns turns = new Results.PairedTurns(peer.label, config.pairedTurn().toNanos() / 1e9);
+        scenario.paired = turns;
+        try {
+            Lock relockLock = clientOf(clients, relock.label).lock(scenario.id + ":0");
+            Lock peerLock = clientOf(clients, peer.label).lock(scenario.id + ":0");
+            for (int turn = -1; turn < config.pairedTurns(); turn++) {
+                boolean relockFirst = turn % 2 == 0;
+                Lock firstLock = relockFirst ? relockLock : peerLock;
+                Lock secondLock = relockFirst ? peerLock : relockLock;
+                Results.Run first = Loops.pairs(List.of(firstLock), config.pairedTurn(), stats);
+                Results.Run second = Loops.pairs(List.of(secondLock), config.pairedTurn(), stats);
+                if (turn >= 0) {
+                    turns.add(relockFirst ? first : second, relockFirst ? second : first);
+                }
+            }
+            Progress.say("  %s paired turns, relock and %s: relock ÷ it %.2f× (median of %d turns, %.2f–%.2f)",
+                    scenario.id, peer.label, turns.medianRatio(), turns.ratios.size(), Stats.min(turns.ratios),
+                    Stats.max(turns.ratios));
+        } catch (Exception | LinkageError e) {
+            turns.error = describe(e);
+            Progress.say("  %s paired turns failed: %s", scenario.id, turns.error);
+        }
+        return turns;
+    }
+
+    private static Subject.Client clientOf(Map<Subject, Object> clients, String label) {
+        for (Map.Entry<Subject, Object> entry : clients.entrySet()) {
+            if (entry.getKey().label().equals(label) && entry.getValue() instanceof Subject.Client client) {
+                return client;
+            }
+        }
+        throw new IllegalStateException("no connected client of " + label);
     }
 
     /** S3: eight threads of one client on one name. */

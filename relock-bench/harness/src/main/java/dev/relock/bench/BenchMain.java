@@ -36,7 +36,8 @@ public final class BenchMain {
         long start = System.nanoTime();
         RedissonLine redisson3 = RedissonLine.load(config.redisson3());
         RedissonLine redisson4 = RedissonLine.load(config.redisson4());
-        List<Subject> subjects = Bench.allSubjects(redisson3, redisson4);
+        SpringLine spring6 = SpringLine.load(config.springIntegration6());
+        List<Subject> subjects = Bench.allSubjects(redisson3, redisson4, spring6);
         Progress.say("relock-bench%s: %d subjects, load %.2f", config.quick() ? " --quick" : "", subjects.size(),
                 context.loadBefore);
         try (RedisServer server = RedisServer.start()) {
@@ -55,6 +56,10 @@ public final class BenchMain {
             context.springDataRedis = Environment.versionOf(
                     org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory.class);
             context.lettuce = Environment.versionOf(io.lettuce.core.RedisClient.class);
+            context.springIntegration6 = spring6.version();
+            context.springDataRedis6 = spring6.versionOf("spring-data-redis");
+            context.springFramework6 = spring6.versionOf("spring-core");
+            context.lettuce6 = spring6.versionOf("lettuce-core");
             context.gitState = Environment.gitState(config.workTree());
             new Report(bench, context).write(config.out());
             Progress.say("wrote %s and %s in %.0f s", config.out().resolve("BENCHMARKS.md"),
@@ -86,7 +91,8 @@ public final class BenchMain {
             try {
                 if (config.runs("S1")) {
                     Progress.say("S1: 1 thread, one lock, uncontended");
-                    bench.pairs("S1", "1 thread, uncontended lock+unlock", 1, clients);
+                    Results.Scenario s1 = bench.pairs("S1", "1 thread, uncontended lock+unlock", 1, clients);
+                    bench.pairedTurns(s1, clients);
                 }
                 if (config.runs("S2")) {
                     Progress.say("S2-16: 16 threads, each on its own lock");

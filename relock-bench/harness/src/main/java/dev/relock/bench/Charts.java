@@ -147,7 +147,7 @@ final class Charts {
         return switch (family) {
             case "relock" -> "relock";
             case "redisson3", "redisson4" -> label.replaceFirst("Redisson (\\d+)\\.(\\d+)\\.\\d+ ", "Redisson $1.$2 ");
-            case "spring" -> label.replaceFirst("Spring RedisLockRegistry [^ ]+ ", "Spring ");
+            case "spring" -> label.replaceFirst("Spring RedisLockRegistry (\\d+)\\.(\\d+)\\.\\d+ ", "Spring $1.$2 ");
             case "floor" -> "floor";
             default -> "relock scripts (diag.)";
         };
@@ -163,7 +163,13 @@ final class Charts {
         };
     }
 
+    /** Spring Integration 6.x in the per-subject charts: its family's colour is 7.x's. */
+    private static final Color SPRING_6 = new Color(0x00838f);
+
     private static Color shade(Color base, String label) {
+        if (label.startsWith("Spring RedisLockRegistry 6.")) {
+            base = SPRING_6;
+        }
         if (label.contains("RFair") || label.contains("PUB_SUB")) {
             return base.darker();
         }

@@ -71,7 +71,7 @@ final class HeldLocks {
             List<Thread> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
                 int me = w;
-                workers.add(Loops.started("bench-held-" + w, () -> {
+                workers.add(Loops.started("bench-held-" + w, warm, () -> {
                     Lock[] mine = perWorker[me];
                     try {
                         phase.await(10, TimeUnit.MINUTES); // start locking

@@ -41,7 +41,7 @@ final class Loops {
             int me = t;
             Lock lock = locks.get(t);
             histograms[t] = Stats.newHistogram();
-            workers.add(started("bench-pairs-" + t, () -> {
+            workers.add(started("bench-pairs-" + t, lock, () -> {
                 Histogram histogram = histograms[me];
                 long n = 0;
                 try {
@@ -100,7 +100,7 @@ final class Loops {
             int me = t;
             Lock lock = locks.get(t);
             handoffs[t] = Stats.newHistogram();
-            workers.add(started("bench-contend-" + t, () -> {
+            workers.add(started("bench-contend-" + t, lock, () -> {
                 Histogram handoff = handoffs[me];
                 try {
                     ready.countDown();
@@ -174,7 +174,7 @@ final class Loops {
             int me = t;
             ReadWriteLock rw = locks.get(t);
             histograms[t] = Stats.newHistogram();
-            workers.add(started("bench-rw-" + t, () -> {
+            workers.add(started("bench-rw-" + t, rw, () -> {
                 SplittableRandom random = new SplittableRandom(me * 7919L + 1);
                 Histogram histogram = histograms[me];
                 try {
@@ -241,7 +241,20 @@ final class Loops {
     }
 
     static Thread started(String name, Runnable body) {
+        return started(name, null, body);
+    }
+
+    /**
+     * A started daemon thread whose context class loader is the one that loaded {@code lock}'s class (when given): a
+     * worker of a library in a class loader of its own runs as a thread of an application that holds that library,
+     * where what the library looks up by the context loader (Lettuce's JFR events, when a connection opens lazily) is
+     * its own and not the harness's.
+     */
+    static Thread started(String name, Object lock, Runnable body) {
         Thread thread = new Thread(body, name);
+        if (lock != null) {
+            thread.setContextClassLoader(lock.getClass().getClassLoader());
+        }
         thread.setDaemon(true);
         thread.start();
         return thread;

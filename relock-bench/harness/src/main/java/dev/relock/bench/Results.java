@@ -129,12 +129,48 @@ final class Results {
         }
     }
 
+    /**
+     * S1's paired turns: relock and one peer take turns of {@code turnSeconds} each, back to back, so that both
+     * figures of a turn come from the same few hundred milliseconds of the machine; the ratio of a turn is relock's
+     * rate over the peer's in it.
+     */
+    static final class PairedTurns {
+        final String peer;
+        final double turnSeconds;
+        /** Pairs/s of relock, of the peer, and relock's over the peer's, one entry per turn in every list. */
+        final List<Double> relockRates = new ArrayList<>();
+        final List<Double> peerRates = new ArrayList<>();
+        final List<Double> ratios = new ArrayList<>();
+        String error;
+
+        PairedTurns(String peer, double turnSeconds) {
+            this.peer = peer;
+            this.turnSeconds = turnSeconds;
+        }
+
+        void add(Run relock, Run peer) {
+            relockRates.add(relock.opsPerSecond());
+            peerRates.add(peer.opsPerSecond());
+            ratios.add(relock.opsPerSecond() / peer.opsPerSecond());
+        }
+
+        boolean ok() {
+            return error == null && !ratios.isEmpty();
+        }
+
+        double medianRatio() {
+            return Stats.median(ratios);
+        }
+    }
+
     /** One scenario: every subject's runs. */
     static final class Scenario {
         final String id;
         final String title;
         final List<SubjectRuns> subjects = new ArrayList<>();
         final List<String> notes = new ArrayList<>();
+        /** S1's paired turns of relock and its fastest peer; null where they did not run. */
+        PairedTurns paired;
 
         Scenario(String id, String title) {
             this.id = id;
