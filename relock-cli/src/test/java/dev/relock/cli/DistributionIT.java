@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.relock.cli.demo.RedisTarget;
+import dev.relock.testredis.ClosedPort;
 import dev.relock.testredis.RedisBinary;
 import dev.relock.testredis.RedisServer;
 import java.io.IOException;
@@ -12,7 +13,6 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.JarURLConnection;
-import java.net.ServerSocket;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.nio.file.Files;
@@ -203,9 +203,10 @@ class DistributionIT {
                 .resolve(jar.getParent().getFileName()).resolve(jar.getFileName());
         Files.createDirectories(local.getParent());
         Files.copy(jar, local);
-        Map<String, String> unreachable = Map.of("RELOCK_MAVEN_REPOSITORY", "http://127.0.0.1:" + closedPort());
-
-        Launcher.Result demo = run(home, unreachable, DEMO.split(" "));
+        Launcher.Result demo;
+        try (ClosedPort closed = ClosedPort.open()) {
+            demo = run(home, Map.of("RELOCK_MAVEN_REPOSITORY", "http://127.0.0.1:" + closed.port()), DEMO.split(" "));
+        }
 
         assertThat(demo.exitCode()).as(demo.describe()).isZero();
         assertThat(demo.stdout()).contains("from the embedded-redis artifact");
@@ -216,9 +217,12 @@ class DistributionIT {
     @Test
     void withNoRedisServerAnywhereDemoSaysWhatToInstall() throws IOException {
         Path home = Files.createDirectory(tmp.resolve("home-none"));
-        int port = closedPort();
-
-        Launcher.Result demo = run(home, Map.of("RELOCK_MAVEN_REPOSITORY", "http://127.0.0.1:" + port), DEMO.split(" "));
+        Launcher.Result demo;
+        int port;
+        try (ClosedPort closed = ClosedPort.open()) {
+            port = closed.port();
+            demo = run(home, Map.of("RELOCK_MAVEN_REPOSITORY", "http://127.0.0.1:" + port), DEMO.split(" "));
+        }
 
         assertThat(demo.exitCode()).as(demo.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(demo.stderrLines()).last().asString()
@@ -295,13 +299,6 @@ class DistributionIT {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    /** A loopback port nothing listens on (free a moment ago). */
-    private static int closedPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
         }
     }
 

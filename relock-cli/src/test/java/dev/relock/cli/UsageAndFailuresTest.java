@@ -2,8 +2,7 @@ package dev.relock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.net.ServerSocket;
+import dev.relock.testredis.ClosedPort;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,8 +43,10 @@ class UsageAndFailuresTest {
     void usageMistakeExits64WithTheMistakeAndTheSynopsis(String commandLine, String message) {
         String[] args = commandLine.isEmpty() ? new String[0] : commandLine.split(" +");
         // a Redis nobody listens on: none of these may get as far as connecting
-        Launcher.Result result = Launcher.start(List.of(), Map.of("RELOCK_REDIS", "redis://127.0.0.1:" + closedPort()),
-                args).await();
+        Launcher.Result result;
+        try (ClosedPort closed = ClosedPort.open()) {
+            result = Launcher.start(List.of(), Map.of("RELOCK_REDIS", closed.uri()), args).await();
+        }
 
         assertThat(result.exitCode()).as(result.describe()).isEqualTo(ExitCodes.USAGE);
         assertThat(result.stderr()).contains(message).contains("Usage: relock").doesNotContain("Exception")
@@ -55,39 +56,43 @@ class UsageAndFailuresTest {
 
     @Test
     void unreachableRedisExits69WithOneLineNamingTheAddressButNotThePassword() {
-        int port = closedPort();
-        Launcher.Result result = Launcher.run("exec", "--redis", "redis://app:s3cret@127.0.0.1:" + port,
-                "name", "--", "true");
+        try (ClosedPort closed = ClosedPort.open()) {
+            int port = closed.port();
+            Launcher.Result result = Launcher.run("exec", "--redis", "redis://app:s3cret@127.0.0.1:" + port,
+                    "name", "--", "true");
 
-        assertThat(result.exitCode()).as(result.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
-        assertThat(result.stderrLines()).singleElement().asString()
-                .startsWith("relock: ").contains("127.0.0.1:" + port).doesNotContain("s3cret");
+            assertThat(result.exitCode()).as(result.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(result.stderrLines()).singleElement().asString()
+                    .startsWith("relock: ").contains("127.0.0.1:" + port).doesNotContain("s3cret");
 
-        Launcher.Result list = Launcher.run("list", "--redis", "redis://127.0.0.1:" + port);
-        assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
-        assertThat(list.stderrLines()).singleElement().asString().contains("127.0.0.1:" + port);
+            Launcher.Result list = Launcher.run("list", "--redis", "redis://127.0.0.1:" + port);
+            assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(list.stderrLines()).singleElement().asString().contains("127.0.0.1:" + port);
 
-        Launcher.Result verbose = Launcher.run("list", "--verbose", "--redis", "redis://127.0.0.1:" + port);
-        assertThat(verbose.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
-        assertThat(verbose.stderr()).contains("RedisUnavailableException").contains("\tat ");
+            Launcher.Result verbose = Launcher.run("list", "--verbose", "--redis", "redis://127.0.0.1:" + port);
+            assertThat(verbose.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(verbose.stderr()).contains("RedisUnavailableException").contains("\tat ");
+        }
     }
 
     @Test
     void theSharedOptionsMayComeBeforeTheCommand() {
-        int port = closedPort();
-        // a closed port: the command reports it only if --redis reached it
-        Launcher.Result list = Launcher.run("--redis", "redis://127.0.0.1:" + port, "list");
-        assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
-        assertThat(list.stderrLines()).singleElement().asString().contains("127.0.0.1:" + port);
+        try (ClosedPort closed = ClosedPort.open()) {
+            int port = closed.port();
+            // a closed port: the command reports it only if --redis reached it
+            Launcher.Result list = Launcher.run("--redis", "redis://127.0.0.1:" + port, "list");
+            assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(list.stderrLines()).singleElement().asString().contains("127.0.0.1:" + port);
 
-        Launcher.Result verbose = Launcher.run("--verbose", "--redis=redis://127.0.0.1:" + port, "--prefix", "p",
-                "inspect", "name");
-        assertThat(verbose.exitCode()).as(verbose.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
-        assertThat(verbose.stderr()).contains("127.0.0.1:" + port).contains("RedisUnavailableException").contains("\tat ");
+            Launcher.Result verbose = Launcher.run("--verbose", "--redis=redis://127.0.0.1:" + port, "--prefix", "p",
+                    "inspect", "name");
+            assertThat(verbose.exitCode()).as(verbose.describe()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(verbose.stderr()).contains("127.0.0.1:" + port).contains("RedisUnavailableException").contains("\tat ");
 
-        Launcher.Result unknown = Launcher.run("--bogus", "list");
-        assertThat(unknown.exitCode()).as(unknown.describe()).isEqualTo(ExitCodes.USAGE);
-        assertThat(unknown.stderr()).contains("Unknown option: '--bogus'");
+            Launcher.Result unknown = Launcher.run("--bogus", "list");
+            assertThat(unknown.exitCode()).as(unknown.describe()).isEqualTo(ExitCodes.USAGE);
+            assertThat(unknown.stderr()).contains("Unknown option: '--bogus'");
+        }
     }
 
     @ParameterizedTest(name = "relock {0} --help")
@@ -99,14 +104,6 @@ class UsageAndFailuresTest {
         assertThat(result.stdout()).contains("Usage: relock " + command).contains("Examples:");
         if (command.equals("exec")) {
             assertThat(result.stdout()).as("a cron example").containsPattern("(?m)^ +\\*/15 \\* \\* \\* \\* relock exec ");
-        }
-    }
-
-    private static int closedPort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
         }
     }
 }

@@ -2,10 +2,8 @@ package dev.relock.cli.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relock.testredis.ClosedPort;
 import dev.relock.testredis.RedisServer;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -34,12 +32,10 @@ class DemoRedisTargetTest {
     }
 
     @Test
-    void aClosedPortAnswersNothing() throws IOException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
+    void aClosedPortAnswersNothing() {
+        try (ClosedPort closed = ClosedPort.open()) {
+            assertThat(RedisTarget.probe(RedisServer.HOST, closed.port(), TIMEOUT)).isEqualTo(RedisTarget.Probe.NOTHING);
         }
-        assertThat(RedisTarget.probe(RedisServer.HOST, port, TIMEOUT)).isEqualTo(RedisTarget.Probe.NOTHING);
     }
 
     @Test
