@@ -64,6 +64,48 @@ class GrantOnReleaseTest extends OneServerTestBase {
         }
     }
 
+    /**
+     * A grant whose message reaches the waiter only after the grant's lease ended (its pub/sub connection late: a
+     * loaded machine, a slow network) is not handed out: Redis has let another owner in by then, beside whom the
+     * waiter would enter with the grant's older fencing token, not told of anything (ChaosTest on Redis 6.2 under
+     * load: "c2t0 (token 1796012208231310) entered chaos-rw beside c1t1 (token 1796012209570989)"). The waiter gives
+     * the grant up, queues behind that owner, and gets the lock when it is released, with a newer token.
+     */
+    @Test
+    void aGrantWhoseMessageComesAfterItsLeaseIsNotHandedOut() throws Exception {
+        // the releaser grants a waiter whose attempt ran within min(its grace, the waiter's lease / 3): 1.5 s here
+        Duration lease = Duration.ofMillis(4_500);
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock held = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))
+                    .handoffGrace(Duration.ofSeconds(5))).lock("late-grant");
+            RelockLock waiting = newClient(builder -> builder.redisUri(proxy.uri()).defaultLease(lease))
+                    .lock("late-grant");
+            RelockLock later = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))).lock("late-grant");
+            assertThat(proxy.connections()).hasSize(2);
+            held.lock();
+            CountDownLatch acquired = new CountDownLatch(1);
+            CompletableFuture<Long> waiter = holdingInNewThread("waiter", waiting, Duration.ofMinutes(2), acquired,
+                    new CountDownLatch(0));
+            await().atMost(HANG).until(() -> queue("late-grant").size() == 1);
+            // connection #1 is the waiter's pub/sub one: what it carries from now on comes after the grant's lease
+            proxy.connections().get(1).replyLatency(lease.plusSeconds(2));
+            held.unlock();
+            assertThat(admin().hget("relock:{late-grant}", "~granted")).as("the release granted the waiter").isNotNull();
+
+            // the grant's lease ends in Redis; the next owner gets in
+            assertThat(later.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            long laterToken = later.fencingToken().orElseThrow();
+            // the grant's message comes: the waiter either enters (beside the later owner) or queues behind it
+            await().atMost(HANG).until(() -> acquired.getCount() == 0 || queue("late-grant").size() == 1);
+            assertThat(acquired.getCount()).as("the waiter entered beside the later owner, on the grant's token")
+                    .isEqualTo(1);
+
+            proxy.connections().get(1).replyLatency(Duration.ZERO);
+            later.unlock();
+            assertThat(resultOf(waiter)).isGreaterThan(laterToken);
+        }
+    }
+
     @Test
     void theWaitingWriterIsGrantedTheLockWithoutAnotherAttempt() throws Exception {
         // a long lease: no renewal pass runs while the scripts are counted

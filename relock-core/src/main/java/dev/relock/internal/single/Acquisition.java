@@ -576,6 +576,11 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     private void tookHold(long token, long sentNanos) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
+        long now = plan.now();
+        if (now - SingleServerRenewal.deadline(hold.leaseEndNanos(), leaseMillis) >= 0) {
+            leaseEndedBeforeHandOut(hold, now);
+            return;
+        }
         engine.track(hold);
         if (engine.core.isClosed()) {
             // close() may have released the table before this hold joined it
@@ -589,6 +594,27 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         finish(hold, null);
         // after finish, which gave the hold its thread name
         engine.ownRecord().nameHolder(hold);
+    }
+
+    /**
+     * The hold's lease, counted as the lease keeper counts it (from when the attempt or the release that made it was
+     * sent, less the drift), ended before the hold could be handed out: a grant on release whose message came late, a
+     * reply or the replicas' acknowledgement that came after the lease. Redis may have let another owner in since; the
+     * caller, handed this hold, would enter beside it without being told. It is not handed out. While the wait goes
+     * on, a fresh attempt asks Redis again: it takes the hold anew if Redis still has it for this owner (a grant, or
+     * this attempt's own run), its lease counted from then, and queues if not. A wait that is over gives the hold up
+     * (the release names its fencing token, so a later holder is left alone). Redlock does the same with a majority
+     * that came after its validity.
+     */
+    private void leaseEndedBeforeHandOut(Hold hold, long now) {
+        log.debug("{} '{}': the hold with fencing token {} came after its lease ended; not handed out",
+                mode.description, name, hold.fencingToken);
+        if (queued && !plan.isOver(now)) {
+            attempt();
+        } else {
+            releaseUnseen(hold);
+            finish(null, null);
+        }
     }
 
     /**

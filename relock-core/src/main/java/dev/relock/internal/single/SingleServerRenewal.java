@@ -95,7 +95,15 @@ final class SingleServerRenewal implements LeaseKeeper.Renewal {
 
     @Override
     public long deadlineOf(Hold hold) {
-        return hold.leaseEndNanos() - driftNanos(hold.leaseMillis());
+        return deadline(hold.leaseEndNanos(), hold.leaseMillis());
+    }
+
+    /**
+     * When this client counts a lease of {@code leaseMillis} that ends at {@code leaseEndNanos} (a reading of its
+     * ticker) as ended: {@link #deadlineOf} for a hold not made yet. Any thread.
+     */
+    static long deadline(long leaseEndNanos, long leaseMillis) {
+        return leaseEndNanos - driftNanos(leaseMillis);
     }
 
     @Override
