@@ -73,8 +73,8 @@ class GrantOnReleaseTest extends OneServerTestBase {
      */
     @Test
     void aGrantWhoseMessageComesAfterItsLeaseIsNotHandedOut() throws Exception {
-        // the releaser grants a waiter whose attempt ran within min(its grace, the waiter's lease / 3): 1.5 s here
-        Duration lease = Duration.ofMillis(4_500);
+        // the releaser grants a waiter whose attempt ran within min(its grace, the waiter's lease / 3): 2 s here
+        Duration lease = Duration.ofSeconds(6);
         try (TcpProxy proxy = TcpProxy.to(redis)) {
             RelockLock held = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))
                     .handoffGrace(Duration.ofSeconds(5))).lock("late-grant");
@@ -86,7 +86,7 @@ class GrantOnReleaseTest extends OneServerTestBase {
             CountDownLatch acquired = new CountDownLatch(1);
             CompletableFuture<Long> waiter = holdingInNewThread("waiter", waiting, Duration.ofMinutes(2), acquired,
                     new CountDownLatch(0));
-            await().atMost(HANG).until(() -> queue("late-grant").size() == 1);
+            await().atMost(HANG).pollInterval(Duration.ofMillis(10)).until(() -> queue("late-grant").size() == 1);
             // connection #1 is the waiter's pub/sub one: what it carries from now on comes after the grant's lease
             proxy.connections().get(1).replyLatency(lease.plusSeconds(2));
             held.unlock();

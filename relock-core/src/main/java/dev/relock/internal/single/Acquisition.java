@@ -230,7 +230,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 }
                 // every command of this owner sent before it has been answered (replies come in order), so none
                 // of them can run again after the grant and undo it
-                tookHold(token, grants.sentNanos());
+                tookHold(token, grants.sentNanos(), false);
             } finally {
                 if (!grants.awaits(over)) {
                     over.run();
@@ -286,7 +286,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                     return;
                 }
                 if (token >= 0) {
-                    tookHold(token, grants.sentNanos());
+                    tookHold(token, grants.sentNanos(), false);
                 } else if (!waitForRedis) {
                     attempt();
                 }
@@ -430,7 +430,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         } else if (result.get(0) == 1 && guard != null) {
             awaitReplicas(result.get(1), sentNanos);
         } else if (result.get(0) == 1) {
-            tookHold(result.get(1), sentNanos);
+            tookHold(result.get(1), sentNanos, true);
         } else {
             notAcquired(result.get(1), sentNanos);
         }
@@ -443,7 +443,7 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
                 // the hold exists in Redis, however the WAIT failed
                 failed(error, true);
             } else if (acknowledged >= guard.replicas()) {
-                tookHold(token, sentNanos);
+                tookHold(token, sentNanos, true);
             } else {
                 tooFewReplicas(acknowledged);
             }
@@ -574,11 +574,12 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
         finish(null, failed);
     }
 
-    private void tookHold(long token, long sentNanos) {
+    /** @param answered whether an attempt's own answer made the hold (not a grant on release or a hand-over) */
+    private void tookHold(long token, long sentNanos, boolean answered) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
         long now = plan.now();
         if (now - SingleServerRenewal.deadline(hold.leaseEndNanos(), leaseMillis) >= 0) {
-            leaseEndedBeforeHandOut(hold, now);
+            leaseEndedBeforeHandOut(hold, now, answered);
             return;
         }
         engine.track(hold);
@@ -598,22 +599,33 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
 
     /**
      * The hold's lease, counted as the lease keeper counts it (from when the attempt or the release that made it was
-     * sent, less the drift), ended before the hold could be handed out: a grant on release whose message came late, a
-     * reply or the replicas' acknowledgement that came after the lease. Redis may have let another owner in since; the
-     * caller, handed this hold, would enter beside it without being told. It is not handed out. While the wait goes
-     * on, a fresh attempt asks Redis again: it takes the hold anew if Redis still has it for this owner (a grant, or
-     * this attempt's own run), its lease counted from then, and queues if not. A wait that is over gives the hold up
-     * (the release names its fencing token, so a later holder is left alone). Redlock does the same with a majority
-     * that came after its validity.
+     * sent, less the drift), ended before the hold could be handed out: a grant on release whose message came late
+     * ({@code answered} false), or an attempt's reply or the replicas' acknowledgement that came after the lease
+     * ({@code answered} true). Redis may have let another owner in since; the caller, handed this hold, would enter
+     * beside it without being told. It is not handed out:
+     * <ul>
+     *   <li>a wait that is over (or a closed client) gives the hold up: its release names its fencing token, so a
+     *       later holder is left alone;</li>
+     *   <li>after a late grant, a fresh attempt asks Redis at once: it takes the hold anew if Redis still has it for
+     *       this owner, its lease counted from then, and queues if not;</li>
+     *   <li>after an answer that took longer than the lease, the hold is given up and the next attempt waits a
+     *       back-off, as after an outage: asking again at once, with answers as slow, could keep the lock taken in
+     *       Redis for good without ever handing it out.</li>
+     * </ul>
+     * Redlock does the same with a majority that came after its validity.
      */
-    private void leaseEndedBeforeHandOut(Hold hold, long now) {
+    private void leaseEndedBeforeHandOut(Hold hold, long now, boolean answered) {
         log.debug("{} '{}': the hold with fencing token {} came after its lease ended; not handed out",
                 mode.description, name, hold.fencingToken);
-        if (queued && !plan.isOver(now)) {
+        boolean closed = engine.core.isClosed();
+        if (closed || !queued || plan.isOver(now)) {
+            releaseUnseen(hold);
+            finish(null, closed ? engine.core.closedException() : null);
+        } else if (!answered) {
             attempt();
         } else {
             releaseUnseen(hold);
-            finish(null, null);
+            schedule(plan.afterBackoff(), true);
         }
     }
 

@@ -81,10 +81,11 @@ final class MultiLockScript {
             }
             keys.addAll(List.of(lock.keys().all()));
         }
-        long sent = core.ticker().nanoTime();
         // on the acquisitions' connection, so a guard's WAIT counts it and the undo follows in order
         RedisCalls acquiring = calls.await(routes.acquisitionCalls(routes.slotOf(locks.get(0).keys().lock())),
                 "multi-lock", null);
+        // the lease counts from here, once the connection is open
+        long sent = core.ticker().nanoTime();
         List<Long> reply;
         try {
             reply = acquiring.await(IoThreads.offIo(timer, () -> acquiring.<List<Long>>run(
