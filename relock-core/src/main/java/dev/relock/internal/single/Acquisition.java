@@ -578,8 +578,8 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     private void tookHold(long token, long sentNanos, boolean answered) {
         Hold hold = new Hold(name, keys, mode, owner, token, leaseMillis, renewed, sentNanos);
         long now = plan.now();
-        if (now - SingleServerRenewal.deadline(hold.leaseEndNanos(), leaseMillis) >= 0) {
-            leaseEndedBeforeHandOut(hold, now, answered);
+        if (!answered && now - SingleServerRenewal.deadline(hold.leaseEndNanos(), leaseMillis) >= 0) {
+            grantCameAfterItsLease(hold, now);
             return;
         }
         engine.track(hold);
@@ -598,34 +598,28 @@ final class Acquisition extends SteppedAcquisition implements ChannelWaiter {
     }
 
     /**
-     * The hold's lease, counted as the lease keeper counts it (from when the attempt or the release that made it was
-     * sent, less the drift), ended before the hold could be handed out: a grant on release whose message came late
-     * ({@code answered} false), or an attempt's reply or the replicas' acknowledgement that came after the lease
-     * ({@code answered} true). Redis may have let another owner in since; the caller, handed this hold, would enter
-     * beside it without being told. It is not handed out:
-     * <ul>
-     *   <li>a wait that is over (or a closed client) gives the hold up: its release names its fencing token, so a
-     *       later holder is left alone;</li>
-     *   <li>after a late grant, a fresh attempt asks Redis at once: it takes the hold anew if Redis still has it for
-     *       this owner, its lease counted from then, and queues if not;</li>
-     *   <li>after an answer that took longer than the lease, the hold is given up and the next attempt waits a
-     *       back-off, as after an outage: asking again at once, with answers as slow, could keep the lock taken in
-     *       Redis for good without ever handing it out.</li>
-     * </ul>
-     * Redlock does the same with a majority that came after its validity.
+     * A grant on release (or a hand-over) whose news came after the grant's lease, counted as the lease keeper counts
+     * it (from when the attempt or the release that made it was sent, less the drift): Redis may have let another owner
+     * in since, and the caller, handed this hold, would enter beside it without being told. It is not handed out. While
+     * the wait goes on, a fresh attempt asks Redis at once: it takes the hold anew if Redis still has it for this owner,
+     * its lease counted from then, and queues if not. A wait that is over, or a closed client, gives the hold up: its
+     * release names its fencing token, so a later holder is left alone. Redlock does the same with a majority that came
+     * after its validity.
+     *
+     * <p>An attempt's own answer that comes after the lease is handed out, and the lease keeper reports the hold lost
+     * at once: the answer comes within the command timeout, so only a lease shorter than the round trip (down to 1 ms,
+     * which callers may ask for) or a pause of this client gets there, and a pause is what fencing covers
+     * (docs/guarantees.md). Refusing it would leave {@code lock()} with such a lease trying for ever.
      */
-    private void leaseEndedBeforeHandOut(Hold hold, long now, boolean answered) {
-        log.debug("{} '{}': the hold with fencing token {} came after its lease ended; not handed out",
+    private void grantCameAfterItsLease(Hold hold, long now) {
+        log.debug("{} '{}': the grant with fencing token {} came after its lease ended; not handed out",
                 mode.description, name, hold.fencingToken);
         boolean closed = engine.core.isClosed();
         if (closed || !queued || plan.isOver(now)) {
             releaseUnseen(hold);
             finish(null, closed ? engine.core.closedException() : null);
-        } else if (!answered) {
-            attempt();
         } else {
-            releaseUnseen(hold);
-            schedule(plan.afterBackoff(), true);
+            attempt();
         }
     }
 

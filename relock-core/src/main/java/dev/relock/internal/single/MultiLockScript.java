@@ -16,7 +16,6 @@ import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -103,16 +102,6 @@ final class MultiLockScript {
             throw e;
         }
         if (reply.get(0) != 1 || !replicated(acquiring, locks, owner)) {
-            return null;
-        }
-        long leaseEnd = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-        if (core.ticker().nanoTime() - SingleServerRenewal.deadline(leaseEnd, leaseMillis) >= 0) {
-            // the reply (or the replicas' acknowledgement) came after the lease, counted as the lease keeper counts
-            // it: Redis may have let others in since, beside whom the caller would enter. Undone (a lock another owner
-            // holds now is left alone); the caller goes on lock by lock
-            log.debug("multi-lock of {} locks: the reply came after the lease of {} ms ended; undone", locks.size(),
-                    leaseMillis);
-            undoAll(acquiring, locks, owner);
             return null;
         }
         return handOut(locks, owner, reply, leaseMillis, renewed, sent);
