@@ -1,12 +1,16 @@
 package dev.relock.internal.engine;
 
 import dev.relock.ClientIdentity;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,6 +74,26 @@ public final class RedisConnections {
     }
 
     /** Closes {@code closeable} if not null; a failure is logged at DEBUG, not thrown. */
+    /**
+     * Shuts a Lettuce client relock made down, waiting for it at most {@code timeout} and a second more. Lettuce's own
+     * {@code shutdown} waits without bound for every connection it closes, and one close that never completed (CI, a
+     * client whose Redis was out of reach) kept {@code close()} waiting for ever. Past the bound, its threads are left
+     * to end by themselves, with a WARN.
+     */
+    public static void shutdown(AbstractRedisClient client, Duration timeout) {
+        long bound = timeout.toMillis() + 1_000;
+        try {
+            client.shutdownAsync(0, timeout.toMillis(), TimeUnit.MILLISECONDS).get(bound, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            log.warn("a Lettuce client relock made did not shut down within {} ms; its threads are left to end by"
+                    + " themselves", bound);
+        } catch (ExecutionException e) {
+            log.debug("shutting a Lettuce client down failed", e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     public static void closeQuietly(AutoCloseable closeable) {
         if (closeable == null) {
             return;

@@ -207,7 +207,7 @@ final class NodeSet {
     /** Closes every node's connections, then the Lettuce client and its resources. */
     void shutDown() {
         nodes.forEach(RedlockNode::close);
-        redisClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        RedisConnections.shutdown(redisClient, Duration.ofSeconds(2));
         resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 

@@ -2,6 +2,7 @@ package dev.relock.internal.single;
 
 import dev.relock.RedisUnavailableException;
 import dev.relock.RelockSettings;
+import dev.relock.internal.engine.RedisConnections;
 import dev.relock.internal.engine.Ticker;
 import dev.relock.internal.redis.RedisCalls;
 import dev.relock.internal.redis.Utf8Codec;
@@ -144,6 +145,6 @@ final class ClusterGuardLinks {
             link.thenAccept(open -> open.connection().close());
         }
         links.clear();
-        nodes.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        RedisConnections.shutdown(nodes, Duration.ofSeconds(2));
     }
 }

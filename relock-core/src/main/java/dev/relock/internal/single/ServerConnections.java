@@ -210,7 +210,7 @@ final class ServerConnections {
         }
         RedisConnections.closeQuietly(commands);
         if (owned != null) {
-            owned.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            RedisConnections.shutdown(owned, Duration.ofSeconds(2));
         }
     }
 }
