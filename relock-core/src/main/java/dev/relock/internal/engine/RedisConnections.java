@@ -73,7 +73,6 @@ public final class RedisConnections {
         return uri == null ? "null" : uri.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*:(//)?).*@", "$1***@");
     }
 
-    /** Closes {@code closeable} if not null; a failure is logged at DEBUG, not thrown. */
     /**
      * Shuts a Lettuce client relock made down, waiting for it at most {@code timeout} and a second more. Lettuce's own
      * {@code shutdown} waits without bound for every connection it closes, and one close that never completed (CI, a
@@ -94,6 +93,7 @@ public final class RedisConnections {
         }
     }
 
+    /** Closes {@code closeable} if not null; a failure is logged at DEBUG, not thrown. */
     public static void closeQuietly(AutoCloseable closeable) {
         if (closeable == null) {
             return;
