@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -191,6 +192,11 @@ class ReactiveRelockObjectsTest extends TwoClientsTestBase {
                 return "waited";
             })).subscribeOn(subscriber).toFuture();
             soon("queued").until(() -> kind.inspect(other, name).waiters() == 1);
+            // the subscribing thread has attached its callback to the core's future once it runs a later task: before
+            // that, a grant that came fast would complete the acquisition on the subscribing thread, not on Lettuce's
+            CountDownLatch subscriberIdle = new CountDownLatch(1);
+            subscriber.schedule(subscriberIdle::countDown);
+            assertThat(subscriberIdle.await(HANG.toSeconds(), TimeUnit.SECONDS)).as("the subscribing thread is idle").isTrue();
             ReactiveLocks.release(rival).block(HANG);
             assertThat(waited.get(HANG.toSeconds(), TimeUnit.SECONDS)).isEqualTo("waited");
             assertThat(bodyThread.get()).as("the thread that completed the waited acquisition").startsWith("lettuce-");
