@@ -106,6 +106,46 @@ class GrantOnReleaseTest extends OneServerTestBase {
         }
     }
 
+    /**
+     * The same for a reader granted by a writer's release (grant_readers): its grant's message comes after the
+     * reader's lease ended in Redis and a writer took the lock; the reader does not enter beside that writer, and
+     * reads once the writer is done, with a newer token.
+     */
+    @Test
+    void aReadersGrantWhoseMessageComesAfterItsLeaseIsNotHandedOut() throws Exception {
+        Duration lease = Duration.ofSeconds(6);
+        try (TcpProxy proxy = TcpProxy.to(redis)) {
+            RelockLock held = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3))
+                    .handoffGrace(Duration.ofSeconds(5))).readWriteLock("late-read-grant").writeLock();
+            RelockLock reading = newClient(builder -> builder.redisUri(proxy.uri()).defaultLease(lease))
+                    .readWriteLock("late-read-grant").readLock();
+            RelockLock later = newClient(builder -> builder.defaultLease(Duration.ofMinutes(3)))
+                    .readWriteLock("late-read-grant").writeLock();
+            assertThat(proxy.connections()).hasSize(2);
+            held.lock();
+            CountDownLatch acquired = new CountDownLatch(1);
+            CompletableFuture<Long> reader = holdingInNewThread("reader", reading, Duration.ofMinutes(2), acquired,
+                    new CountDownLatch(0));
+            await().atMost(HANG).pollInterval(Duration.ofMillis(10)).until(() -> queue("late-read-grant").size() == 1);
+            // connection #1 is the reader's pub/sub one: what it carries from now on comes after the grant's lease
+            proxy.connections().get(1).replyLatency(lease.plusSeconds(2));
+            held.unlock();
+            assertThat(admin().hkeys("relock:{late-read-grant}")).as("the release granted the reader")
+                    .anyMatch(field -> field.startsWith("g|"));
+
+            // the reader's lease ends in Redis; a writer gets in
+            assertThat(later.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            long laterToken = later.fencingToken().orElseThrow();
+            await().atMost(HANG).until(() -> acquired.getCount() == 0 || queue("late-read-grant").size() == 1);
+            assertThat(acquired.getCount()).as("the reader entered beside the writer, on the grant's token")
+                    .isEqualTo(1);
+
+            proxy.connections().get(1).replyLatency(Duration.ZERO);
+            later.unlock();
+            assertThat(resultOf(reader)).isGreaterThan(laterToken);
+        }
+    }
+
     @Test
     void theWaitingWriterIsGrantedTheLockWithoutAnotherAttempt() throws Exception {
         // a long lease: no renewal pass runs while the scripts are counted
