@@ -49,7 +49,7 @@ record BenchConfig(boolean quick, Duration warmUp, Duration measure, int repeats
                 case "--only" -> only = Set.of(args[++i].split(","));
                 case "--wait-quiet" -> waitQuiet = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; use --quick, --jmh, --no-jmh, --wait-quiet MINUTES, --out DIR, --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh");
+                        + "; use --quick, --jmh, --no-jmh, --wait-quiet MINUTES, --out DIR, --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh,scaling");
             }
         }
         boolean withJmh = jmh != null ? jmh : !quick; // JMH forks its own JVM: too slow for the one-minute run

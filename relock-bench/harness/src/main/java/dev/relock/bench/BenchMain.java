@@ -3,6 +3,7 @@ package dev.relock.bench;
 import dev.relock.testredis.RedisNodes;
 import dev.relock.testredis.RedisServer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Map;
@@ -20,10 +21,17 @@ public final class BenchMain {
      */
     private static final java.util.logging.Logger SPRING_SCHEDULING =
             java.util.logging.Logger.getLogger("org.springframework.scheduling");
+    /**
+     * Lettuce (in Spring 6.5's class loader, logging through java.util.logging) logs every message that reaches a
+     * Spring listener container after its executor shut down, as SEVERE with a stack trace; harmless at close.
+     */
+    private static final java.util.logging.Logger LETTUCE_PUB_SUB =
+            java.util.logging.Logger.getLogger("io.lettuce.core.pubsub.PubSubEndpoint");
 
     public static void main(String[] args) throws Exception {
         System.setProperty("java.awt.headless", "true");
         SPRING_SCHEDULING.setLevel(java.util.logging.Level.OFF);
+        LETTUCE_PUB_SUB.setLevel(java.util.logging.Level.OFF);
         BenchConfig config = BenchConfig.parse(args);
         Report.Context context = new Report.Context();
         context.waitedForQuiet = waitForQuiet(config.waitQuietMinutes());
@@ -38,6 +46,14 @@ public final class BenchMain {
         RedissonLine redisson4 = RedissonLine.load(config.redisson4());
         SpringLine spring6 = SpringLine.load(config.springIntegration6());
         List<Subject> subjects = Bench.allSubjects(redisson3, redisson4, spring6);
+        if (config.only().equals(java.util.Set.of("scaling"))) {
+            // only this part: its section replaces the one in the report an earlier full run wrote
+            Path report = config.out().resolve("BENCHMARKS.md");
+            String section = scaling(config, subjects, context);
+            ScalingReport.splice(report, section);
+            Progress.say("put the scaling section into %s in %.0f s", report, (System.nanoTime() - start) / 1e9);
+            System.exit(0);
+        }
         Progress.say("relock-bench%s: %d subjects, load %.2f", config.quick() ? " --quick" : "", subjects.size(),
                 context.loadBefore);
         try (RedisServer server = RedisServer.start()) {
@@ -46,6 +62,9 @@ public final class BenchMain {
             context.redisBinary = server.binary().path().toString();
             Progress.say("private redis-server %s on %s", context.redisVersion, server.uri());
             run(bench, config, context, server, redisson3, redisson4);
+            if (config.runs("scaling")) {
+                context.scaling = scaling(config, subjects, context);
+            }
             context.loadAfter = Environment.load();
             context.wallSeconds = (System.nanoTime() - start) / 1e9;
             context.relock = Environment.relockVersion();
@@ -170,6 +189,29 @@ public final class BenchMain {
             redlock.contentionEightClients("S3p-Redlock", "Redlock over 5 servers, ", 8);
             bench.scenarios.addAll(redlock.scenarios);
         }
+    }
+
+    /**
+     * Scaling past one Redis ({@link Scaling}): its servers are its own, started and stopped here. Returns the report's
+     * section, its chart written under {@code config.out()}.
+     */
+    private static String scaling(BenchConfig config, List<Subject> subjects, Report.Context context)
+            throws Exception {
+        Progress.say("scaling past one Redis");
+        Scaling scaling = new Scaling(config.quick());
+        double loadBefore = Environment.load();
+        String when = ZonedDateTime.now().format(java.time.format.DateTimeFormatter.ofPattern("d MMM yyyy, HH:mm",
+                java.util.Locale.ENGLISH));
+        List<Subject> peers = subjects.stream()
+                .filter(s -> !s.family().equals("floor") && !s.family().equals("diagnostic")).toList();
+        List<Scaling.ConnectionCount> connections = scaling.connections(peers);
+        Scaling.Crowd crowd = scaling.crowd(50, config.quick() ? 4 : 20);
+        Scaling.Holders holders = scaling.holders(100, config.quick() ? 10 : 100,
+                Duration.ofSeconds(config.quick() ? 10 : 60));
+        List<Scaling.ClusterSize> cluster = scaling.clusterSpread(Scaling.clusterBinaries());
+        ScalingReport.Measured measured = new ScalingReport.Measured(connections, crowd, holders, cluster, when,
+                Environment.gitState(config.workTree()), loadBefore, Environment.load());
+        return new ScalingReport(measured).section(config.out().resolve("bench"));
     }
 
     /** Waits until the 1-minute load average drops below 0.7, checking every minute, at most {@code minutes}. */

@@ -45,6 +45,8 @@ final class Report {
         CliStartup.Outcome cli;
         List<Micro.Figure> micro = List.of();
         String microNote;
+        /** The scaling section ({@link ScalingReport}), if this run measured it. */
+        String scaling;
     }
 
     /** One row of the targets table. */
@@ -116,6 +118,9 @@ final class Report {
         readWriteSection();
         cliSection();
         microSection();
+        if (context.scaling != null) {
+            md.append(context.scaling);
+        }
         line("## Charts");
         line();
         for (String image : images) {

@@ -69,7 +69,7 @@ final class ServerStats {
         return fields(server.execute("INFO", section)).get(field);
     }
 
-    private static Map<String, String> fields(String info) {
+    static Map<String, String> fields(String info) {
         Map<String, String> fields = new LinkedHashMap<>();
         for (String line : info.split("\r?\n")) {
             int colon = line.indexOf(':');

@@ -37,6 +37,17 @@ final class Stats {
         return median(Arrays.stream(values).boxed().toList());
     }
 
+    /** The {@code q} quantile (0..1) of {@code values} by the nearest rank; NaN if there are none. */
+    static double quantile(double[] values, double q) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int rank = (int) Math.ceil(q * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+    }
+
     private Stats() {
     }
 }

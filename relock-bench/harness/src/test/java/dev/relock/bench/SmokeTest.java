@@ -218,4 +218,47 @@ class SmokeTest {
         assertThat(docs.resolve("bench/redis-cpu-s1.png")).isNotEmptyFile();
         assertThat(docs.resolve("bench/handoff-s3p.png")).isNotEmptyFile();
     }
+
+    /**
+     * The scaling part's counts on one server (the Cluster, Sentinel and Redlock topologies are left to the full run:
+     * forming them takes longer than the rest of this class), and its section put in place of an earlier one.
+     */
+    @Test
+    void scalingCountsConnectionsWaitersAndHoldersAndItsSectionReplacesTheEarlierOne(@TempDir Path docs)
+            throws Exception {
+        Scaling scaling = new Scaling(true);
+        List<Scaling.ConnectionCount> connections = scaling.connectionsOnOneServer(List.of(subjects.get(0)));
+        // a relock client keeps one connection for commands and one for pub/sub, and closes both
+        assertThat(connections).singleElement().satisfies(count -> {
+            assertThat(count.atRest()).isEqualTo(2);
+            assertThat(count.afterThreads()).isEqualTo(2);
+            assertThat(count.afterClose()).isZero();
+        });
+        Scaling.Crowd crowd = scaling.crowd(3, 2);
+        assertThat(crowd.sameClient().length + crowd.acrossClients().length).as("hand-offs").isEqualTo(5);
+        assertThat(crowd.queuedInRedis()).isBetween(1, 6);
+        // the waiting clients' pub/sub connections, and maybe the holder's
+        assertThat(crowd.subscribedConnections()).isBetween(3, 4);
+        Scaling.Holders holders = scaling.holders(3, 5, Duration.ofMillis(500));
+        assertThat(holders.locks()).isEqualTo(15);
+        assertThat(holders.memoryBytesPerLock()).isPositive();
+        assertThat(holders.lost()).isZero();
+
+        List<Scaling.ClusterSize> cluster = List.of(
+                new Scaling.ClusterSize("7.0.15", 1, new double[] {30}, new double[] {10}, 1000, new double[] {0}, 0.8),
+                new Scaling.ClusterSize("7.0.15", 2, new double[] {31, 32}, new double[] {10, 10}, 1000,
+                        new double[] {0, 0}, 0.8));
+        String section = new ScalingReport(new ScalingReport.Measured(connections, crowd, holders, cluster, "now",
+                "abc1234", 0.1, 0.2)).section(docs.resolve("bench"));
+        Path report = docs.resolve("BENCHMARKS.md");
+        Files.writeString(report, "# relock benchmarks\n\n" + ScalingReport.HEADING + "\n\nearlier figures\n\n"
+                + "## Charts\n\nimages\n");
+        ScalingReport.splice(report, section);
+        String md = Files.readString(report);
+        assertThat(md).doesNotContain("earlier figures").contains("### Connections per client",
+                "### Many waiters: 6 threads on one lock across 3 clients", "### Many holders: 15 locks held",
+                "2 masters against 1: 1.05×").endsWith("## Charts\n\nimages\n");
+        assertThat(md.split(ScalingReport.HEADING, -1)).hasSize(2);
+        assertThat(docs.resolve("bench/scaling-cluster-cpu.png")).isNotEmptyFile();
+    }
 }
