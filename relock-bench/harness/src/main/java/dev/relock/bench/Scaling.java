@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
@@ -596,11 +597,11 @@ final class Scaling {
     }
 
     private interface Worker {
-        void run(int thread, AtomicReference<Boolean> stop) throws Exception;
+        void run(int thread, AtomicBoolean stop) throws Exception;
     }
 
     private static void runThreads(int count, Duration run, Worker worker) throws Exception {
-        AtomicReference<Boolean> stop = new AtomicReference<>(false);
+        AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < count; t++) {
