@@ -96,8 +96,10 @@ final class Scaling {
             counts.addAll(countConnections("Sentinel", relock, nodes,
                     () -> relock(RelockClient.builder().redisUri(group.sentinelUri())), true));
             Progress.say("  connections: relock with the replication guard");
-            counts.addAll(countConnections("one master, one replica, replication guard", relock,
-                    Map.of("master", group.master(), "replica", group.replicas().get(0)),
+            Map<String, RedisServer> guarded = new LinkedHashMap<>();
+            guarded.put("master", group.master());
+            guarded.put("replica", group.replicas().get(0));
+            counts.addAll(countConnections("one master, one replica, replication guard", relock, guarded,
                     () -> relock(RelockClient.builder().redisUri(group.master().uri())
                             .replicationGuard(1, Duration.ofMillis(300))), true));
         }
