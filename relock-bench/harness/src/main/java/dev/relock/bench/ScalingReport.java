@@ -186,7 +186,8 @@ final class ScalingReport {
                 + " spread over more masters give each fewer commands per read from its connection, and every master"
                 + " shares this machine's cores with the others and with the client (so the figure is this"
                 + " machine's, not Redis Cluster's). Messages between nodes are the protocol's: on Redis 7 a wake-up"
-                + " goes by sharded pub/sub (SPUBLISH) to the lock's own master and no other node; on 6.2, which has"
+                + " goes by sharded pub/sub (SPUBLISH) to the lock's own shard (its master, and its replicas where it has"
+                + " some) and no other node; on 6.2, which has"
                 + " no sharded pub/sub, a PUBLISH on a Cluster is sent to every node over the cluster bus.");
         line();
         String file = "scaling-cluster-cpu.png";
