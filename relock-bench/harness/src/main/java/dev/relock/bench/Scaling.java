@@ -261,7 +261,7 @@ final class Scaling {
      * {@code clients} clients; once the holder lets go each waiter enters, leaves at once, and the next follows.
      *
      * @param queuedInRedis the waiters in Redis's queue: one per client, the others wait in their client's local line
-     * @param memoryBytes Redis's used_memory while they all wait, less before they came
+     * @param memoryBytes what the lock's keys take in Redis while they all wait (MEMORY USAGE)
      * @param subscribedConnections connections subscribed to anything, over all clients
      * @param channels channels subscribed, over all clients
      * @param sameClient hand-off times (µs) from one holder's call of unlock to the next's entry in the same client
@@ -289,7 +289,6 @@ final class Scaling {
                 }
                 Lock held = holder.lock("crowd");
                 held.lock();
-                long memoryBefore = usedMemory(server);
                 long[] enter = new long[threads];
                 long[] leave = new long[threads];
                 long[] exit = new long[threads];
@@ -319,7 +318,7 @@ final class Scaling {
                 }
                 awaitParked(waiting);
                 int queued = holder.inspect("crowd").waiters();
-                long memory = usedMemory(server) - memoryBefore;
+                long memory = keysMemory(server, PREFIX + ":{crowd}*");
                 int[] subscriptions = subscriptions(server);
                 double cpuBefore = stats.cpuSeconds();
                 long commandsBefore = stats.totalCalls();
@@ -385,8 +384,19 @@ final class Scaling {
         return 0;
     }
 
-    private static long usedMemory(RedisServer server) {
-        return Long.parseLong(ServerStats.fields(server.execute("INFO", "memory")).get("used_memory"));
+    /**
+     * The bytes MEMORY USAGE gives for the keys matching {@code pattern}: the data alone, where used_memory would count
+     * the clients' buffers too (and move with them).
+     */
+    private static long keysMemory(RedisServer server, String pattern) {
+        String reply = server.execute("KEYS", pattern);
+        String list = reply.substring(1, reply.length() - 1);
+        long bytes = 0;
+        for (String key : list.isEmpty() ? new String[0] : list.split(", ")) {
+            String usage = server.execute("MEMORY", "USAGE", key);
+            bytes += usage == null ? 0 : Long.parseLong(usage);
+        }
+        return bytes;
     }
 
     // ---- many holders ------------------------------------------------------------------------------------------
@@ -395,7 +405,7 @@ final class Scaling {
      * {@code clients × locksPerClient} locks held at once (one thread per client took its client's), with the default
      * lease, watched for {@code window}.
      *
-     * @param memoryBytesPerLock Redis's used_memory while they are held, less before, per lock
+     * @param memoryBytesPerLock what the locks' keys take in Redis while they are held (MEMORY USAGE), per lock
      * @param commandsPerSecond commands Redis ran per second in the window (scripts' calls included)
      * @param scriptCallsPerSecond of those, EVALSHA and EVAL calls
      * @param bytesInPerSecond bytes Redis read from clients per second
@@ -427,8 +437,6 @@ final class Scaling {
                     clients.add(client);
                     pair(client.lock("warm-up"));
                 }
-                // the clients' connections (their buffers) are in it: what follows is the locks'
-                long memoryBefore = usedMemory(server);
                 for (int c = 0; c < clientCount; c++) {
                     RelockClient client = clients.get(c);
                     int index = c;
@@ -441,7 +449,7 @@ final class Scaling {
                 if (!holding.await(JOIN.toSeconds() * 2, TimeUnit.SECONDS) || failure.get() != null) {
                     throw new IllegalStateException("not every lock was taken", failure.get());
                 }
-                double memory = (double) (usedMemory(server) - memoryBefore) / total;
+                double memory = (double) keysMemory(server, PREFIX + ":{held-*") / total;
                 // the first renewal pass of every client runs a third of a lease after its locks were taken
                 Map<String, String> before = ServerStats.fields(server.execute("INFO", "stats"));
                 Map<String, Long> callsBefore = stats.commandCalls();

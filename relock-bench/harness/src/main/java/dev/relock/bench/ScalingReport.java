@@ -105,7 +105,7 @@ final class ScalingReport {
         line("|---|---:|");
         line(String.format(Locale.ROOT, "| waiters in Redis's queue (`inspect`) | %,d |",
                 crowd.queuedInRedis()));
-        line(String.format(Locale.ROOT, "| Redis memory while they wait | %,d B (%,.0f B per waiting thread) |",
+        line(String.format(Locale.ROOT, "| the lock's keys in Redis while they wait (MEMORY USAGE) | %,d B (%,.0f B per waiting thread) |",
                 crowd.memoryBytes(), (double) crowd.memoryBytes() / crowd.threads()));
         line(String.format(Locale.ROOT, "| subscribed connections, all clients | %d (%.2f per client) |",
                 crowd.subscribedConnections(), (double) crowd.subscribedConnections() / crowd.clients()));
@@ -137,7 +137,7 @@ final class ScalingReport {
         line();
         line("| measure | value |");
         line("|---|---:|");
-        line(String.format(Locale.ROOT, "| Redis memory per held lock | %,.0f B |", holders.memoryBytesPerLock()));
+        line(String.format(Locale.ROOT, "| the keys of a held lock in Redis (MEMORY USAGE: hash and fence) | %,.0f B |", holders.memoryBytesPerLock()));
         line(String.format(Locale.ROOT, "| commands per second (scripts' calls included) | %,.1f |",
                 holders.commandsPerSecond()));
         line(String.format(Locale.ROOT, "| of them script calls per second | %,.1f |", holders.scriptCallsPerSecond()));
