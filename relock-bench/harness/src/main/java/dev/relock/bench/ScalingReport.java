@@ -222,10 +222,11 @@ final class ScalingReport {
 
     /**
      * Puts {@code section} in place of the scaling section of {@code benchmarks} (an earlier full run's report), or
-     * before its "## Charts" if it has none.
+     * before its "## Charts" if it has none, or at its end.
      */
     static void splice(Path benchmarks, String section) throws IOException {
-        String text = Files.readString(benchmarks);
+        // no earlier report (a fresh --out directory): the section under the report's title
+        String text = Files.exists(benchmarks) ? Files.readString(benchmarks) : "# relock benchmarks\n\n";
         int start = text.indexOf(HEADING + "\n");
         String result;
         if (start >= 0) {
