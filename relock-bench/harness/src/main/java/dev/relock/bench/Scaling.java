@@ -460,17 +460,10 @@ final class Scaling {
                 double cpu = stats.cpuSeconds() - cpuBefore;
                 Map<String, Long> callsAfter = stats.commandCalls();
                 Map<String, String> after = ServerStats.fields(server.execute("INFO", "stats"));
-                long commands = 0;
+                long commands = ServerStats.total(callsAfter) - ServerStats.total(callsBefore);
                 long scripts = 0;
-                for (Map.Entry<String, Long> entry : callsAfter.entrySet()) {
-                    if (entry.getKey().equals("info")) {
-                        continue;
-                    }
-                    long delta = entry.getValue() - callsBefore.getOrDefault(entry.getKey(), 0L);
-                    commands += delta;
-                    if (entry.getKey().equals("evalsha") || entry.getKey().equals("eval")) {
-                        scripts += delta;
-                    }
+                for (String script : List.of("evalsha", "eval")) {
+                    scripts += callsAfter.getOrDefault(script, 0L) - callsBefore.getOrDefault(script, 0L);
                 }
                 return new Holders(clientCount, total, Duration.ofSeconds(30), seconds, memory, commands / seconds,
                         scripts / seconds, delta(before, after, "total_net_input_bytes") / seconds,

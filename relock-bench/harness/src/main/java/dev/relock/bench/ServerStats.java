@@ -55,8 +55,13 @@ final class ServerStats {
      * INFO commands this class sends (one per reading).
      */
     long totalCalls() {
+        return total(commandCalls());
+    }
+
+    /** The calls of one {@link #commandCalls} reading, all commands together, less INFO (the readings' own). */
+    static long total(Map<String, Long> calls) {
         long total = 0;
-        for (Map.Entry<String, Long> command : commandCalls().entrySet()) {
+        for (Map.Entry<String, Long> command : calls.entrySet()) {
             if (!command.getKey().equals("info")) {
                 total += command.getValue();
             }
