@@ -5,7 +5,8 @@
 #   relock-bench/run.sh --quick    one-minute smoke run (one short repeat, 5,000 held locks only)
 #
 # Other options go to the harness: --no-jmh, --wait-quiet MINUTES (wait for a 1-minute load below
-# 0.7 first), --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh,scaling (S5R: Redlock over 5 servers;
+# 0.7 first), --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh,protocol,scaling (S5R: Redlock over 5 servers;
+# protocol: an uncontended pair's Redis cost, relock's scripts against lighter protocols;
 # scaling: connections, many waiters, many holders, Cluster of 1-3 masters; alone, it replaces that section of
 # docs/BENCHMARKS.md), --out DIR.
 # It builds what it measures, starts one private redis-server (and five more for Redlock) on free

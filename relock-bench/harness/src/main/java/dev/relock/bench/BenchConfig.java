@@ -10,7 +10,7 @@ import java.util.Set;
  *
  * @param quick the one-minute smoke run: one short repeat, S4 with 5,000 locks only, no JMH unless --jmh
  * @param only scenario ids to run (S1, S2, S3, S3p, S4, S5, S5R = S5's Redlock half, S6,
- *     ceilings, jmh); empty = all
+ *     ceilings, jmh, protocol, scaling); empty = all
  * @param waitQuietMinutes wait up to this long for a 1-minute load average below 0.7 before measuring
  * @param pairedTurn how long each of relock and S1's fastest peer runs in one of S1's paired turns
  * @param pairedTurns how many paired turns S1 ends with
@@ -49,7 +49,7 @@ record BenchConfig(boolean quick, Duration warmUp, Duration measure, int repeats
                 case "--only" -> only = Set.of(args[++i].split(","));
                 case "--wait-quiet" -> waitQuiet = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; use --quick, --jmh, --no-jmh, --wait-quiet MINUTES, --out DIR, --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh,scaling");
+                        + "; use --quick, --jmh, --no-jmh, --wait-quiet MINUTES, --out DIR, --only S1,S2,S3,S3p,S4,S5,S5R,S6,ceilings,jmh,protocol,scaling");
             }
         }
         boolean withJmh = jmh != null ? jmh : !quick; // JMH forks its own JVM: too slow for the one-minute run

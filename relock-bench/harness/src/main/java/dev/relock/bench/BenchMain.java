@@ -127,6 +127,16 @@ public final class BenchMain {
                 Bench.closeAll(clients);
             }
         }
+        if (config.runs("protocol")) {
+            Progress.say("what an uncontended pair costs Redis, part by part (relock's scripts and lighter protocols)");
+            context.protocol = new ProtocolCosts(config.quick()).measure(server);
+            for (ProtocolCosts.Cost cost : context.protocol) {
+                Progress.say("  %s", cost.ok() ? String.format("%.1f µs in commands, %.1f µs CPU, %.1f calls a pair: %s",
+                        cost.commandMicrosPerPair(), cost.cpuMicrosPerPair(), cost.callsPerPair(),
+                        cost.variant().name()) : "failed: " + cost.error());
+            }
+            server.flushAll();
+        }
         if (config.runs("S3p")) {
             Progress.say("S3p: 8 clients on one lock");
             bench.contentionEightClients("S3p", "", 8);

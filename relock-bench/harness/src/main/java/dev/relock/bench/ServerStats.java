@@ -37,17 +37,28 @@ final class ServerStats {
     /** Calls per command name (lower case) from INFO commandstats. */
     Map<String, Long> commandCalls() {
         Map<String, Long> calls = new LinkedHashMap<>();
+        commandTimes().forEach((command, figures) -> calls.put(command, figures[0]));
+        return calls;
+    }
+
+    /** Per command name (lower case), from INFO commandstats: {calls, µs spent in them}. */
+    Map<String, long[]> commandTimes() {
+        Map<String, long[]> times = new LinkedHashMap<>();
         for (Map.Entry<String, String> entry : fields(server.execute("INFO", "commandstats")).entrySet()) {
             if (!entry.getKey().startsWith("cmdstat_")) {
                 continue;
             }
+            long[] figures = new long[2];
             for (String part : entry.getValue().split(",")) {
                 if (part.startsWith("calls=")) {
-                    calls.put(entry.getKey().substring("cmdstat_".length()), Long.parseLong(part.substring(6)));
+                    figures[0] = Long.parseLong(part.substring("calls=".length()));
+                } else if (part.startsWith("usec=")) {
+                    figures[1] = Long.parseLong(part.substring("usec=".length()));
                 }
             }
+            times.put(entry.getKey().substring("cmdstat_".length()), figures);
         }
-        return calls;
+        return times;
     }
 
     /**
