@@ -4,6 +4,7 @@ import dev.relock.internal.engine.LockKeys;
 import dev.relock.internal.script.SingleServerScripts;
 import dev.relock.testredis.RedisServer;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -13,6 +14,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A diagnostic for issue 41's question, what an uncontended lock+unlock pair must touch in Redis: relock's
@@ -38,6 +42,10 @@ final class ProtocolCosts {
         String acquire(RedisCommands<String, String> redis, String[] keys, String owner);
 
         void release(RedisCommands<String, String> redis, String[] keys, String owner, String taken);
+
+        /** Waits for whatever the protocol left in flight; called at the end of a turn, before its readings. */
+        default void settle() {
+        }
     }
 
     /** A row: its id, what the variant is, what of relock's guarantees it gives up, and how it is sent. */
@@ -66,6 +74,11 @@ final class ProtocolCosts {
                 new Variant("relock", "relock as shipped: acquire.lua (EXISTS lock, queue, readers; TIME; SET fence … GET PX;"
                         + " HSET; PEXPIRE), release.lua (EXISTS queue, readers; HMGET; DEL)", "nothing",
                         new RelockScripts()),
+                new Variant("unawaited", "relock as shipped, the release's reply not awaited: the next acquire is"
+                        + " sent behind it on the same connection and the release's answer read when that one's"
+                        + " comes", "unlock() telling its caller, before it returns, that the lease was lost (it"
+                        + " would learn it at its next call); Redis does the same work",
+                        new UnawaitedRelease()),
                 new Variant("fast", "relock's fast paths alone, as a variant: the same calls, with only the owner"
                         + " and lease (and token) as arguments and no helpers defined", "nothing (it is no protocol: a"
                         + " lock held, waited for or read would need the rest of relock's scripts)",
@@ -154,6 +167,7 @@ final class ProtocolCosts {
             protocol.release(redis, keys, owner, taken);
             pairs++;
         } while ((now = System.nanoTime()) < end);
+        protocol.settle();
         double cpuAfter = stats.cpuSeconds();
         Map<String, long[]> after = stats.commandTimes();
         long calls = 0;
@@ -201,6 +215,59 @@ final class ProtocolCosts {
                     PREFIX + ":wake:", taken);
             if (left == null || left != 0L) {
                 throw new IllegalStateException("relock's release.lua did not release: " + left);
+            }
+        }
+    }
+
+    /**
+     * relock's scripts, a release not waited for: a thread's next acquisition goes out behind it on the one connection,
+     * which Redis runs in order, and the release's reply is checked after that acquisition's.
+     */
+    private static final class UnawaitedRelease implements Protocol {
+        private final RelockScripts scripts = new RelockScripts();
+        // the release sent last, its reply not read yet; the one thread of the turn only
+        private RedisFuture<Long> pending;
+
+        @Override
+        public String acquire(RedisCommands<String, String> redis, String[] keys, String owner) {
+            if (pending == null) {
+                return scripts.acquire(redis, keys, owner);
+            }
+            RedisFuture<List<Long>> acquired = redis.getStatefulConnection().async().evalsha(scripts.acquireSha,
+                    ScriptOutputType.MULTI, keys, owner, LEASE, "0", "86400000", "1000", PREFIX + ":wake:", "1");
+            settle();
+            List<Long> reply = await(acquired);
+            if (reply.get(0) != 1L) {
+                throw new IllegalStateException("relock's acquire.lua refused an uncontended lock: " + reply);
+            }
+            return Long.toString(reply.get(1));
+        }
+
+        @Override
+        public void release(RedisCommands<String, String> redis, String[] keys, String owner, String taken) {
+            pending = redis.getStatefulConnection().async().evalsha(scripts.releaseSha, ScriptOutputType.INTEGER,
+                    keys, owner, "all", "1000", PREFIX + ":wake:", taken);
+        }
+
+        @Override
+        public void settle() {
+            if (pending != null) {
+                Long left = await(pending);
+                pending = null;
+                if (left == null || left != 0L) {
+                    throw new IllegalStateException("relock's release.lua did not release: " + left);
+                }
+            }
+        }
+
+        private static <T> T await(RedisFuture<T> future) {
+            try {
+                return future.get(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            } catch (ExecutionException | TimeoutException e) {
+                throw new IllegalStateException("a script call failed: " + e, e);
             }
         }
     }

@@ -225,21 +225,21 @@ final class Report {
         Results.Scenario s3 = scenario("S3");
         if (s3 != null) {
             Results.SubjectRuns relock = relock(s3);
-            Results.SubjectRuns peer = best(s3, Bench::peer, Results.SubjectRuns::median, true);
-            targets.add(withHandOffFloor(ratioTarget("S3 acquisitions/s", "≥ 2× the fastest peer line", relock, peer,
-                    Results.SubjectRuns::median, 2, true, "acq/s"), relock, peer));
+            Results.SubjectRuns redisson = bestRLock(s3, Results.SubjectRuns::median, true);
+            targets.add(withFastestPeer(withHandOffFloor(ratioTarget("S3 acquisitions/s", "≥ 2× Redisson RLock",
+                    relock, redisson, Results.SubjectRuns::median, 2, true, "acq/s"), relock, redisson), s3, relock));
             targets.add(fairnessTarget("S3 fairness min/max", relock));
         }
         Results.Scenario s3p = scenario("S3p");
         if (s3p != null) {
             Results.SubjectRuns relock = relock(s3p);
-            Results.SubjectRuns fastest = best(s3p, Bench::peer, Results.SubjectRuns::median, true);
-            targets.add(withProtocolFloor(ratioTarget("S3p acquisitions/s", "≥ 3× the fastest peer line", relock,
-                    fastest, Results.SubjectRuns::median, 3, true, "acq/s"), s3p, relock, fastest,
-                    Results.SubjectRuns::median, true));
-            Results.SubjectRuns quickest = best(s3p, Bench::peer, x -> x.handoff().getValueAtPercentile(50), false);
+            Results.SubjectRuns fastest = bestRLock(s3p, Results.SubjectRuns::median, true);
+            targets.add(withFastestPeer(withProtocolFloor(ratioTarget("S3p acquisitions/s", "≥ 3× Redisson RLock",
+                    relock, fastest, Results.SubjectRuns::median, 3, true, "acq/s"), s3p, relock, fastest,
+                    Results.SubjectRuns::median, true), s3p, relock));
+            Results.SubjectRuns quickest = bestRLock(s3p, x -> x.handoff().getValueAtPercentile(50), false);
             ToDoubleFunction<Results.SubjectRuns> handoffMicros = x -> x.handoff().getValueAtPercentile(50) / 1e3;
-            targets.add(withProtocolFloor(ratioTarget("S3p handoff p50", "≤ 0.35× the quickest peer line's", relock,
+            targets.add(withProtocolFloor(ratioTarget("S3p handoff p50", "≤ 0.35× Redisson RLock's", relock,
                     quickest, handoffMicros, 0.35, false, "µs"), s3p, relock, quickest, handoffMicros, false));
             targets.add(fairnessTarget("S3p fairness min/max", relock));
         }
@@ -325,7 +325,8 @@ final class Report {
         long missed = targets.stream().filter(t -> Boolean.FALSE.equals(t.met())).count();
         long met = targets.stream().filter(t -> Boolean.TRUE.equals(t.met())).count();
         long atFloor = targets.stream().filter(t -> Boolean.TRUE.equals(t.atFloor())).count();
-        line(met + " met, " + missed + " missed, " + (targets.size() - met - missed) + " not measured. \"At its"
+        line(met + " met, " + missed + " missed, " + (targets.size() - met - missed) + " not measured. S3, S3p and the"
+                + " hand-off keep issue 16's measure, Redisson's RLock, with issue 41's margins. \"At its"
                 + " floor\": relock within " + Math.round(FLOOR_SLACK * 100) + " % of the floor of its own protocol"
                 + " measured in this run (its own scripts from bare Lettuce; for S3, one hand-off round trip): "
                 + atFloor + " of the " + missed + " missed. A \"peer line\" is a Redisson RLock (3.x or 4.x) or a"
@@ -352,6 +353,24 @@ final class Report {
                     "≤ 1.0× the fastest peer line's", relock, peer, x -> x.cpuPerOp(true), 1.0, false, "µs"),
                     scenario, relock, peer, x -> x.cpuPerOp(true), false));
         }
+    }
+
+    /**
+     * A contention target (kept from issue 16 against Redisson, as issue 41 asks) with the fastest peer line of the
+     * scenario beside it when that is not the subject the target names, and that line's fairness: a lock that one
+     * client keeps taking again makes more acquisitions a second than one that hands it over in turn.
+     */
+    private static Target withFastestPeer(Target target, Results.Scenario scenario, Results.SubjectRuns relock) {
+        Results.SubjectRuns peer = best(scenario, Bench::peer, Results.SubjectRuns::median, true);
+        if (peer == null || relock == null || !relock.ok() || target.measured().contains(
+                Charts.shortLabel(peer.label, peer.family) + " ")) {
+            return target;
+        }
+        return new Target(target.scenario(), target.target(), target.measured() + String.format(
+                "; the fastest peer line, %s, made %s acq/s (relock ÷ it %.2f×) at fairness %.2f, the same client"
+                        + " taking the lock again in %.0f %% of hand-offs", Charts.shortLabel(peer.label, peer.family),
+                number(peer.median()), relock.median() / peer.median(), Stats.median(peer.each(Results.Run::fairness)),
+                100 * Stats.median(peer.each(Results.Run::selfShare))), target.met(), target.atFloor());
     }
 
     /**
@@ -784,6 +803,12 @@ final class Report {
 
     private static Results.SubjectRuns relock(Results.Scenario scenario) {
         return scenario.subjects.stream().filter(s -> s.family.equals("relock")).findFirst().orElse(null);
+    }
+
+    /** The Redisson RLock (3.x or 4.x) with the highest (or lowest) figure. */
+    private static Results.SubjectRuns bestRLock(Results.Scenario scenario, ToDoubleFunction<Results.SubjectRuns> figure,
+            boolean highest) {
+        return best(scenario, s -> s.family.startsWith("redisson") && s.label.endsWith(" RLock"), figure, highest);
     }
 
     /** Of the subjects that ran and pass {@code which}, the one with the highest (or lowest) figure; null if none. */
