@@ -41,6 +41,8 @@ public final class BenchMain {
         if (beforeBuild != null && !beforeBuild.isBlank()) {
             context.loadBeforeBuild = Double.parseDouble(beforeBuild.trim());
         }
+        // read before anything is written: the scaling section's chart goes into the work tree's docs/bench
+        context.gitState = Environment.gitState(config.workTree());
         long start = System.nanoTime();
         RedissonLine redisson3 = RedissonLine.load(config.redisson3());
         RedissonLine redisson4 = RedissonLine.load(config.redisson4());
@@ -79,7 +81,6 @@ public final class BenchMain {
             context.springDataRedis6 = spring6.versionOf("spring-data-redis");
             context.springFramework6 = spring6.versionOf("spring-core");
             context.lettuce6 = spring6.versionOf("lettuce-core");
-            context.gitState = Environment.gitState(config.workTree());
             new Report(bench, context).write(config.out());
             Progress.say("wrote %s and %s in %.0f s", config.out().resolve("BENCHMARKS.md"),
                     config.out().resolve("bench"), context.wallSeconds);
