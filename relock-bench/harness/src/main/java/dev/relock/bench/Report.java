@@ -863,10 +863,6 @@ final class Report {
         return String.format(format, Stats.min(values)) + "–" + String.format(format, Stats.max(values));
     }
 
-    private static String trim(double value) {
-        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
-    }
-
     private static String seconds(java.time.Duration duration) {
         return String.format("%.1f s", duration.toMillis() / 1000.0);
     }
