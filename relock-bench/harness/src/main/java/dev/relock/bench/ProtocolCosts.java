@@ -13,7 +13,6 @@ import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -156,7 +155,7 @@ final class ProtocolCosts {
     /** One turn: {commandstats µs per pair, INFO cpu µs per pair, calls per pair, pairs per second}. */
     private double[] turn(Protocol protocol, RedisCommands<String, String> redis, String[] keys, String owner,
             ServerStats stats) {
-        Map<String, long[]> before = stats.commandTimes();
+        long[] before = stats.commandTotals();
         double cpuBefore = stats.cpuSeconds();
         long start = System.nanoTime();
         long end = start + turn.toNanos();
@@ -169,17 +168,9 @@ final class ProtocolCosts {
         } while ((now = System.nanoTime()) < end);
         protocol.settle();
         double cpuAfter = stats.cpuSeconds();
-        Map<String, long[]> after = stats.commandTimes();
-        long calls = 0;
-        long micros = 0;
-        for (Map.Entry<String, long[]> command : after.entrySet()) {
-            if (command.getKey().equals("info")) {
-                continue; // the readings' own
-            }
-            long[] was = before.getOrDefault(command.getKey(), new long[2]);
-            calls += command.getValue()[0] - was[0];
-            micros += command.getValue()[1] - was[1];
-        }
+        long[] after = stats.commandTotals();
+        long calls = after[0] - before[0];
+        long micros = after[1] - before[1];
         return new double[] {(double) micros / pairs, (cpuAfter - cpuBefore) * 1e6 / pairs, (double) calls / pairs,
                 pairs / ((now - start) / 1e9)};
     }
@@ -201,18 +192,34 @@ final class ProtocolCosts {
                 acquireSha = redis.scriptLoad(SingleServerScripts.ACQUIRE.body());
                 releaseSha = redis.scriptLoad(SingleServerScripts.RELEASE.body());
             }
-            List<Long> reply = redis.evalsha(acquireSha, ScriptOutputType.MULTI, keys, owner, LEASE, "0", "86400000",
-                    "1000", PREFIX + ":wake:", "1");
+            return token(redis.evalsha(acquireSha, ScriptOutputType.MULTI, keys, acquireArguments(owner)));
+        }
+
+        @Override
+        public void release(RedisCommands<String, String> redis, String[] keys, String owner, String taken) {
+            released(redis.evalsha(releaseSha, ScriptOutputType.INTEGER, keys, releaseArguments(owner, taken)));
+        }
+
+        /** What relock's lock() sends to acquire.lua for a fresh acquisition that may take a grant (attempt 1). */
+        static String[] acquireArguments(String owner) {
+            return new String[] {owner, LEASE, "0", "86400000", "1000", PREFIX + ":wake:", "1"};
+        }
+
+        /** What relock's unlock() sends to release.lua to give up the owner's hold with that token. */
+        static String[] releaseArguments(String owner, String token) {
+            return new String[] {owner, "all", "1000", PREFIX + ":wake:", token};
+        }
+
+        /** acquire.lua's reply to an uncontended acquisition: the fencing token. */
+        static String token(List<Long> reply) {
             if (reply.get(0) != 1L) {
                 throw new IllegalStateException("relock's acquire.lua refused an uncontended lock: " + reply);
             }
             return Long.toString(reply.get(1));
         }
 
-        @Override
-        public void release(RedisCommands<String, String> redis, String[] keys, String owner, String taken) {
-            Long left = redis.evalsha(releaseSha, ScriptOutputType.INTEGER, keys, owner, "all", "1000",
-                    PREFIX + ":wake:", taken);
+        /** Checks release.lua's reply: no hold left. */
+        static void released(Long left) {
             if (left == null || left != 0L) {
                 throw new IllegalStateException("relock's release.lua did not release: " + left);
             }
@@ -234,19 +241,15 @@ final class ProtocolCosts {
                 return scripts.acquire(redis, keys, owner);
             }
             RedisFuture<List<Long>> acquired = redis.getStatefulConnection().async().evalsha(scripts.acquireSha,
-                    ScriptOutputType.MULTI, keys, owner, LEASE, "0", "86400000", "1000", PREFIX + ":wake:", "1");
+                    ScriptOutputType.MULTI, keys, RelockScripts.acquireArguments(owner));
             settle();
-            List<Long> reply = await(acquired);
-            if (reply.get(0) != 1L) {
-                throw new IllegalStateException("relock's acquire.lua refused an uncontended lock: " + reply);
-            }
-            return Long.toString(reply.get(1));
+            return RelockScripts.token(await(acquired));
         }
 
         @Override
         public void release(RedisCommands<String, String> redis, String[] keys, String owner, String taken) {
             pending = redis.getStatefulConnection().async().evalsha(scripts.releaseSha, ScriptOutputType.INTEGER,
-                    keys, owner, "all", "1000", PREFIX + ":wake:", taken);
+                    keys, RelockScripts.releaseArguments(owner, taken));
         }
 
         @Override
@@ -254,9 +257,7 @@ final class ProtocolCosts {
             if (pending != null) {
                 Long left = await(pending);
                 pending = null;
-                if (left == null || left != 0L) {
-                    throw new IllegalStateException("relock's release.lua did not release: " + left);
-                }
+                RelockScripts.released(left);
             }
         }
 

@@ -62,6 +62,21 @@ final class ServerStats {
     }
 
     /**
+     * All commands together, from one INFO commandstats reading of the first server: {calls, µs spent in them}, less
+     * INFO (the readings' own).
+     */
+    long[] commandTotals() {
+        long[] totals = new long[2];
+        commandTimes().forEach((command, figures) -> {
+            if (!command.equals("info")) {
+                totals[0] += figures[0];
+                totals[1] += figures[1];
+            }
+        });
+        return totals;
+    }
+
+    /**
      * Commands the first server has run, from INFO commandstats: those sent and those scripts called, less the
      * INFO commands this class sends (one per reading).
      */
