@@ -25,13 +25,19 @@ import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockTyp
  * subjects take turns run by run (warm-up each, then repeat 1 of every subject, repeat 2 of every
  * subject, ...), so a burst of load from elsewhere hurts all of them alike instead of one; S1 then pairs relock with
  * its fastest peer in short turns ({@link #pairedTurns}). S3p and S5 give each subject clients of its own and run one
- * subject at a time, but relock and its scripts on bare Lettuce in turns.
+ * subject at a time, but relock, its scripts on bare Lettuce and the Redisson locks its targets are measured against in
+ * turns ({@link #ownClients}).
  */
 final class Bench {
 
     /** A warm-up of S3p or S5 ({@link #warmUp}) runs until this many acquisitions, or for {@link #MAX_WARM_UP}. */
     static final long WARM_UP_ACQUISITIONS = 20_000;
     static final Duration MAX_WARM_UP = Duration.ofSeconds(15);
+    /**
+     * Runs of each subject in S3p, S5 and their Redlock runs (but for --quick): the rounds of relock and the Redisson
+     * locks its targets name spread ±15 % on this machine, so three were too few for a median a target can stand on.
+     */
+    static final int CONTENDED_REPEATS = 5;
 
     final BenchConfig config;
     /** The one private server; null on a Bench over Redlock's nodes ({@link #overNodes}). */
@@ -252,7 +258,7 @@ final class Bench {
         } while (!config.quick() && acquisitions < WARM_UP_ACQUISITIONS && System.nanoTime() - until < 0);
     }
 
-    /** S3p: eight clients, one thread each, on one name; one subject at a time (8 clients each). */
+    /** S3p: eight clients, one thread each, on one name; each subject with clients of its own ({@link #ownClients}). */
     Results.Scenario contentionEightClients(String id, String titlePrefix, int clientsPerSubject)
             throws InterruptedException {
         Results.Scenario scenario = new Results.Scenario(id, titlePrefix + clientsPerSubject
@@ -316,27 +322,35 @@ final class Bench {
 
     /**
      * Runs a scenario whose every subject (those {@code label} names) has {@code clientsPerSubject} clients of its
-     * own, one subject at a time, except that relock and its own scripts on bare Lettuce, the floor of its protocol,
-     * are connected together and take turns run by run: the ratio between the two is not the machine's drift over the
-     * minutes between them.
+     * own, one subject at a time, except that relock, its own scripts on bare Lettuce (the floor of its protocol) and
+     * the Redisson locks its targets are measured against ({@link #targetAnchor}) are connected together and take
+     * turns run by run: the ratios between them are not the machine's drift over the minutes between them (S5's
+     * Redisson ran 40-65 % faster in one run than in the next, minutes from relock's runs in both).
      */
     private <L> void ownClients(Results.Scenario scenario, int clientsPerSubject, Function<Subject, String> label,
             Contended<L> contended) {
         List<Subject> taking = subjects.stream().filter(subject -> label.apply(subject) != null).toList();
-        Subject floor = taking.stream().filter(subject -> subject.family().equals("diagnostic")).findFirst()
-                .orElse(null);
-        boolean floorRun = false;
+        List<Subject> together = taking.stream().filter(subject -> subject.family().equals("relock")
+                || subject.family().equals("diagnostic") || targetAnchor(subject, label.apply(subject))).toList();
+        boolean togetherRun = false;
         for (Subject subject : taking) {
-            if (subject == floor) {
-                continue;
+            if (!together.contains(subject)) {
+                inTurns(scenario, List.of(subject), clientsPerSubject, label, contended);
+            } else if (!togetherRun) {
+                togetherRun = true;
+                inTurns(scenario, together, clientsPerSubject, label, contended);
             }
-            boolean paired = subject.family().equals("relock") && floor != null && !floorRun;
-            floorRun |= paired;
-            inTurns(scenario, paired ? List.of(subject, floor) : List.of(subject), clientsPerSubject, label, contended);
         }
-        if (floor != null && !floorRun) {
-            inTurns(scenario, List.of(floor), clientsPerSubject, label, contended);
-        }
+    }
+
+    /**
+     * Whether {@code subject}, labelled {@code label} in a scenario of {@link #ownClients}, is a lock relock's targets
+     * there are measured against (the Report's S3p, S5 and Redlock S3p targets): a Redisson RLock, RReadWriteLock or
+     * RedissonRedLock of either line.
+     */
+    static boolean targetAnchor(Subject subject, String label) {
+        return subject.family().startsWith("redisson") && (label.endsWith(" RLock")
+                || label.endsWith(" RReadWriteLock") || label.endsWith(" RedissonRedLock"));
     }
 
     /** The subjects of {@code group}, each with clients of its own, warmed up one after the other, then in turns. */
@@ -366,7 +380,8 @@ final class Bench {
                     Progress.say("  %s: failed: %s", each.label, each.error);
                 }
             }
-            for (int r = 0; r < config.repeats(); r++) {
+            int repeats = config.quick() ? config.repeats() : Math.max(config.repeats(), CONTENDED_REPEATS);
+            for (int r = 0; r < repeats; r++) {
                 for (int s = 0; s < runs.size(); s++) {
                     Results.SubjectRuns each = runs.get(s);
                     if (each.error != null) {

@@ -190,12 +190,14 @@ final class Report {
                         + " rounds of it until %,d acquisitions, at most %s)", Bench.WARM_UP_ACQUISITIONS,
                         seconds(Bench.MAX_WARM_UP))) + ", then "
                 + config.repeats() + " measured run(s) of " + seconds(config.measure())
+                + (config.quick() ? "" : " (" + Bench.CONTENDED_REPEATS + " in S3p, S5 and their Redlock runs)")
                 + " each; in S1–S3 subjects take turns run by run; S1 then runs relock and its fastest peer there (of"
                 + " the Redisson RLocks and Spring RedisLockRegistries) in " + config.pairedTurns() + " paired turns of "
                 + seconds(config.pairedTurn()) + " each (both subjects, back to back, the first of the two swapped"
                 + " each turn) and gives the median of the per-turn ratios; in S3p and S5, where each subject has"
-                + " clients of its own, one subject at a time, except relock and its scripts on bare Lettuce, which take"
-                + " turns; the tables give the median run and the min–max of the runs; latency percentiles come from HdrHistogram over all runs |");
+                + " clients of its own, one subject at a time, except relock, its scripts on bare Lettuce and the"
+                + " Redisson locks its targets there are measured against (RLock, RReadWriteLock, RedissonRedLock),"
+                + " which take turns; the tables give the median run and the min–max of the runs; latency percentiles come from HdrHistogram over all runs |");
         line("| wall time | " + String.format("%.0f s", context.wallSeconds) + " |");
         line();
         line("Ratios are relock ÷ subject from this one run; \"the fastest peer line\" in a target means the fastest"
@@ -235,9 +237,9 @@ final class Report {
         if (s3p != null) {
             Results.SubjectRuns relock = relock(s3p);
             Results.SubjectRuns fastest = bestRLock(s3p, Results.SubjectRuns::median, true);
-            targets.add(withFastestPeer(withProtocolFloor(ratioTarget("S3p acquisitions/s", "≥ 3× Redisson RLock",
-                    relock, fastest, Results.SubjectRuns::median, 3, true, "acq/s"), s3p, relock, fastest,
-                    Results.SubjectRuns::median, true), s3p, relock, fastest));
+            targets.add(withFastestPeer(withProtocolFloor(withRounds(ratioTarget("S3p acquisitions/s",
+                    "≥ 3× Redisson RLock", relock, fastest, Results.SubjectRuns::median, 3, true, "acq/s"), relock,
+                    fastest), s3p, relock, fastest, Results.SubjectRuns::median, true), s3p, relock, fastest));
             Results.SubjectRuns quickest = bestRLock(s3p, x -> x.handoff().getValueAtPercentile(50), false);
             ToDoubleFunction<Results.SubjectRuns> handoffMicros = x -> x.handoff().getValueAtPercentile(50) / 1e3;
             targets.add(withProtocolFloor(ratioTarget("S3p handoff p50", "≤ 0.35× Redisson RLock's", relock,
@@ -249,18 +251,18 @@ final class Report {
             Results.SubjectRuns relock = relock(s5);
             Results.SubjectRuns redisson = best(s5, x -> x.family.startsWith("redisson")
                     && x.label.endsWith(" RReadWriteLock"), Results.SubjectRuns::median, true);
-            targets.add(withProtocolFloor(ratioTarget("S5 acquisitions/s", "≥ 2× Redisson RReadWriteLock", relock,
-                    redisson, Results.SubjectRuns::median, 2, true, "acq/s"), s5, relock, redisson,
-                    Results.SubjectRuns::median, true));
+            targets.add(withProtocolFloor(withRounds(ratioTarget("S5 acquisitions/s", "≥ 2× Redisson RReadWriteLock",
+                    relock, redisson, Results.SubjectRuns::median, 2, true, "acq/s"), relock, redisson), s5, relock,
+                    redisson, Results.SubjectRuns::median, true));
         }
         Results.Scenario redlock = scenario("S3p" + REDLOCK);
         if (redlock != null) {
             Results.SubjectRuns relock = relock(redlock);
             Results.SubjectRuns redisson = best(redlock, x -> x.family.startsWith("redisson")
                     && x.label.endsWith(" RedissonRedLock"), Results.SubjectRuns::median, true);
-            targets.add(withProtocolFloor(ratioTarget("Redlock S3p acquisitions/s (5 nodes)", "≥ 1.5× RedissonRedLock",
-                    relock, redisson, Results.SubjectRuns::median, 1.5, true, "acq/s"), redlock, relock, redisson,
-                    Results.SubjectRuns::median, true));
+            targets.add(withProtocolFloor(withRounds(ratioTarget("Redlock S3p acquisitions/s (5 nodes)",
+                    "≥ 1.5× RedissonRedLock", relock, redisson, Results.SubjectRuns::median, 1.5, true, "acq/s"), relock,
+                    redisson), redlock, relock, redisson, Results.SubjectRuns::median, true));
             targets.add(fairnessTarget("Redlock S3p fairness min/max", relock));
         }
         Micro.Figure pair = micro("relockLockUnlock").orElse(null);
@@ -385,6 +387,23 @@ final class Report {
         }
         return new Target(target.scenario(), target.target(), target.measured() + "; " + pairedRatio(turns),
                 target.met(), target.atFloor());
+    }
+
+    /**
+     * A contention target with relock's ratio to {@code other} in each round of the runs they took in turns
+     * ({@code Bench.ownClients}: run r of the one, then run r of the other), so that the reader sees how far the
+     * verdict, the ratio of the medians, stands from the spread of the rounds.
+     */
+    private static Target withRounds(Target target, Results.SubjectRuns relock, Results.SubjectRuns other) {
+        if (target.met() == null || relock.runs.size() < 2 || relock.runs.size() != other.runs.size()) {
+            return target;
+        }
+        List<String> ratios = new ArrayList<>();
+        for (int r = 0; r < relock.runs.size(); r++) {
+            ratios.add(String.format("%.2f", relock.runs.get(r).opsPerSecond() / other.runs.get(r).opsPerSecond()));
+        }
+        return new Target(target.scenario(), target.target(), target.measured() + "; in each round of their turns "
+                + String.join(", ", ratios) + "×", target.met(), target.atFloor());
     }
 
     /** "paired turns **1.02×**, median of 16 turns of 0.25 s, 0.95–1.10×", or why there is none. */
