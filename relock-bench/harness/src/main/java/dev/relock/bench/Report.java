@@ -166,8 +166,7 @@ final class Report {
                 + String.format("%.2f when measuring began, %.2f at the end (the benchmark's own threads count"
                         + " too)", context.loadBefore, context.loadAfter)
                 + (context.waitedForQuiet == null ? "" : "; " + context.waitedForQuiet)
-                + ((Double.isNaN(context.loadBeforeBuild) ? context.loadBefore : context.loadBeforeBuild) >= 0.7
-                        ? " — **the machine was not quiet: other work shared the 2 cores,"
+                + (loadJudged() >= 0.7 ? " — **the machine was not quiet: other work shared the 2 cores,"
                         + " so absolute figures are low and noisy; ratios from one run still compare like with like**"
                         : "") + " |");
         line("| JDK | " + Environment.jdk() + ", default GC and heap |");
@@ -208,6 +207,17 @@ final class Report {
                 + " CPU\" are CPU time per operation: the server's (INFO cpu) and this whole JVM's; both share the"
                 + " same 2 cores.");
         line();
+    }
+
+    /**
+     * The load that says whether the machine was quiet: the load before the build, which the build's own work does not
+     * count, unless the run waited for a quiet machine after the build (--wait-quiet): then the load it began at.
+     */
+    private double loadJudged() {
+        if (context.waitedForQuiet != null || Double.isNaN(context.loadBeforeBuild)) {
+            return context.loadBefore;
+        }
+        return context.loadBeforeBuild;
     }
 
     private void targets() {
