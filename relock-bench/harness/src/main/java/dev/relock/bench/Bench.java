@@ -331,7 +331,8 @@ final class Bench {
             Contended<L> contended) {
         List<Subject> taking = subjects.stream().filter(subject -> label.apply(subject) != null).toList();
         List<Subject> together = taking.stream().filter(subject -> subject.family().equals("relock")
-                || subject.family().equals("diagnostic") || targetAnchor(subject, label.apply(subject))).toList();
+                || subject.family().equals("diagnostic") || targetAnchor(subject.family(), label.apply(subject)))
+                .toList();
         boolean togetherRun = false;
         for (Subject subject : taking) {
             if (!together.contains(subject)) {
@@ -344,12 +345,12 @@ final class Bench {
     }
 
     /**
-     * Whether {@code subject}, labelled {@code label} in a scenario of {@link #ownClients}, is a lock relock's targets
-     * there are measured against (the Report's S3p, S5 and Redlock S3p targets): a Redisson RLock, RReadWriteLock or
-     * RedissonRedLock of either line.
+     * Whether a subject of {@code family}, labelled {@code label} in a scenario of {@link #ownClients}, is a lock
+     * relock's targets there are measured against (the Report's S3p, S5 and Redlock S3p targets pick theirs by this): a
+     * Redisson RLock, RReadWriteLock or RedissonRedLock of either line.
      */
-    static boolean targetAnchor(Subject subject, String label) {
-        return subject.family().startsWith("redisson") && (label.endsWith(" RLock")
+    static boolean targetAnchor(String family, String label) {
+        return family.startsWith("redisson") && (label.endsWith(" RLock")
                 || label.endsWith(" RReadWriteLock") || label.endsWith(" RedissonRedLock"));
     }
 

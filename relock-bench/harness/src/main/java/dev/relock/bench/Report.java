@@ -259,8 +259,8 @@ final class Report {
         Results.Scenario s5 = scenario("S5");
         if (s5 != null) {
             Results.SubjectRuns relock = relock(s5);
-            Results.SubjectRuns redisson = best(s5, x -> x.family.startsWith("redisson")
-                    && x.label.endsWith(" RReadWriteLock"), Results.SubjectRuns::median, true);
+            Results.SubjectRuns redisson = best(s5, x -> Bench.targetAnchor(x.family, x.label),
+                    Results.SubjectRuns::median, true);
             targets.add(withProtocolFloor(withRounds(ratioTarget("S5 acquisitions/s", "≥ 2× Redisson RReadWriteLock",
                     relock, redisson, Results.SubjectRuns::median, 2, true, "acq/s"), relock, redisson), s5, relock,
                     redisson, Results.SubjectRuns::median, true));
@@ -268,8 +268,8 @@ final class Report {
         Results.Scenario redlock = scenario("S3p" + REDLOCK);
         if (redlock != null) {
             Results.SubjectRuns relock = relock(redlock);
-            Results.SubjectRuns redisson = best(redlock, x -> x.family.startsWith("redisson")
-                    && x.label.endsWith(" RedissonRedLock"), Results.SubjectRuns::median, true);
+            Results.SubjectRuns redisson = best(redlock, x -> Bench.targetAnchor(x.family, x.label),
+                    Results.SubjectRuns::median, true);
             targets.add(withProtocolFloor(withRounds(ratioTarget("Redlock S3p acquisitions/s (5 nodes)",
                     "≥ 1.5× RedissonRedLock", relock, redisson, Results.SubjectRuns::median, 1.5, true, "acq/s"), relock,
                     redisson), redlock, relock, redisson, Results.SubjectRuns::median, true));
