@@ -83,7 +83,9 @@ class AsyncAwaitHandleReuseTest extends OneServerTestBase {
     /**
      * HoldHandle.lendForAwait sets its stage after the CAS to AWAITING; a close() between the two found the handle's
      * stage field still null (the handle's first await) and threw NullPointerException. Probabilistic: a window of a
-     * few instructions, tried 200 times here (the review caught it within 3,000; more would cost CI minutes).
+     * few instructions, tried 200 times here (the review caught it within 3,000; more would cost CI minutes). It also
+     * caught, once in a CI run beside two busy loops, an await that took the lock back between a close's CAS and its
+     * cancel: the lock stayed held, and renewed, by nobody (HoldHandleTest steps through that order every run).
      */
     @Test
     void closingAHandleAsItStartsItsFirstAwaitNeverThrows() throws Exception {
@@ -116,8 +118,7 @@ class AsyncAwaitHandleReuseTest extends OneServerTestBase {
                 await().atMost(HANG).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
                         .until(() -> !lock.isLocked());
             } catch (ConditionTimeoutException stillLocked) {
-                // seen once in a full CI run beside two busy loops (30 Nov); 13,000 rounds of the race run alone did not
-                // repeat it: say what was left
+                // what was left, if it comes back
                 throw new AssertionError("the lock stayed taken after round " + i + ": the await "
                         + (awaited == null ? "was refused (the close came first)"
                                 : "started, its stage " + awaited.toCompletableFuture())

@@ -22,7 +22,9 @@ import java.util.concurrent.TimeUnit;
  * nothing); RESUMING (the await took the lock back, {@link #takeBack}, and its caller's stage is being completed: holds
  * the new hold); CLOSED_AWAITING (closed before the caller took the result: the await, not the close, gives up what it
  * takes back). A close while AWAITING or RESUMING first cancels the caller's stage: if the stage had completed, the
- * caller took the result and the close releases as any close does; if not, it is cancelled and the await gives up.
+ * caller took the result and the close releases as any close does; if not, it is cancelled and the await gives up. A
+ * close that finds AWAITING has won over the take-back, which needs AWAITING too: the stage ends cancelled even when the
+ * await takes the lock back between the close's compare-and-set and its cancel ({@link #resume}).
  * {@link #hold} changes only in {@link #takeBack}, under this handle's monitor, which also orders it against
  * {@link #whenLost}'s linking.
  *
@@ -215,17 +217,44 @@ public class HoldHandle implements LockHandle {
     }
 
     /**
-     * The await took the lock back with {@code again}: the handle holds it (RESUMING) while the await's stage is
-     * completed, then {@link #settleAwait} decides. A loss of {@code again} completes {@link #whenLost}.
+     * The await this handle's hold is lent to took the lock back with {@code again}, and its caller's stage
+     * {@code awaited} is to complete with {@code signalled}: the handle holds {@code again} from now on, unless it was
+     * closed while it awaited, or the caller cancelled the stage. On the thread that completes the await; the stage's
+     * callbacks run in it, outside this handle's monitor. A loss of {@code again} completes {@link #whenLost}.
+     *
+     * <p>Exactly one of this handle and whoever called this gives {@code again} up: a close that came while the hold
+     * was lent (CLOSED_AWAITING) cancels the stage, so the caller never learns of a hold the handle does not have (the
+     * close and the take-back are ordered by the state's compare-and-set, and the stage completes only after a
+     * take-back won); a caller that took the result gives it up through the handle.
+     *
+     * @return whether whoever called this gives {@code again} up: nobody took it (the handle was closed while it
+     *     awaited, or the stage was cancelled), and a signal it came with was not told to anybody
      */
-    public void takeBack(Hold again) {
-        synchronized (this) {
-            hold = again;
-            if (lost != null) {
-                again.whenLost().thenAccept(lost::complete);
-            }
+    public boolean resume(Hold again, CompletableFuture<Boolean> awaited, boolean signalled) {
+        boolean taken;
+        if (takeBack(again)) {
+            taken = awaited.complete(signalled);
+        } else {
+            // closed while it awaited: that close cancels the stage, here too in case it has not yet
+            awaited.cancel(false);
+            taken = false;
         }
-        STATE.compareAndSet(this, AWAITING, RESUMING);
+        return settleAwait(awaited, taken);
+    }
+
+    /**
+     * The handle holds {@code again} (RESUMING) while the await's stage is completed, then {@link #settleAwait}
+     * decides; false, and the handle keeps the hold it lent, if it was closed while it awaited.
+     */
+    private synchronized boolean takeBack(Hold again) {
+        if (!STATE.compareAndSet(this, AWAITING, RESUMING)) {
+            return false;
+        }
+        hold = again;
+        if (lost != null) {
+            again.whenLost().thenAccept(lost::complete);
+        }
+        return true;
     }
 
     /**
@@ -237,7 +266,7 @@ public class HoldHandle implements LockHandle {
      * @return whether whoever called this gives the hold taken back up: the caller did not take the result (it
      *     cancelled, or closed the handle before)
      */
-    public synchronized boolean settleAwait(CompletableFuture<?> stage, boolean taken) {
+    private synchronized boolean settleAwait(CompletableFuture<?> stage, boolean taken) {
         if (taken) {
             // RESUMING of this await (a later await has its own stage there), or nothing left to settle
             if (awaited == stage) {

@@ -291,12 +291,10 @@ final class RedisCondition implements RelockCondition {
             awaited.completeExceptionally(error);
             return;
         }
-        handle.takeBack(resumed.hold());
-        boolean taken = awaited.complete(resumed.signalled());
-        if (!handle.settleAwait(awaited, taken)) {
+        if (!handle.resume(resumed.hold(), awaited, resumed.signalled())) {
             return;
         }
-        if (!taken && resumed.signalled()) {
+        if (resumed.signalled()) {
             passOn(resumed.hold());
         } else {
             engine.releases().releaseUnseen(resumed.hold());
