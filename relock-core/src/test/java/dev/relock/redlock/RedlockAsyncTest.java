@@ -64,11 +64,15 @@ class RedlockAsyncTest extends RedlockTestBase {
         other.unlock();
 
         RelockLock read = client.readWriteLock("after-read").readLock();
-        LockHandle reading = read.acquire();
-        reading.releaseAfter(Duration.ofMillis(300));
+        // connected before the delay starts: a client's connect to three nodes took longer than a 300-ms delay once
+        // on a loaded machine, and found the lock free (30 Nov)
         RelockLock writer = newClient().readWriteLock("after-read").writeLock();
-        assertThat(writer.tryLock()).isFalse();
+        LockHandle reading = read.acquire();
+        long readReleased = System.nanoTime();
+        reading.releaseAfter(Duration.ofMillis(1500));
+        assertThat(writer.tryLock()).as("still read-locked for the delay").isFalse();
         assertThat(writer.tryLock(HANG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(millisSince(readReleased)).as("free only once the delay ran out").isGreaterThanOrEqualTo(1450);
         writer.unlock();
         await().atMost(HANG).until(() -> nodesHolding("after") == 0);
     }

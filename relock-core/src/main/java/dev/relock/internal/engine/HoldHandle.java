@@ -116,14 +116,21 @@ public class HoldHandle implements LockHandle {
             if (now == RESUMING) {
                 CompletableFuture<?> stage = awaited;
                 stage.cancel(false);
-                if (stage.isCancelled() ? STATE.compareAndSet(this, RESUMING, CLOSED_AWAITING)
-                        : STATE.compareAndSet(this, RESUMING, CLOSED)) {
-                    if (!stage.isCancelled()) {
-                        // the caller took the await's result: this is its close
-                        engine.release(hold, 0, true);
+                boolean taken = !stage.isCancelled();
+                Hold taking;
+                synchronized (this) {
+                    // the RESUMING of this stage's await, not of a later await the caller started meanwhile (RESUMING,
+                    // OPEN, AWAITING, RESUMING again): takeBack and the settling run under this monitor too
+                    if (awaited != stage || !STATE.compareAndSet(this, RESUMING, taken ? CLOSED : CLOSED_AWAITING)) {
+                        continue;
                     }
-                    return;
+                    taking = hold;
                 }
+                if (taken) {
+                    // the caller took the await's result: this is its close
+                    engine.release(taking, 0, true);
+                }
+                return;
             }
             if (now == CLOSED || now == CLOSED_AWAITING) {
                 return;
@@ -156,7 +163,11 @@ public class HoldHandle implements LockHandle {
     public void extendLease(Duration lease) {
         long leaseMillis = Durations.leaseMillis(lease, hold.mode.description + " '" + hold.lockName + "'");
         engine.checkLease(hold.lockName, leaseMillis, lease.toString());
-        if (state == AWAITING) {
+        settleTakenResult();
+        int now = state;
+        if (now == AWAITING || now == RESUMING) {
+            // RESUMING here: the await is taking the lock back, and its stage has not completed (hold may still be
+            // the one lent)
             throw new IllegalStateException("the handle of '" + hold.lockName + "' awaits a condition: it holds"
                     + " nothing until the await takes the lock back, and has no lease to extend");
         }

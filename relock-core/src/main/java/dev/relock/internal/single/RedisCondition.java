@@ -233,7 +233,9 @@ final class RedisCondition implements RelockCondition {
             await = ConditionAwait.start(engine, this, keys, lent, "the handle", "; close the handle",
                     Durations.saturatedNanos(timeout), false);
         } catch (RuntimeException e) {
-            handle.endAwait();
+            if (!handle.endAwait() && lent.state() == LeaseState.HELD) {
+                engine.releases().releaseUnseen(lent); // closed while the await was starting: nobody else gives it up
+            }
             throw e;
         }
         awaited.whenComplete((signalled, error) -> {

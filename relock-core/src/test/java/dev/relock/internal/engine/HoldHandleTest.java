@@ -8,6 +8,8 @@ import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -140,5 +142,119 @@ class HoldHandleTest {
         assertThatThrownBy(() -> handle.lendForAwait(new CompletableFuture<>()))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("awaits a condition already");
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
+                throw new AssertionError("a step of the interleaving did not come");
+            }
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Found by review of the fix above. Thread A completes the first await (RESUMING, its stage completed, A still in
+     * the caller's callback). Thread B (here the test's thread) calls close(): it reads RESUMING and the first await's
+     * stage, done. Before its compare-and-set, the caller awaits again (lendForAwait: RESUMING settled to OPEN, then
+     * AWAITING) and thread C takes the lock back for that second await (RESUMING again, its stage not completed yet).
+     * B's compare-and-set of RESUMING to CLOSED succeeded on the second await's RESUMING and released "the caller's"
+     * hold; then C completed the second stage normally, with the signal, after close() had returned: the caller was
+     * told it held the lock again while the handle was closed and the hold released (two holders), and B could even
+     * read the first await's hold, given up long ago, so that the second was released by nobody. The close now acts
+     * only on the RESUMING of the stage it read.
+     */
+    @Test
+    void aCloseThatReadTheFirstAwaitsStageDoesNotTakeTheSecondAwaitsTakeBackForATakenResult() throws Exception {
+        SecondAwait second = closeAsASecondAwaitTakesTheLockBack(false);
+
+        // what a close during the second await must leave: its stage cancelled, the await gives up what it took back
+        // (passing the signal on), the close releases nothing
+        assertThat(second.stage()).as("the second await's stage, after close() returned").isCancelled();
+        assertThat(second.givesUp()[0]).as("whether the second await gives up the hold it took back").isTrue();
+        assertThat(second.released()).as("what the close released").isEmpty();
+        assertThat(second.handle().state()).isEqualTo(LeaseState.RELEASED);
+    }
+
+    /**
+     * The same order, but the caller cancels the second await's stage after its take-back and before B's
+     * compare-and-set: B closed as if the caller had taken a result and released the hold plainly; the second await's
+     * settleAwait then found CLOSED and returned false, so the signal that await took was passed on by nobody.
+     */
+    @Test
+    void aCloseThatReadTheFirstAwaitsStageLosesNoSignalOfACancelledSecondAwait() throws Exception {
+        SecondAwait second = closeAsASecondAwaitTakesTheLockBack(true);
+
+        assertThat(second.stage()).isCancelled();
+        assertThat(second.givesUp()[0]).as("whether the second await gives up what it took back, passing its signal on")
+                .isTrue();
+        assertThat(second.released()).as("what the close released (plainly, without passing the signal on)").isEmpty();
+    }
+
+    /** What the steps of {@link #closeAsASecondAwaitTakesTheLockBack} left. */
+    private record SecondAwait(HoldHandle handle, CompletableFuture<Boolean> stage, boolean[] givesUp,
+            List<Hold> released) {}
+
+    /**
+     * The order of the two tests above, step by step: the first await completed (A in the caller's callback), B's
+     * close() reads the first stage, the caller awaits again and C takes the lock back for it (and, if
+     * {@code callerCancelsTheSecond}, the caller cancels it), then B goes on; C completes the second stage once B's
+     * close() returned.
+     */
+    private static SecondAwait closeAsASecondAwaitTakesTheLockBack(boolean callerCancelsTheSecond) throws Exception {
+        List<Hold> released = new CopyOnWriteArrayList<>();
+        HoldHandle handle = new HoldHandle(releasingInto(released), hold(7));
+        CountDownLatch aInCallback = new CountDownLatch(1);
+        CountDownLatch aMayGoOn = new CountDownLatch(1);
+        CountDownLatch secondTakenBack = new CountDownLatch(1);
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        boolean[] secondGivesUp = new boolean[1];
+        Thread[] c = new Thread[1];
+
+        CompletableFuture<Boolean> second = new CompletableFuture<>() {
+            @Override
+            public boolean complete(Boolean value) {
+                // on C, in resume: takeBack won (RESUMING, hold = the second's); completed once B's close is over
+                secondTakenBack.countDown();
+                await(closeReturned);
+                return super.complete(value);
+            }
+        };
+        CompletableFuture<Boolean> first = new CompletableFuture<>() {
+            private boolean once;
+
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                if (!once && isDone()) {
+                    // B, in close()'s RESUMING branch, has read this stage (done): before its compare-and-set, the
+                    // caller (who has the first result) awaits again, and that await takes the lock back on C
+                    once = true;
+                    handle.lendForAwait(second);
+                    c[0] = new Thread(() -> secondGivesUp[0] = handle.resume(hold(9), second, true), "C");
+                    c[0].start();
+                    await(secondTakenBack);
+                    if (callerCancelsTheSecond) {
+                        second.cancel(false);
+                    }
+                }
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
+        handle.lendForAwait(first);
+        first.thenRun(() -> {
+            aInCallback.countDown();
+            await(aMayGoOn);
+        });
+        Thread a = new Thread(() -> handle.resume(hold(8), first, false), "A");
+        a.start();
+        await(aInCallback);
+
+        handle.close(); // B
+        closeReturned.countDown();
+        c[0].join(10_000);
+        aMayGoOn.countDown();
+        a.join(10_000);
+        return new SecondAwait(handle, second, secondGivesUp, released);
     }
 }
