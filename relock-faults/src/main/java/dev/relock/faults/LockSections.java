@@ -83,16 +83,7 @@ final class LockSections {
         } catch (RuntimeException | SQLException e) {
             t.log(EventKind.ERROR, token, "resource: " + WorkerThread.describe(e));
         }
-        t.log(EventKind.RELEASING, token, "");
-        try {
-            lock.unlock();
-            t.log(EventKind.RELEASED, token, "");
-        } catch (LeaseLostException e) {
-            t.log(EventKind.RELEASE_LOST, token, WorkerThread.describe(e));
-        } catch (RuntimeException e) {
-            // the hold is given up locally all the same; its key runs out in Redis by its lease
-            t.log(EventKind.ERROR, token, "release: " + WorkerThread.describe(e));
-        }
+        t.release(token, lock::unlock);
     }
 
     private static void writeCounterAndFences(WorkerThread t, long token) throws InterruptedException, SQLException {

@@ -90,7 +90,9 @@ final class ReliabilityReport {
                 .append("one each; a permit taken while ").append(SemaphoreSections.PERMITS).append(" others were out ")
                 .append("is an overlap, and max unavailable counts a waiter while fewer were out.\n");
         md.append("- **condition**: a producer and two consumers a worker on a list in the resource Redis, under the ")
-                .append("lock and its condition; no item lost or taken twice (the list is drained at the end), and no ")
+                .append("lock and its condition, one consumer with the thread's lock and `await`, the other with ")
+                .append("handles and `awaitAsync`, ending one await in ").append(QueueSections.ENDED_EARLY_ONE_IN)
+                .append(" early by closing its handle or cancelling its stage; no item lost or taken twice (the list is drained at the end), and no ")
                 .append("signal lost: an item still untaken ").append(QueueChecker.GRACE_NANOS / 1_000_000_000)
                 .append(" s after its signal while a consumer awaited throughout (`QueueChecker`).\n");
         md.append("- **count-down latch**: rounds armed by a coordinator in the campaign's JVM, in ")

@@ -102,6 +102,23 @@ record WorkerThread(String id, int index, HistoryWriter history, RelockClient cl
         return OptionalLong.of(token);
     }
 
+    /**
+     * Ends the section of the hold with {@code token} by {@code giveUp} (an unlock, a handle's close), logging
+     * RELEASING, then RELEASED, RELEASE_LOST, or the ERROR it threw: the hold is given up locally all the same, and
+     * its key runs out in Redis by its lease.
+     */
+    void release(long token, Runnable giveUp) {
+        log(EventKind.RELEASING, token, "");
+        try {
+            giveUp.run();
+            log(EventKind.RELEASED, token, "");
+        } catch (LeaseLostException e) {
+            log(EventKind.RELEASE_LOST, token, describe(e));
+        } catch (RuntimeException e) {
+            log(EventKind.ERROR, token, "release: " + describe(e));
+        }
+    }
+
     static String describe(Throwable e) {
         return e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage());
     }

@@ -13,7 +13,10 @@ enum Workload {
     READ_WRITE("read-write lock", 2, false, LockSections::readWrite),
     /** A semaphore of {@value SemaphoreSections#PERMITS} permits, two threads a worker taking one each. */
     SEMAPHORE("semaphore", 2, true, SemaphoreSections::run),
-    /** A lock's condition: a producer and two consumers a worker, on a list ({@link QueueSections}). */
+    /**
+     * A lock's condition: a producer and two consumers a worker, on a list, one consumer with handles
+     * ({@link QueueSections}).
+     */
     CONDITION("condition", 3, true, QueueSections::run),
     /** Rounds of count-down latches in lanes: a counter and two waiters a worker in each, a coordinator in the campaign. */
     LATCH("count-down latch", LatchRounds.THREADS, true, LatchRounds::run),
