@@ -28,6 +28,11 @@ import java.util.function.LongFunction;
  * try fails. Stateless beyond the sorted locks; the holds are
  * those of the member locks, so each is released, renewed and fenced as the lock it is.
  *
+ * <p>Invariant: an acquisition returns only holds that are all held, their leases not known to be over, once the last
+ * was taken. One by one, an earlier hold can be lost while a later lock is awaited (its renewals failed, or its
+ * explicit lease ran out): the acquisition then gives up what it took and starts again, as long as its wait lasts (a
+ * fault campaign run found a multi-lock that returned a member already lost and told so, and a second holder of it).
+ *
  * <p>Public because both engines, each in a package of its own, make multi-locks.
  */
 public final class OrderedMultiLock implements RelockMultiLock {
@@ -176,18 +181,20 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private void lockUnobserved() {
-        if (atOnce(EngineClient.RENEWED, true, 0) != null) {
-            return;
-        }
-        List<RelockLock> taken = new ArrayList<>();
-        try {
-            for (RelockLock lock : locks) {
-                lock.lock();
-                taken.add(lock);
+        while (atOnce(EngineClient.RENEWED, true, 0) == null) {
+            List<RelockLock> taken = new ArrayList<>();
+            try {
+                for (RelockLock lock : locks) {
+                    lock.lock();
+                    taken.add(lock);
+                }
+            } catch (RuntimeException e) {
+                giveBack(e, () -> unlockAll(taken));
+                throw e;
             }
-        } catch (RuntimeException e) {
-            giveBack(e, () -> unlockAll(taken));
-            throw e;
+            if (allHeld(taken)) {
+                return;
+            }
         }
     }
 
@@ -195,18 +202,20 @@ public final class OrderedMultiLock implements RelockMultiLock {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring multi-lock " + names);
         }
-        if (atOnce(EngineClient.RENEWED, true, 0) != null) {
-            return;
-        }
-        List<RelockLock> taken = new ArrayList<>();
-        try {
-            for (RelockLock lock : locks) {
-                lock.lockInterruptibly();
-                taken.add(lock);
+        while (atOnce(EngineClient.RENEWED, true, 0) == null) {
+            List<RelockLock> taken = new ArrayList<>();
+            try {
+                for (RelockLock lock : locks) {
+                    lock.lockInterruptibly();
+                    taken.add(lock);
+                }
+            } catch (InterruptedException | RuntimeException e) {
+                giveBack(e, () -> unlockAll(taken));
+                throw e;
             }
-        } catch (InterruptedException | RuntimeException e) {
-            giveBack(e, () -> unlockAll(taken));
-            throw e;
+            if (allHeld(taken)) {
+                return;
+            }
         }
     }
 
@@ -223,7 +232,7 @@ public final class OrderedMultiLock implements RelockMultiLock {
                 }
                 taken.add(lock);
             }
-            return true;
+            return allHeld(taken);
         } catch (RuntimeException e) {
             giveBack(e, () -> unlockAll(taken));
             throw e;
@@ -232,23 +241,28 @@ public final class OrderedMultiLock implements RelockMultiLock {
 
     private boolean tryLockUnobserved(long wait, TimeUnit unit) throws InterruptedException {
         long deadline = ticker.nanoTime() + Math.min(unit.toNanos(wait), Long.MAX_VALUE / 2);
-        if (atOnce(EngineClient.RENEWED, false, deadline) != null) {
-            return true;
-        }
-        List<RelockLock> taken = new ArrayList<>();
-        try {
-            for (RelockLock lock : locks) {
-                if (!lock.tryLock(deadline - ticker.nanoTime(), TimeUnit.NANOSECONDS)) {
-                    unlockAll(taken);
-                    return false;
-                }
-                taken.add(lock);
+        do {
+            if (atOnce(EngineClient.RENEWED, false, deadline) != null) {
+                return true;
             }
-            return true;
-        } catch (InterruptedException | RuntimeException e) {
-            giveBack(e, () -> unlockAll(taken));
-            throw e;
-        }
+            List<RelockLock> taken = new ArrayList<>();
+            try {
+                for (RelockLock lock : locks) {
+                    if (!lock.tryLock(deadline - ticker.nanoTime(), TimeUnit.NANOSECONDS)) {
+                        unlockAll(taken);
+                        return false;
+                    }
+                    taken.add(lock);
+                }
+            } catch (InterruptedException | RuntimeException e) {
+                giveBack(e, () -> unlockAll(taken));
+                throw e;
+            }
+            if (allHeld(taken)) {
+                return true;
+            }
+        } while (ticker.nanoTime() - deadline < 0);
+        return false;
     }
 
     @Override
@@ -257,20 +271,24 @@ public final class OrderedMultiLock implements RelockMultiLock {
     }
 
     private MultiLockHandle acquireUnobserved() {
-        List<Hold> atOnce = atOnce(EngineClient.RENEWED, true, 0);
-        if (atOnce != null) {
-            return handleOf(atOnce);
-        }
-        List<LockHandle> taken = new ArrayList<>();
-        try {
-            for (RelockLock lock : locks) {
-                taken.add(lock.acquire());
+        while (true) {
+            List<Hold> atOnce = atOnce(EngineClient.RENEWED, true, 0);
+            if (atOnce != null) {
+                return handleOf(atOnce);
             }
-        } catch (RuntimeException e) {
-            giveBack(e, () -> closeAll(taken));
-            throw e;
+            List<LockHandle> taken = new ArrayList<>();
+            try {
+                for (RelockLock lock : locks) {
+                    taken.add(lock.acquire());
+                }
+            } catch (RuntimeException e) {
+                giveBack(e, () -> closeAll(taken));
+                throw e;
+            }
+            if (allValid(taken)) {
+                return new Handle(taken);
+            }
         }
-        return new Handle(taken);
     }
 
     private Optional<MultiLockHandle> tryAcquireUnobserved(Duration wait, Duration lease)
@@ -284,26 +302,68 @@ public final class OrderedMultiLock implements RelockMultiLock {
             leaseMillis = Math.max(1, lease.toMillis());
         }
         long deadline = ticker.nanoTime() + Math.min(Durations.saturatedNanos(wait), Long.MAX_VALUE / 2);
-        List<Hold> atOnce = atOnce(leaseMillis, false, deadline);
-        if (atOnce != null) {
-            return Optional.of(handleOf(atOnce));
-        }
-        List<LockHandle> taken = new ArrayList<>();
-        try {
-            for (RelockLock lock : locks) {
-                Duration left = Duration.ofNanos(deadline - ticker.nanoTime());
-                Optional<LockHandle> handle = lease == null ? lock.tryAcquire(left) : lock.tryAcquire(left, lease);
-                if (handle.isEmpty()) {
-                    closeAll(taken);
-                    return Optional.empty();
-                }
-                taken.add(handle.get());
+        do {
+            List<Hold> atOnce = atOnce(leaseMillis, false, deadline);
+            if (atOnce != null) {
+                return Optional.of(handleOf(atOnce));
             }
-        } catch (InterruptedException | RuntimeException e) {
-            giveBack(e, () -> closeAll(taken));
-            throw e;
+            List<LockHandle> taken = new ArrayList<>();
+            try {
+                for (RelockLock lock : locks) {
+                    Duration left = Duration.ofNanos(deadline - ticker.nanoTime());
+                    Optional<LockHandle> handle = lease == null ? lock.tryAcquire(left) : lock.tryAcquire(left, lease);
+                    if (handle.isEmpty()) {
+                        closeAll(taken);
+                        return Optional.empty();
+                    }
+                    taken.add(handle.get());
+                }
+            } catch (InterruptedException | RuntimeException e) {
+                giveBack(e, () -> closeAll(taken));
+                throw e;
+            }
+            if (allValid(taken)) {
+                return Optional.of(new Handle(taken));
+            }
+        } while (ticker.nanoTime() - deadline < 0);
+        return Optional.empty();
+    }
+
+    /**
+     * Whether the current thread still holds every lock of {@code taken}, each lease not known to be over; if not
+     * (one was lost while a later one was awaited), gives them all up, a lost one included, so that the acquisition
+     * can start again.
+     */
+    private static boolean allHeld(List<RelockLock> taken) {
+        if (taken.stream().allMatch(RelockLock::isHeldByCurrentThread)) {
+            return true;
         }
-        return Optional.of(new Handle(taken));
+        giveUpAfterALoss(() -> unlockAll(taken));
+        return false;
+    }
+
+    /** As {@link #allHeld}, for handles. */
+    private boolean allValid(List<LockHandle> taken) {
+        long now = ticker.nanoTime();
+        if (taken.stream().allMatch(handle -> handle.isValid()
+                && !(handle instanceof HoldHandle held && held.hold().leaseEndedBy(now)))) {
+            return true;
+        }
+        giveUpAfterALoss(() -> closeAll(taken));
+        return false;
+    }
+
+    /**
+     * Gives up what an acquisition took when a hold among them was lost: the lost one's release throws (its loss was
+     * told as it was found), and one that fails otherwise is given up locally all the same, its key running out in
+     * Redis by its lease; either way the acquisition goes on.
+     */
+    private static void giveUpAfterALoss(Runnable undo) {
+        try {
+            undo.run();
+        } catch (RuntimeException expected) {
+            // see above
+        }
     }
 
     /**
