@@ -27,7 +27,9 @@ class RedlockListTest extends RedlockTestBase {
 
     @Test
     void listsWhatAMajorityHolds() throws Exception {
-        RelockClient client = newClient(b -> b.commandTimeout(Duration.ofMillis(500)));
+        // the paused nodes below cost a command timeout each walk; 500 ms was too short once for a first walk of five
+        // nodes in a CI run just after the fault campaign (0 of 5 answered in time, 30 Nov)
+        RelockClient client = newClient(b -> b.commandTimeout(Duration.ofSeconds(2)));
         RelockClient other = newClient();
         try (LockHandle a = client.lock("list:a").acquire();
                 LockHandle r1 = client.readWriteLock("list:b").readLock().acquire();
